@@ -1,0 +1,1 @@
+"""stockade.cli: the typer application. Thin: it parses arguments and calls the packages."""

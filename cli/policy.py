@@ -1,0 +1,134 @@
+"""`stockade policy list|explain|test` and `stockade init`: the catalogue and the starter config."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import orjson
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from stockade.cli.errors import EXIT_VIOLATIONS, fail
+from stockade.policies.config import STARTER_CONFIG
+from stockade.policies.engine import Library, PolicyError, load_library
+from stockade.policies.model import Rule
+from stockade.policies.testing import run_tests
+
+app = typer.Typer(help="The policy library: catalogue, explanations, Rego unit tests.", no_args_is_help=True)
+
+PolicyDirs = Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")]
+
+
+class ListFormat(str, enum.Enum):
+    table = "table"
+    json = "json"
+
+
+def _library(policy_dirs: list[Path] | None, *, bundled: bool = True) -> Library:
+    try:
+        return load_library(policy_dirs or [], bundled=bundled)
+    except PolicyError as exc:
+        fail(str(exc))
+
+
+def _rule_json(rule: Rule) -> dict[str, object]:
+    return {
+        "id": rule.id,
+        "title": rule.title,
+        "area": rule.area,
+        "severity": rule.severity.label,
+        "action": rule.action.value,
+        "kinds": list(rule.kinds),
+        "frameworks": list(rule.frameworks),
+        "description": rule.description,
+        "remediation": rule.remediation,
+        "file": rule.file,
+    }
+
+
+@app.command("list")
+def list_rules(
+    policy_dir: PolicyDirs = None,
+    area: Annotated[str | None, typer.Option("--area", help="Only this area.")] = None,
+    framework: Annotated[str | None, typer.Option("--framework", help="Only rules mapped to this.")] = None,
+    format: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
+) -> None:
+    """List the rules of the library (from their METADATA)."""
+    rules = sorted(_library(policy_dir).rules.values(), key=lambda r: r.id)
+    rules = [r for r in rules if (area is None or r.area == area)]
+    rules = [r for r in rules if framework is None or framework in r.frameworks]
+    if format is ListFormat.json:
+        sys.stdout.write(orjson.dumps([_rule_json(r) for r in rules], option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    table = Table(title=f"stockade policy library ({len(rules)} rules)")
+    for col in ("ID", "Area", "Severity", "Action", "Title", "Frameworks"):
+        table.add_column(col)
+    for r in rules:
+        table.add_row(r.id, r.area, r.severity.label, r.action.value, r.title, ", ".join(r.frameworks))
+    Console(width=160).print(table)
+
+
+@app.command("explain")
+def explain(rule_id: Annotated[str, typer.Argument(help="Rule id, e.g. STK-POD-003.")], policy_dir: PolicyDirs = None) -> None:
+    """Show what a rule checks, why, and how to fix a violation."""
+    rules = _library(policy_dir).rules
+    rule = rules.get(rule_id) or rules.get(rule_id.upper())
+    if rule is None:
+        fail(f"no rule {rule_id!r} (see `stockade policy list`)")
+    typer.echo(f"{rule.id}  {rule.title}")
+    typer.echo(f"  area:        {rule.area}")
+    typer.echo(f"  severity:    {rule.severity.label}")
+    typer.echo(f"  action:      {rule.action.value} (default; stockade.yaml rules/overrides can change it)")
+    typer.echo(f"  kinds:       {', '.join(rule.kinds)}")
+    typer.echo(f"  frameworks:  {', '.join(rule.frameworks) or '-'}")
+    typer.echo(f"  source:      {rule.file} ({rule.package})")
+    typer.echo("")
+    typer.echo(rule.description)
+    if rule.remediation:
+        typer.echo("")
+        typer.echo(f"Remediation: {rule.remediation}")
+
+
+@app.command("test")
+def test(
+    dirs: Annotated[list[Path] | None, typer.Argument(help="Rego dirs (default: the bundled library).")] = None,
+    run: Annotated[str, typer.Option("--run", "-r", help="Only tests matching this glob.")] = "*",
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every test.")] = False,
+    coverage: Annotated[bool, typer.Option("--coverage", help="Per-file coverage.")] = False,
+) -> None:
+    """Run the Rego unit tests (`test_*` rules), like `opa test`."""
+    library = _library(dirs, bundled=not dirs)
+    try:
+        report = run_tests(library, run=run)
+    except PolicyError as exc:
+        fail(str(exc))
+    for case in report.cases:
+        if verbose or case.outcome != "pass":
+            detail = f": {case.message}" if case.message else ""
+            typer.echo(f"{case.outcome.upper()}: {case.package}.{case.name} ({case.seconds * 1e3:.1f} ms){detail}")
+    if coverage:
+        for f in report.coverage:
+            typer.echo(f"coverage {f.percent:6.1f}%  {f.path}")
+        typer.echo(f"coverage {report.total_coverage:6.1f}%  total")
+    passed = len(report.cases) - len(report.failed)
+    typer.echo("-" * 60)
+    typer.echo(f"{passed} passed, {len(report.failed)} failed")
+    if not report.cases:
+        fail("no tests found")
+    if report.failed:
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
+def init(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")] = Path("stockade.yaml"),
+    force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
+) -> None:
+    """Write a commented starter stockade.yaml."""
+    if output.exists() and not force:
+        fail(f"{output} exists (use --force to overwrite)")
+    output.write_text(STARTER_CONFIG, encoding="utf-8")
+    typer.echo(f"wrote {output}")

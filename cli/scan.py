@@ -1,0 +1,122 @@
+"""`stockade scan PATH…`: the CI gate."""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
+from stockade.cli.loading import load_evaluator
+from stockade.policies.model import Action
+from stockade.scanner.reports import get_report
+from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, collect, default_workers
+from stockade.scanner.scan import scan as run_scan
+from stockade.scanner.sources.base import Item
+from stockade.scanner.sources.files import FileSource
+from stockade.scanner.sources.render import HelmSource, KustomizeSource
+
+class Format(str, enum.Enum):
+    """The report formats (kept equal to scanner.reports.FORMATS by a test)."""
+
+    table = "table"
+    json = "json"
+    sarif = "sarif"
+    junit = "junit"
+    markdown = "markdown"
+    html = "html"
+
+
+class FailOn(str, enum.Enum):
+    deny = "deny"
+    warn = "warn"
+    never = "never"
+
+
+def exit_code(result: Result, fail_on: FailOn) -> int:
+    if result.errors:
+        return EXIT_USAGE
+    failing = {FailOn.deny: {Action.DENY}, FailOn.warn: {Action.DENY, Action.WARN}, FailOn.never: set()}[fail_on]
+    return EXIT_VIOLATIONS if any(f.action in failing for f in result.active) else EXIT_CLEAN
+
+
+def scan(
+    paths: Annotated[list[str] | None, typer.Argument(help="Files or directories; `-` reads stdin.")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
+    policy_dir: Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest action that fails.")] = FailOn.deny,
+    include: Annotated[list[str] | None, typer.Option("--include", help="Glob of files to read.")] = None,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")] = None,
+    kustomize: Annotated[list[str] | None, typer.Option("--kustomize", help="Render DIR first.")] = None,
+    helm: Annotated[list[str] | None, typer.Option("--helm", help="Render CHART with helm template.")] = None,
+    values: Annotated[list[str] | None, typer.Option("--values", help="Values file for --helm.")] = None,
+    workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
+) -> None:
+    """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library."""
+    if not paths and not kustomize and not helm:
+        fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
+    if values and not helm:
+        fail("--values needs --helm")
+    evaluator, cfg = load_evaluator(config, policy_dir or [])
+    file_source = FileSource(paths or [], include or (), exclude or ())
+    sources: list[list[Item] | FileSource | KustomizeSource | HelmSource] = [file_source]
+    sources += [KustomizeSource(d) for d in kustomize or ()]
+    sources += [HelmSource(c, tuple(values or ())) for c in helm or ()]
+    resources, errors = collect(sources)
+    from stockade.cli.main import tool_version
+
+    options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
+    result = _with_progress(
+        lambda progress: run_scan(
+            resources,
+            evaluator,
+            options,
+            version=tool_version(),
+            errors=errors,
+            files=file_source.files_read,
+            progress=progress,
+        ),
+        len(resources),
+    )
+    fmt = format.value
+    report = get_report(fmt)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(report.render(result), encoding="utf-8")
+        _summary_line(result)
+    else:
+        text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    raise typer.Exit(exit_code(result, fail_on))
+
+
+def _summary_line(result: Result) -> None:
+    s = result.summary()
+    by_action = s["by_action"]
+    assert isinstance(by_action, dict)
+    typer.echo(
+        f"stockade: {s['resources']} resources, {s['findings']} findings "
+        f"({by_action['deny']} deny, {by_action['warn']} warn, {by_action['audit']} audit), "
+        f"{s['waived']} waived, {s['errors']} errors",
+        err=True,
+    )
+    for err in result.errors:
+        typer.echo(f"stockade: {err}", err=True)
+
+
+def _with_progress(run: Callable[[Callable[[int], None] | None], Result], total: int) -> Result:
+    """Show a progress bar on a terminal for large scans; stay quiet in CI and pipes."""
+    if total < 2000 or not sys.stderr.isatty():
+        return run(None)
+    from rich.progress import Progress
+
+    with Progress(transient=True) as bar:
+        task = bar.add_task("evaluating", total=total)
+        return run(lambda n: bar.advance(task, n))

@@ -1,0 +1,220 @@
+"""stockade.yaml: the one configuration every gate reads.
+
+Unknown keys are errors (a misspelt `exeptions:` must not silently disable a waiver's expiry), and
+every error names the key's path and, when the file is YAML, its line.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import fnmatch
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from stockade.policies.model import Action, Severity
+from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
+
+DEFAULT_EXCLUDED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "stockade-system")
+PSSLevel = Literal["privileged", "baseline", "restricted"]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+def glob_match(patterns: Sequence[str], value: str | None) -> bool:
+    """True when `patterns` is empty (no constraint) or one shell-style pattern matches."""
+    if not patterns:
+        return True
+    if value is None:
+        return False
+    return any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+class PSSConfig(_Model):
+    """Pod Security Standards: the level for namespaces without a `pod-security` enforce label."""
+
+    default_level: PSSLevel = "restricted"
+
+
+class ScopeConfig(_Model):
+    """What is out of scope: system namespaces and bootstrap RBAC objects."""
+
+    excluded_namespaces: tuple[str, ...] = DEFAULT_EXCLUDED_NAMESPACES
+    include_system_rbac: bool = False
+
+    def namespace_excluded(self, namespace: str | None) -> bool:
+        return namespace is not None and bool(self.excluded_namespaces) and glob_match(
+            self.excluded_namespaces, namespace
+        )
+
+
+class RuleSetting(_Model):
+    """Per-rule switches: turn a rule off, or change its default action or severity."""
+
+    enabled: bool = True
+    action: Action | None = None
+    severity: Severity | None = None
+
+    @field_validator("severity", mode="before")
+    @classmethod
+    def _severity(cls, value: Any) -> Any:
+        return Severity.parse(value) if isinstance(value, str) else value
+
+
+class Override(_Model):
+    """Change the action of matching rules in some namespaces or clusters (last match wins)."""
+
+    rules: tuple[str, ...] = ("*",)
+    namespaces: tuple[str, ...] = ()
+    clusters: tuple[str, ...] = ()
+    action: Action
+
+    def matches(self, rule_id: str, namespace: str | None, cluster: str | None) -> bool:
+        return (
+            glob_match(self.rules, rule_id)
+            and glob_match(self.namespaces, namespace)
+            and glob_match(self.clusters, cluster)
+        )
+
+
+class ExceptionMatch(_Model):
+    """Which objects a waiver covers; empty lists mean "any". Patterns are shell-style globs."""
+
+    clusters: tuple[str, ...] = ()
+    namespaces: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ExceptionSpec(_Model):
+    """A waiver: rule ids + the objects it covers + who owns it, why, and until when."""
+
+    name: str = Field(min_length=1)
+    rules: tuple[str, ...] = Field(min_length=1)
+    match: ExceptionMatch = ExceptionMatch()
+    owner: str = Field(min_length=1)
+    reason: str = Field(min_length=1)
+    expires: dt.date
+
+    def expired(self, today: dt.date) -> bool:
+        return today > self.expires
+
+
+class Config(_Model):
+    """The whole stockade.yaml."""
+
+    api_version: Literal["stockade.io/v1alpha1"] = Field("stockade.io/v1alpha1", alias="apiVersion")
+    kind: Literal["Config"] = "Config"
+    pss: PSSConfig = PSSConfig()
+    scope: ScopeConfig = ScopeConfig()
+    rules: dict[str, RuleSetting] = Field(default_factory=dict)
+    overrides: tuple[Override, ...] = ()
+    exceptions: tuple[ExceptionSpec, ...] = ()
+
+    @field_validator("exceptions")
+    @classmethod
+    def _unique_names(cls, value: tuple[ExceptionSpec, ...]) -> tuple[ExceptionSpec, ...]:
+        seen: set[str] = set()
+        for exc in value:
+            if exc.name in seen:
+                raise ValueError(f"duplicate exception name {exc.name!r}")
+            seen.add(exc.name)
+        return value
+
+    def rule_data(self) -> dict[str, Any]:
+        """What Rego sees as `data.stockade.config`: settings, never waivers or actions."""
+        return self.model_dump(
+            mode="json", by_alias=True, exclude={"rules", "overrides", "exceptions", "api_version", "kind"}
+        )
+
+
+class ConfigError(ValueError):
+    """A stockade.yaml that cannot be used; the message is one line naming file, line and key."""
+
+
+def load_config(path: str | Path | None) -> Config:
+    """Read and validate stockade.yaml; `None` gives the defaults."""
+    if path is None:
+        return Config()
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read config: {exc.strerror or exc}") from None
+    return parse_config(text, str(p))
+
+
+def parse_config(text: str, source: str = "stockade.yaml") -> Config:
+    try:
+        data, locator = load_with_locator(text)
+    except YAMLSyntaxError as exc:
+        where = f"{source}:{exc.line}" if exc.line else source
+        raise ConfigError(f"{where}: {exc.message}") from None
+    if data is None:
+        return Config()
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{source}:1: config must be a mapping, got {type(data).__name__}")
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc, source, locator)) from None
+
+
+def _describe(exc: ValidationError, source: str, locator: NodeLocator | None) -> str:
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    key = ".".join(str(p) for p in loc) or "<root>"
+    line = locator.line_of(loc) if locator is not None else None
+    where = f"{source}:{line}" if line else source
+    msg = err["msg"]
+    if err["type"] == "extra_forbidden":
+        msg = "unknown key"
+    more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
+    return f"{where}: {key}: {msg}{more}"
+
+
+STARTER_CONFIG = """\
+# stockade.yaml: the one configuration every gate (scan, webhook, audit) reads.
+# Unknown keys are errors. Patterns are shell-style globs (kube-*, STK-POD-1*).
+apiVersion: stockade.io/v1alpha1
+kind: Config
+
+# Pod Security Standards level for namespaces without a
+# pod-security.kubernetes.io/enforce label: privileged | baseline | restricted.
+pss:
+  default_level: restricted
+
+# Out of scope: system namespaces, and system:* bootstrap RBAC objects.
+scope:
+  excluded_namespaces: [kube-system, kube-public, kube-node-lease, stockade-system]
+  include_system_rbac: false
+
+# Per rule: turn it off, or change its action (deny | warn | audit) or severity.
+rules: {}
+#  STK-POD-011:
+#    action: warn
+
+# Change the action of matching rules in some namespaces or clusters (last match wins).
+overrides: []
+#  - rules: ["STK-POD-1*"]
+#    namespaces: [notebooks]
+#    action: warn
+
+# Waivers. Each needs an owner, a reason and an expiry date; an expired waiver stops
+# applying and is reported, and so is one that matched nothing.
+exceptions: []
+#  - name: dcgm-exporter-host-access
+#    rules: [STK-POD-003, STK-POD-005]
+#    match:
+#      namespaces: [gpu-operator]
+#      kinds: [DaemonSet]
+#      names: [nvidia-dcgm-exporter]
+#    owner: platform-gpu@example.com
+#    reason: DCGM needs the NVIDIA device files to export GPU metrics.
+#    expires: 2027-06-30
+"""

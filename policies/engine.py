@@ -1,0 +1,307 @@
+"""Load the Rego library once and evaluate inputs against it.
+
+The embedded backend is regorus (Microsoft's Rust Rego interpreter). For speed it is used the way
+ARCHITECTURE.md measured: one engine per process (``clone()`` for workers), every module added once,
+and one aggregating query per object that touches only the rules whose METADATA ``kinds`` include
+the object's kind. The aggregating modules are generated here, one per kind, at load time.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import orjson
+import regorus
+import yaml
+
+from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.model import Action, Rule, Severity, Violation
+
+BUNDLED_DIR = Path(__file__).resolve().parent / "rego"
+KIND_ALIASES: dict[str, tuple[str, ...]] = {"@workloads": WORKLOAD_KINDS}
+_AGG_PACKAGE = "stockade_agg"
+_PACKAGE_RE = re.compile(r"^package\s+([A-Za-z_][\w.]*)\s*$", re.M)
+_DENY_RE = re.compile(r"^deny\s+(contains\b|\[|if\b|:?=)", re.M)
+_TEST_RE = re.compile(r"^(test_\w+)\b", re.M)
+_KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+
+
+class PolicyError(ValueError):
+    """A Rego module that cannot be loaded; the message names the file and line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Module:
+    path: str
+    text: str
+    package: str
+
+    @property
+    def is_test(self) -> bool:
+        return self.path.endswith("_test.rego")
+
+    def test_names(self) -> list[str]:
+        return _TEST_RE.findall(self.text)
+
+
+@dataclass(slots=True)
+class Library:
+    """The Rego modules of the active library and the rules their METADATA describes."""
+
+    modules: list[Module] = field(default_factory=list)
+    rules: dict[str, Rule] = field(default_factory=dict)
+
+    @property
+    def policy_modules(self) -> list[Module]:
+        return [m for m in self.modules if not m.is_test]
+
+    @property
+    def test_modules(self) -> list[Module]:
+        return [m for m in self.modules if m.is_test]
+
+
+def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
+    """Read every ``.rego`` file of the bundled library and of ``dirs`` (recursively)."""
+    roots = ([BUNDLED_DIR] if bundled else []) + [Path(d) for d in dirs]
+    lib = Library()
+    packages: dict[str, str] = {}
+    for root in roots:
+        if not root.exists():
+            raise PolicyError(f"{root}: policy directory does not exist")
+        files = sorted(root.rglob("*.rego")) if root.is_dir() else [root]
+        for path in files:
+            module = _read_module(path)
+            lib.modules.append(module)
+            if module.is_test:
+                continue
+            rule = _rule_of(module)
+            if rule is None:
+                continue
+            if rule.id in lib.rules:
+                raise PolicyError(f"{path}: rule id {rule.id} is already defined in {lib.rules[rule.id].file}")
+            if rule.package in packages:
+                raise PolicyError(f"{path}: package {rule.package} is already defined in {packages[rule.package]}")
+            packages[rule.package] = str(path)
+            lib.rules[rule.id] = rule
+    return lib
+
+
+def _read_module(path: Path) -> Module:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise PolicyError(f"{path}: cannot read: {exc}") from None
+    m = _PACKAGE_RE.search(text)
+    if m is None:
+        raise PolicyError(f"{path}:1: no package declaration")
+    return Module(str(path), text, m.group(1))
+
+
+def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
+    """The package-scoped ``# METADATA`` YAML block and its line, if there is one."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        if line.strip() == "# METADATA":
+            body = []
+            for nxt in lines[i + 1 :]:
+                if not nxt.startswith("#"):
+                    break
+                body.append(nxt[2:] if nxt.startswith("# ") else nxt[1:])
+            try:
+                data = yaml.safe_load("\n".join(body)) or {}
+            except yaml.YAMLError as exc:
+                raise PolicyError(f"METADATA at line {i + 1} is not valid YAML: {exc}") from None
+            if not isinstance(data, dict):
+                raise PolicyError(f"METADATA at line {i + 1} must be a mapping")
+            return data, i + 1
+        if line.startswith("package "):
+            return None
+    return None
+
+
+def _rule_of(module: Module) -> Rule | None:
+    has_deny = bool(_DENY_RE.search(module.text))
+    try:
+        block = _metadata_block(module.text)
+    except PolicyError as exc:
+        raise PolicyError(f"{module.path}: {exc}") from None
+    if block is None:
+        if has_deny:
+            raise PolicyError(f"{module.path}:1: package {module.package} defines deny but has no METADATA")
+        return None
+    meta, line = block
+    custom = meta.get("custom") or {}
+    where = f"{module.path}:{line}"
+    for key in ("id", "severity", "kinds"):
+        if key not in custom:
+            raise PolicyError(f"{where}: METADATA custom.{key} is required")
+    if not has_deny:
+        raise PolicyError(f"{where}: rule {custom['id']} has METADATA but no deny rule")
+    kinds: list[str] = []
+    for kind in custom["kinds"]:
+        expanded = KIND_ALIASES.get(kind, (kind,))
+        for k in expanded:
+            if k != "*" and not _KIND_RE.match(k):
+                raise PolicyError(f"{where}: METADATA custom.kinds: {k!r} is not a kind")
+        kinds.extend(expanded)
+    try:
+        severity = Severity.parse(str(custom["severity"]))
+        action = Action(custom.get("action", "deny"))
+    except ValueError as exc:
+        raise PolicyError(f"{where}: {exc}") from None
+    parts = module.package.split(".")
+    area = parts[1] if len(parts) > 2 and parts[0] == "stockade" else parts[0]
+    return Rule(
+        id=str(custom["id"]),
+        title=str(meta.get("title") or custom["id"]),
+        description=" ".join(str(meta.get("description") or "").split()),
+        area=str(custom.get("area") or area),
+        severity=severity,
+        kinds=tuple(dict.fromkeys(kinds)),
+        frameworks=tuple(str(f) for f in custom.get("frameworks") or ()),
+        remediation=" ".join(str(custom.get("remediation") or "").split()),
+        package="data." + module.package,
+        file=module.path,
+        action=action,
+    )
+
+
+class RuleEvaluationError(RuntimeError):
+    """The engine failed on an input (rule error, engine fault); gates decide how to fail."""
+
+
+class Engine(Protocol):
+    """What every backend offers: evaluate one input for one kind, return the violations."""
+
+    library: Library
+
+    def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]: ...
+
+    def clone(self) -> Engine: ...
+
+
+class EmbeddedEngine:
+    """regorus in-process: compile once, one aggregating query per object."""
+
+    def __init__(
+        self,
+        library: Library,
+        data: Mapping[str, Any],
+        enabled: Iterable[str] | None = None,
+        *,
+        _engine: Any = None,
+    ) -> None:
+        self.library = library
+        self.enabled = frozenset(library.rules if enabled is None else enabled)
+        rules = [r for r in library.rules.values() if r.id in self.enabled]
+        self._by_kind = _group_by_kind(rules)
+        if _engine is not None:
+            self._engine = _engine
+            return
+        self._engine = regorus.Engine()
+        for module in library.policy_modules:
+            self._add(module.path, module.text)
+        for kind, kind_rules in self._by_kind.items():
+            self._add(f"<stockade-agg:{kind}>", _aggregator(kind, kind_rules))
+        self.set_data(data)
+
+    def _add(self, path: str, text: str) -> None:
+        try:
+            self._engine.add_policy(path, text)
+        except Exception as exc:  # regorus raises plain exceptions with the parser's message
+            raise PolicyError(f"{path}: {' '.join(str(exc).split())}") from None
+
+    def set_data(self, data: Mapping[str, Any]) -> None:
+        self._engine.clear_data()
+        self._engine.add_data_json(orjson.dumps({"stockade": {"config": data}}).decode())
+
+    def kinds(self) -> frozenset[str]:
+        return frozenset(self._by_kind)
+
+    def rules_for(self, kind: str) -> list[Rule]:
+        return self._by_kind.get(kind) or self._by_kind.get("*", [])
+
+    def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]:
+        agg = kind if kind in self._by_kind else "*"
+        rules = self._by_kind.get(agg)
+        if not rules:
+            return []
+        self._engine.set_input_json(orjson.dumps(input).decode())
+        try:
+            raw = self._engine.eval_rule_as_json(f"data.{_AGG_PACKAGE}.{_agg_name(agg)}.results")
+        except Exception:
+            # One broken rule must not hide the others: evaluate one by one to name the culprit.
+            return self._evaluate_each(rules)
+        results = orjson.loads(raw) or {}
+        return _violations(self.library.rules, results)
+
+    def _evaluate_each(self, rules: list[Rule]) -> list[Violation]:
+        out: list[Violation] = []
+        errors = []
+        for rule in rules:
+            try:
+                raw = self._engine.eval_rule_as_json(f"{rule.package}.deny")
+            except Exception as exc:
+                errors.append(f"{rule.id}: {' '.join(str(exc).split())}")
+                continue
+            out.extend(_violations(self.library.rules, {rule.id: orjson.loads(raw) or []}))
+        if errors:
+            raise RuleEvaluationError("; ".join(errors))
+        return out
+
+    def clone(self) -> EmbeddedEngine:
+        return EmbeddedEngine(self.library, {}, self.enabled, _engine=self._engine.clone())
+
+
+def _group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
+    by_kind: dict[str, list[Rule]] = {}
+    wildcard = [r for r in rules if "*" in r.kinds]
+    for rule in rules:
+        for kind in rule.kinds:
+            if kind != "*":
+                by_kind.setdefault(kind, [])
+                if rule not in by_kind[kind]:
+                    by_kind[kind].append(rule)
+    for kind in by_kind:
+        by_kind[kind].extend(r for r in wildcard if r not in by_kind[kind])
+    if wildcard:
+        by_kind["*"] = list(wildcard)
+    return by_kind
+
+
+def _agg_name(kind: str) -> str:
+    return "any_kind" if kind == "*" else f"k_{kind}"
+
+
+def _aggregator(kind: str, rules: list[Rule]) -> str:
+    entries = ",\n".join(f'\t"{r.id}": {r.package}.deny' for r in rules)
+    return f"package {_AGG_PACKAGE}.{_agg_name(kind)}\n\nimport rego.v1\n\nresults := {{\n{entries},\n}}\n"
+
+
+def _violations(rules: Mapping[str, Rule], results: Mapping[str, Any]) -> list[Violation]:
+    out: list[Violation] = []
+    for rule_id, items in results.items():
+        rule = rules[rule_id]
+        for item in items or ():
+            if isinstance(item, Mapping):
+                path = item.get("path") or ()
+                details = item.get("details") or {}
+                out.append(
+                    Violation(
+                        rule=rule,
+                        msg=str(item.get("msg") or rule.title),
+                        path=tuple(p for p in path if isinstance(p, str | int)),
+                        details=details if isinstance(details, Mapping) else {"value": details},
+                    )
+                )
+            else:
+                out.append(Violation(rule=rule, msg=str(item)))
+    return out
+
+
+def default_library(policy_dirs: Sequence[Path] = ()) -> Library:
+    return load_library(policy_dirs)

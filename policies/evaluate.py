@@ -1,0 +1,132 @@
+"""Resource -> rule input -> engine -> violations -> decisions: the pipeline every gate runs.
+
+Scan, admission and audit differ only in where resources come from and where findings go; they all
+call :class:`Evaluator`, so the same object gets the same verdict at every gate.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from stockade.policies.config import Config
+from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
+from stockade.policies.exceptions import ExceptionBook
+from stockade.policies.facts.workloads import pod_template
+from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
+
+def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
+    """`input.namespace` from a Namespace object when one is known, else just the name."""
+    md = obj.get("metadata") if isinstance(obj, Mapping) else None
+    md = md if isinstance(md, Mapping) else {}
+    return {
+        "name": name,
+        "labels": dict(md.get("labels") or {}),
+        "annotations": dict(md.get("annotations") or {}),
+    }
+
+
+class Evaluator:
+    """Decides findings for resources, with one configuration and one engine."""
+
+    def __init__(self, engine: Engine, config: Config, today: dt.date | None = None) -> None:
+        self.engine = engine
+        self.config = config
+        self.exceptions = ExceptionBook(config.exceptions, today)
+        self.rules: dict[str, Rule] = {}
+        for rule in engine.library.rules.values():
+            setting = config.rules.get(rule.id)
+            if setting is not None and setting.severity is not None:
+                rule = dataclasses.replace(rule, severity=setting.severity)
+            self.rules[rule.id] = rule
+
+    @classmethod
+    def default(
+        cls,
+        config: Config | None = None,
+        policy_dirs: Sequence[Path] = (),
+        *,
+        library: Library | None = None,
+        today: dt.date | None = None,
+    ) -> Evaluator:
+        config = config or Config()
+        library = library or load_library(policy_dirs)
+        unknown = sorted(set(config.rules) - set(library.rules))
+        if unknown:
+            from stockade.policies.config import ConfigError
+
+            raise ConfigError(f"rules: unknown rule id(s): {', '.join(unknown)}")
+        enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
+        engine = EmbeddedEngine(library, config.rule_data(), enabled)
+        return cls(engine, config, today)
+
+    def in_scope(self, resource: Resource) -> bool:
+        if resource.kind == "Namespace":
+            return not self.config.scope.namespace_excluded(resource.name)
+        return not self.config.scope.namespace_excluded(resource.namespace)
+
+    def build_input(
+        self,
+        resource: Resource,
+        *,
+        operation: Operation = Operation.SCAN,
+        namespace: Mapping[str, Any] | None = None,
+        facts: Mapping[str, Any] | None = None,
+        old_object: Mapping[str, Any] | None = None,
+        user_info: Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        ns = dict(namespace) if namespace is not None else namespace_info(None, resource.namespace)
+        inp: dict[str, Any] = {
+            "object": resource.obj,
+            "operation": operation.value,
+            "namespace": ns,
+            "facts": dict(facts or {}),
+        }
+        pod = pod_template(resource.obj)
+        if pod is not None:
+            inp["pod"] = pod
+        if old_object is not None:
+            inp["oldObject"] = old_object
+        if user_info is not None:
+            inp["userInfo"] = user_info
+        return inp
+
+    def violations(self, resource: Resource, **kwargs: Any) -> list[Violation]:
+        if not self.in_scope(resource):
+            return []
+        return self.engine.evaluate(resource.kind, self.build_input(resource, **kwargs))
+
+    def decide(self, resource: Resource, violations: Sequence[Violation]) -> list[Finding]:
+        ref = resource.ref()
+        out = []
+        for v in violations:
+            rule = self.rules.get(v.rule.id, v.rule)
+            out.append(
+                Finding(
+                    rule=rule,
+                    action=self.action_for(rule, ref.namespace, ref.cluster),
+                    message=v.msg,
+                    resource=ref,
+                    file=resource.origin.file,
+                    line=resource.origin.line_of(v.path),
+                    path=v.path,
+                    details=v.details,
+                    exception=self.exceptions.match(rule.id, ref, resource.labels),
+                )
+            )
+        return out
+
+    def evaluate(self, resource: Resource, **kwargs: Any) -> list[Finding]:
+        """Findings for one resource; keyword arguments are those of :meth:`build_input`."""
+        return self.decide(resource, self.violations(resource, **kwargs))
+
+    def action_for(self, rule: Rule, namespace: str | None, cluster: str | None) -> Action:
+        setting = self.config.rules.get(rule.id)
+        action = setting.action if setting is not None and setting.action is not None else rule.action
+        for override in self.config.overrides:
+            if override.matches(rule.id, namespace, cluster):
+                action = override.action
+        return action

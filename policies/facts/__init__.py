@@ -1,0 +1,1 @@
+"""Analyzers: cross-object knowledge computed once in Python and handed to rules as `input.facts`."""

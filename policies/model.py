@@ -1,0 +1,228 @@
+"""The shared vocabulary of every gate: resources, rules, violations, findings.
+
+These are plain slotted dataclasses rather than pydantic models because millions of them can be
+created during an audit; pydantic validates at the boundaries (config, AdmissionReview, report
+schema) instead. Nothing here imports any other part of stockade.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+JSONPath = tuple[str | int, ...]
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `>=` means "at least as serious"."""
+
+    INFO = 0
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+    CRITICAL = 4
+
+    @classmethod
+    def parse(cls, value: str) -> Severity:
+        try:
+            return cls[value.strip().upper()]
+        except KeyError:
+            raise ValueError(
+                f"unknown severity {value!r} (expected one of: {', '.join(s.label for s in cls)})"
+            ) from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+class Action(enum.Enum):
+    """What a gate does with a violation: reject it, warn about it, or only record it."""
+
+    DENY = "deny"
+    WARN = "warn"
+    AUDIT = "audit"
+
+    @property
+    def rank(self) -> int:
+        return {"audit": 0, "warn": 1, "deny": 2}[self.value]
+
+
+class Operation(enum.Enum):
+    CREATE = "CREATE"
+    UPDATE = "UPDATE"
+    DELETE = "DELETE"
+    CONNECT = "CONNECT"
+    SCAN = "SCAN"
+    AUDIT = "AUDIT"
+
+
+class LineLocator:
+    """Resolves a JSON path inside one source document to a line number.
+
+    Sources that know line numbers (YAML/JSON files) implement this lazily, so that the cost of
+    keeping positions is only paid for the documents that actually have findings.
+    """
+
+    def line_of(self, path: JSONPath) -> int | None:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+@dataclass(slots=True)
+class Origin:
+    """Where a resource came from: a file (document index, line) or a cluster or an Azure id."""
+
+    file: str | None = None
+    document: int | None = None
+    line: int | None = None
+    cluster: str | None = None
+    azure_id: str | None = None
+    locator: LineLocator | None = field(default=None, repr=False, compare=False)
+
+    def line_of(self, path: JSONPath) -> int | None:
+        if self.locator is None:
+            return self.line
+        found = self.locator.line_of(path)
+        return found if found is not None else self.line
+
+
+@dataclass(slots=True)
+class Resource:
+    """One Kubernetes object (or Azure / IaC resource) plus where it came from."""
+
+    obj: dict[str, Any]
+    origin: Origin = field(default_factory=Origin)
+
+    @property
+    def api_version(self) -> str:
+        return str(self.obj.get("apiVersion") or "")
+
+    @property
+    def kind(self) -> str:
+        return str(self.obj.get("kind") or "")
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:
+        md = self.obj.get("metadata")
+        return md if isinstance(md, Mapping) else {}
+
+    @property
+    def name(self) -> str:
+        return str(self.metadata.get("name") or self.metadata.get("generateName") or "")
+
+    @property
+    def namespace(self) -> str | None:
+        ns = self.metadata.get("namespace")
+        return str(ns) if ns else None
+
+    @property
+    def labels(self) -> Mapping[str, str]:
+        labels = self.metadata.get("labels")
+        return labels if isinstance(labels, Mapping) else {}
+
+    def ref(self) -> ResourceRef:
+        return ResourceRef(
+            api_version=self.api_version,
+            kind=self.kind,
+            namespace=self.namespace,
+            name=self.name,
+            cluster=self.origin.cluster,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceRef:
+    api_version: str
+    kind: str
+    namespace: str | None
+    name: str
+    cluster: str | None = None
+
+    def display(self) -> str:
+        ns = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind}/{ns}{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """A rule of the library, as its METADATA annotation describes it."""
+
+    id: str
+    title: str
+    description: str
+    area: str
+    severity: Severity
+    kinds: tuple[str, ...]
+    frameworks: tuple[str, ...]
+    remediation: str
+    package: str  # e.g. "data.stockade.pod.privileged"
+    file: str
+    action: Action = Action.DENY
+
+    def applies_to(self, kind: str) -> bool:
+        return "*" in self.kinds or kind in self.kinds
+
+
+@dataclass(slots=True)
+class Violation:
+    """What a rule's `deny` produced for one input: message, path in the object, details."""
+
+    rule: Rule
+    msg: str
+    path: JSONPath = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class ExceptionRef:
+    """The waiver that covers a finding (owner, reason, expiry), as reports show it."""
+
+    name: str
+    owner: str
+    reason: str
+    expires: str | None
+
+
+@dataclass(slots=True)
+class Finding:
+    """A violation decided: enforcement action, exception status and a resolved location."""
+
+    rule: Rule
+    action: Action
+    message: str
+    resource: ResourceRef
+    file: str | None = None
+    line: int | None = None
+    path: JSONPath = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
+    exception: ExceptionRef | None = None
+
+    @property
+    def waived(self) -> bool:
+        return self.exception is not None
+
+
+@dataclass(frozen=True, slots=True)
+class InputError:
+    """Bad input that stopped one file or document (never the whole run)."""
+
+    file: str
+    message: str
+    line: int | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.message}"
+
+
+def format_path(path: Sequence[str | int]) -> str:
+    """Render ("spec", "containers", 0, "image") as spec.containers[0].image."""
+    out: list[str] = []
+    for part in path:
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+        else:
+            out.append(f".{part}" if out else part)
+    return "".join(out)

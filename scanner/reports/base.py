@@ -1,0 +1,20 @@
+"""The interface every report format implements."""
+
+from __future__ import annotations
+
+import abc
+from typing import ClassVar
+
+from stockade.scanner.result import Result
+
+
+class Report(abc.ABC):
+    """Renders a :class:`Result` to text. Formats never decide anything, they only present."""
+
+    name: ClassVar[str]
+    #: default file suffix when writing to a directory
+    suffix: ClassVar[str] = ".txt"
+
+    @abc.abstractmethod
+    def render(self, result: Result, *, color: bool = False) -> str:
+        """The whole report as text; `color` only matters for terminal formats."""

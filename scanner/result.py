@@ -1,0 +1,62 @@
+"""What a batch run (scan or audit) produced: the one thing every report format renders."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from stockade.policies.exceptions import ExceptionStatus
+from stockade.policies.model import Action, Finding, InputError, Rule, Severity
+
+
+@dataclass(slots=True)
+class CoverageGap:
+    """Something that could not be examined (an unreachable cluster, a forbidden kind)."""
+
+    scope: str  # e.g. a cluster context, or "cluster/kind"
+    message: str
+
+
+@dataclass(slots=True)
+class Result:
+    """Findings, input errors and bookkeeping of one run."""
+
+    tool_version: str
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[InputError] = field(default_factory=list)
+    rules: dict[str, Rule] = field(default_factory=dict)  # the active rules (for SARIF/JUnit catalogues)
+    exceptions: list[ExceptionStatus] = field(default_factory=list)
+    gaps: list[CoverageGap] = field(default_factory=list)
+    resources: int = 0  # objects evaluated
+    files: int = 0  # files read (scan)
+
+    @property
+    def active(self) -> list[Finding]:
+        """Findings not covered by an exception."""
+        return [f for f in self.findings if f.exception is None]
+
+    def summary(self) -> dict[str, object]:
+        active = self.active
+        by_action = Counter(f.action.value for f in active)
+        by_severity = Counter(f.rule.severity.label for f in active)
+        return {
+            "resources": self.resources,
+            "files": self.files,
+            "findings": len(active),
+            "waived": len(self.findings) - len(active),
+            "errors": len(self.errors),
+            "by_action": {a.value: by_action.get(a.value, 0) for a in Action},
+            "by_severity": {s.label: by_severity.get(s.label, 0) for s in sorted(Severity, reverse=True)},
+        }
+
+    def sorted_findings(self) -> list[Finding]:
+        return sorted(
+            self.findings,
+            key=lambda f: (
+                f.file or "",
+                f.line or 0,
+                -f.rule.severity,
+                f.rule.id,
+                f.resource.display(),
+            ),
+        )
