@@ -10,7 +10,6 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import typer
-
 from stockade.cli import policy, scan
 
 app = typer.Typer(

@@ -11,7 +11,6 @@ import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
-
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
 from stockade.policies.config import STARTER_CONFIG
 from stockade.policies.engine import Library, PolicyError, load_library
@@ -23,7 +22,7 @@ app = typer.Typer(help="The policy library: catalogue, explanations, Rego unit t
 PolicyDirs = Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")]
 
 
-class ListFormat(str, enum.Enum):
+class ListFormat(enum.StrEnum):
     table = "table"
     json = "json"
 
@@ -62,7 +61,9 @@ def list_rules(
     rules = [r for r in rules if (area is None or r.area == area)]
     rules = [r for r in rules if framework is None or framework in r.frameworks]
     if format is ListFormat.json:
-        sys.stdout.write(orjson.dumps([_rule_json(r) for r in rules], option=orjson.OPT_INDENT_2).decode() + "\n")
+        sys.stdout.write(
+            orjson.dumps([_rule_json(r) for r in rules], option=orjson.OPT_INDENT_2).decode() + "\n"
+        )
         return
     table = Table(title=f"stockade policy library ({len(rules)} rules)")
     for col in ("ID", "Area", "Severity", "Action", "Title", "Frameworks"):
@@ -73,7 +74,9 @@ def list_rules(
 
 
 @app.command("explain")
-def explain(rule_id: Annotated[str, typer.Argument(help="Rule id, e.g. STK-POD-003.")], policy_dir: PolicyDirs = None) -> None:
+def explain(
+    rule_id: Annotated[str, typer.Argument(help="Rule id, e.g. STK-POD-003.")], policy_dir: PolicyDirs = None
+) -> None:
     """Show what a rule checks, why, and how to fix a violation."""
     rules = _library(policy_dir).rules
     rule = rules.get(rule_id) or rules.get(rule_id.upper())
@@ -95,7 +98,9 @@ def explain(rule_id: Annotated[str, typer.Argument(help="Rule id, e.g. STK-POD-0
 
 @app.command("test")
 def test(
-    dirs: Annotated[list[Path] | None, typer.Argument(help="Rego dirs (default: the bundled library).")] = None,
+    dirs: Annotated[
+        list[Path] | None, typer.Argument(help="Rego dirs (default: the bundled library).")
+    ] = None,
     run: Annotated[str, typer.Option("--run", "-r", help="Only tests matching this glob.")] = "*",
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every test.")] = False,
     coverage: Annotated[bool, typer.Option("--coverage", help="Per-file coverage.")] = False,
@@ -109,7 +114,9 @@ def test(
     for case in report.cases:
         if verbose or case.outcome != "pass":
             detail = f": {case.message}" if case.message else ""
-            typer.echo(f"{case.outcome.upper()}: {case.package}.{case.name} ({case.seconds * 1e3:.1f} ms){detail}")
+            typer.echo(
+                f"{case.outcome.upper()}: {case.package}.{case.name} ({case.seconds * 1e3:.1f} ms){detail}"
+            )
     if coverage:
         for f in report.coverage:
             typer.echo(f"coverage {f.percent:6.1f}%  {f.path}")

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
 from stockade.cli.loading import load_evaluator
 from stockade.policies.model import Action
@@ -21,7 +20,8 @@ from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.files import FileSource
 from stockade.scanner.sources.render import HelmSource, KustomizeSource
 
-class Format(str, enum.Enum):
+
+class Format(enum.StrEnum):
     """The report formats (kept equal to scanner.reports.FORMATS by a test)."""
 
     table = "table"
@@ -32,7 +32,7 @@ class Format(str, enum.Enum):
     html = "html"
 
 
-class FailOn(str, enum.Enum):
+class FailOn(enum.StrEnum):
     deny = "deny"
     warn = "warn"
     never = "never"
@@ -41,7 +41,9 @@ class FailOn(str, enum.Enum):
 def exit_code(result: Result, fail_on: FailOn) -> int:
     if result.errors:
         return EXIT_USAGE
-    failing = {FailOn.deny: {Action.DENY}, FailOn.warn: {Action.DENY, Action.WARN}, FailOn.never: set()}[fail_on]
+    failing = {FailOn.deny: {Action.DENY}, FailOn.warn: {Action.DENY, Action.WARN}, FailOn.never: set()}[
+        fail_on
+    ]
     return EXIT_VIOLATIONS if any(f.action in failing for f in result.active) else EXIT_CLEAN
 
 
@@ -53,7 +55,9 @@ def scan(
     policy_dir: Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest action that fails.")] = FailOn.deny,
     include: Annotated[list[str] | None, typer.Option("--include", help="Glob of files to read.")] = None,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")] = None,
+    exclude: Annotated[
+        list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")
+    ] = None,
     kustomize: Annotated[list[str] | None, typer.Option("--kustomize", help="Render DIR first.")] = None,
     helm: Annotated[list[str] | None, typer.Option("--helm", help="Render CHART with helm template.")] = None,
     values: Annotated[list[str] | None, typer.Option("--values", help="Values file for --helm.")] = None,

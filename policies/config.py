@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
 from stockade.policies.model import Action, Severity
 from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 
@@ -47,8 +46,10 @@ class ScopeConfig(_Model):
     include_system_rbac: bool = False
 
     def namespace_excluded(self, namespace: str | None) -> bool:
-        return namespace is not None and bool(self.excluded_namespaces) and glob_match(
-            self.excluded_namespaces, namespace
+        return (
+            namespace is not None
+            and bool(self.excluded_namespaces)
+            and glob_match(self.excluded_namespaces, namespace)
         )
 
 

@@ -17,7 +17,6 @@ from typing import Any, Protocol
 import orjson
 import regorus
 import yaml
-
 from stockade.policies.facts.workloads import WORKLOAD_KINDS
 from stockade.policies.model import Action, Rule, Severity, Violation
 
@@ -28,6 +27,17 @@ _PACKAGE_RE = re.compile(r"^package\s+([A-Za-z_][\w.]*)\s*$", re.M)
 _DENY_RE = re.compile(r"^deny\s+(contains\b|\[|if\b|:?=)", re.M)
 _TEST_RE = re.compile(r"^(test_\w+)\b", re.M)
 _KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+
+
+def engine_message(exc: BaseException) -> str:
+    """regorus errors are multi-line and may carry a Rust backtrace: keep the message, one line."""
+    text = str(exc).split("Stack backtrace:", 1)[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("|")]
+    error = next((ln for ln in lines if ln.startswith("error:")), None)
+    where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), None)
+    if error is not None:
+        return f"{where}: {error[6:].strip()}" if where else error[6:].strip()
+    return " ".join(lines)
 
 
 class PolicyError(ValueError):
@@ -82,9 +92,13 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
             if rule is None:
                 continue
             if rule.id in lib.rules:
-                raise PolicyError(f"{path}: rule id {rule.id} is already defined in {lib.rules[rule.id].file}")
+                raise PolicyError(
+                    f"{path}: rule id {rule.id} is already defined in {lib.rules[rule.id].file}"
+                )
             if rule.package in packages:
-                raise PolicyError(f"{path}: package {rule.package} is already defined in {packages[rule.package]}")
+                raise PolicyError(
+                    f"{path}: package {rule.package} is already defined in {packages[rule.package]}"
+                )
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
     return lib
@@ -213,7 +227,7 @@ class EmbeddedEngine:
         try:
             self._engine.add_policy(path, text)
         except Exception as exc:  # regorus raises plain exceptions with the parser's message
-            raise PolicyError(f"{path}: {' '.join(str(exc).split())}") from None
+            raise PolicyError(f"{path}: {engine_message(exc)}") from None
 
     def set_data(self, data: Mapping[str, Any]) -> None:
         self._engine.clear_data()
@@ -246,7 +260,7 @@ class EmbeddedEngine:
             try:
                 raw = self._engine.eval_rule_as_json(f"{rule.package}.deny")
             except Exception as exc:
-                errors.append(f"{rule.id}: {' '.join(str(exc).split())}")
+                errors.append(f"{rule.id}: {engine_message(exc)}")
                 continue
             out.extend(_violations(self.library.rules, {rule.id: orjson.loads(raw) or []}))
         if errors:

@@ -18,6 +18,7 @@ from stockade.policies.exceptions import ExceptionBook
 from stockade.policies.facts.workloads import pod_template
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
 
+
 def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
     """`input.namespace` from a Namespace object when one is known, else just the name."""
     md = obj.get("metadata") if isinstance(obj, Mapping) else None

@@ -14,9 +14,8 @@ from typing import Any, Literal
 
 import orjson
 import regorus
-
 from stockade.policies.config import Config
-from stockade.policies.engine import Library, PolicyError
+from stockade.policies.engine import Library, PolicyError, engine_message
 
 Outcome = Literal["pass", "fail", "error"]
 
@@ -66,14 +65,16 @@ def run_tests(library: Library, *, run: str = "*", config: Config | None = None)
         try:
             engine.add_policy(module.path, module.text)
         except Exception as exc:
-            raise PolicyError(f"{module.path}: {' '.join(str(exc).split())}") from None
+            raise PolicyError(f"{module.path}: {engine_message(exc)}") from None
     data = (config or Config()).rule_data()
     engine.add_data_json(orjson.dumps({"stockade": {"config": data}}).decode())
     engine.set_enable_coverage(True)
     report = TestReport()
     for module in library.test_modules:
         for name in module.test_names():
-            if not fnmatch.fnmatchcase(name, run) and not fnmatch.fnmatchcase(f"{module.package}.{name}", run):
+            if not fnmatch.fnmatchcase(name, run) and not fnmatch.fnmatchcase(
+                f"{module.package}.{name}", run
+            ):
                 continue
             start = time.perf_counter()
             try:
@@ -81,7 +82,7 @@ def run_tests(library: Library, *, run: str = "*", config: Config | None = None)
                 outcome: Outcome = "pass" if value is True else "fail"
                 message = "" if value is True else f"evaluated to {value!r}"
             except Exception as exc:
-                outcome, message = "error", " ".join(str(exc).split())
+                outcome, message = "error", engine_message(exc)
             report.cases.append(
                 TestCase(module.path, module.package, name, outcome, time.perf_counter() - start, message)
             )
@@ -94,4 +95,3 @@ def run_tests(library: Library, *, run: str = "*", config: Config | None = None)
             )
     report.coverage.sort(key=lambda f: f.path)
     return report
-

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
-
 from stockade.policies.model import JSONPath, LineLocator
 
 try:
@@ -55,9 +54,8 @@ def _child(node: yaml.Node, part: str | int) -> yaml.Node | None:
                 # A scalar points at its key's line: that is where an editor shows the field.
                 return value if not isinstance(value, yaml.ScalarNode) else _KeyLine(key, value)
         return None
-    if isinstance(node, yaml.SequenceNode) and isinstance(part, int):
-        if 0 <= part < len(node.value):
-            return node.value[part]  # type: ignore[no-any-return]
+    if isinstance(node, yaml.SequenceNode) and isinstance(part, int) and 0 <= part < len(node.value):
+        return node.value[part]  # type: ignore[no-any-return]
     return None
 
 
@@ -80,6 +78,8 @@ def iter_documents(text: str) -> Iterator[tuple[Any, NodeLocator | None]]:
             yield loader.construct_document(node), NodeLocator(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
+        if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
+            mark = exc.context_mark  # "unexpected end of input": where the open construct began helps more
         line = mark.line + 1 if mark is not None else None
         raise YAMLSyntaxError(_one_line(exc), line) from None
     except yaml.YAMLError as exc:

@@ -77,7 +77,9 @@ def scan(
         resource = todo[index]
         if isinstance(outcome, str):
             where = resource.origin.file or resource.ref().display()
-            result.errors.append(InputError(where, f"{resource.ref().display()}: {outcome}", resource.origin.line))
+            result.errors.append(
+                InputError(where, f"{resource.ref().display()}: {outcome}", resource.origin.line)
+            )
             continue
         result.findings.extend(evaluator.decide(resource, outcome))
     result.resources = len(todo)
@@ -89,7 +91,7 @@ def _ns(resource: Resource, namespaces: dict[str, dict[str, Any]]) -> dict[str, 
     if resource.kind == "Namespace":
         return namespaces[resource.name]
     ns = resource.namespace
-    return namespaces.get(ns or "", None) or namespace_info(None, ns)
+    return namespaces.get(ns or "") or namespace_info(None, ns)
 
 
 Job = tuple[int, str, dict[str, Any]]

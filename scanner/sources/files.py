@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource
 from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, iter_documents
 from stockade.scanner.sources.base import Item
@@ -157,6 +156,8 @@ def _objects(doc: Any, name: str, index: int, locator: LineLocator, line: int) -
         for i, item in enumerate(items):
             if isinstance(item, Mapping) and item.get("kind"):
                 sub = PrefixLocator(locator, ("items", i))
-                yield Resource(dict(item), Origin(file=name, document=index, line=sub.line_of(()), locator=sub))
+                yield Resource(
+                    dict(item), Origin(file=name, document=index, line=sub.line_of(()), locator=sub)
+                )
         return
     yield Resource(dict(doc), Origin(file=name, document=index, line=line, locator=locator))

@@ -49,7 +49,9 @@ class KustomizeSource:
         elif shutil.which("kustomize"):
             cmd = ["kustomize", "build", self.directory]
         else:
-            yield InputError(self.directory, "--kustomize needs `kubectl` or `kustomize` on PATH; neither found")
+            yield InputError(
+                self.directory, "--kustomize needs `kubectl` or `kustomize` on PATH; neither found"
+            )
             return
         try:
             text = _run(cmd, self.directory)

@@ -1,0 +1,148 @@
+"""The command line: exit codes (0 clean, 1 violations, 2 usage/input), formats, stdin, init, policy."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from stockade.cli.main import app
+from stockade.cli.scan import Format
+from stockade.scanner.reports import FORMATS
+from typer.testing import CliRunner
+
+BAD = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+  namespace: ml
+spec:
+  containers:
+    - name: app
+      image: nginx
+      securityContext:
+        privileged: true
+"""
+
+runner = CliRunner()
+
+
+def scan(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["scan", *args], input=stdin)
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def bad(tmp_path: Path) -> Path:
+    f = tmp_path / "bad.yaml"
+    f.write_text(BAD)
+    return f
+
+
+def test_format_enum_matches_the_report_registry() -> None:
+    assert {f.value for f in Format} == set(FORMATS)
+
+
+def test_violation_exits_1_and_json_points_at_the_line(bad: Path) -> None:
+    code, out, _ = scan(str(bad), "--format", "json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["schema_version"] == 1
+    (f,) = [f for f in report["findings"] if f["rule"]["id"] == "STK-POD-003"]
+    assert f["location"] == {
+        "file": str(bad),
+        "line": 11,
+        "path": "spec.containers[0].securityContext.privileged",
+    }
+    assert f["resource"]["kind"] == "Pod" and f["resource"]["name"] == "bad"
+
+
+def test_fail_on_controls_the_exit_code(bad: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("overrides:\n  - {action: warn}\n")
+    assert scan(str(bad), "--config", str(cfg), "-f", "json")[0] == 0
+    assert scan(str(bad), "--config", str(cfg), "-f", "json", "--fail-on", "warn")[0] == 1
+    assert scan(str(bad), "-f", "json", "--fail-on", "never")[0] == 0
+
+
+def test_clean_input_exits_0(tmp_path: Path) -> None:
+    f = tmp_path / "cm.yaml"
+    f.write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n")
+    assert scan(str(f), "-f", "json")[0] == 0
+
+
+def test_stdin(bad: Path) -> None:
+    code, out, _ = scan("-", "-f", "json", stdin=BAD)
+    assert code == 1
+    assert {f["location"]["file"] for f in json.loads(out)["findings"]} == {"<stdin>"}
+
+
+def test_input_error_exits_2_but_other_files_are_scanned(bad: Path, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("kind: Pod\nmetadata:\n  name: [x\n")
+    out_file = tmp_path / "r.json"
+    code, _, err = scan(str(tmp_path), "-f", "json", "-o", str(out_file))
+    assert code == 2
+    report = json.loads(out_file.read_text())
+    assert report["errors"] == [{"file": str(broken), "line": 3, "message": report["errors"][0]["message"]}]
+    assert any(f["rule"]["id"] == "STK-POD-003" for f in report["findings"])
+    assert f"{broken}:3: invalid YAML" in err
+
+
+def test_bad_config_is_one_line_exit_2(bad: Path, tmp_path: Path) -> None:
+    cfg = tmp_path / "s.yaml"
+    cfg.write_text("pss:\n  level: baseline\n")
+    code, _, err = scan(str(bad), "--config", str(cfg))
+    assert code == 2
+    assert err.strip() == f"stockade: error: {cfg}:2: pss.level: unknown key"
+
+
+def test_usage_errors_exit_2() -> None:
+    assert scan()[0] == 2
+    assert scan("x.yaml", "--format", "pdf")[0] == 2
+    assert runner.invoke(app, ["scan", "x.yaml", "--values", "v.yaml"]).exit_code == 2
+
+
+def test_missing_renderer_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    code, _, err = scan("--helm", "charts/x", "-f", "json", "-o", "/dev/null")
+    assert code == 2
+    assert "charts/x: --helm needs `helm` on PATH; not found" in err
+
+
+def test_every_format_renders(bad: Path, tmp_path: Path) -> None:
+    for fmt in FORMATS:
+        out = tmp_path / f"report.{fmt}"
+        code, _, _ = scan(str(bad), "-f", fmt, "-o", str(out))
+        assert code == 1, fmt
+        assert "STK-POD-003" in out.read_text(), fmt
+
+
+def test_init_writes_a_valid_config(tmp_path: Path, bad: Path) -> None:
+    target = tmp_path / "stockade.yaml"
+    assert runner.invoke(app, ["init", "--output", str(target)]).exit_code == 0
+    assert scan(str(bad), "--config", str(target), "-f", "json")[0] == 1
+    assert runner.invoke(app, ["init", "--output", str(target)]).exit_code == 2
+
+
+def test_policy_list_explain_and_test() -> None:
+    listed = runner.invoke(app, ["policy", "list", "--format", "json"])
+    assert listed.exit_code == 0
+    rules = {r["id"]: r for r in json.loads(listed.stdout)}
+    assert rules["STK-POD-003"]["frameworks"][0] == "pss-baseline"
+    explained = runner.invoke(app, ["policy", "explain", "STK-POD-003"])
+    assert explained.exit_code == 0 and "Remediation:" in explained.stdout
+    assert runner.invoke(app, ["policy", "explain", "STK-NOPE-1"]).exit_code == 2
+    tested = runner.invoke(app, ["policy", "test", "--run", "test_*", "--coverage"])
+    assert tested.exit_code == 0, tested.stdout
+    assert " passed, 0 failed" in tested.stdout and "coverage" in tested.stdout
+
+
+def test_policy_test_reports_a_failing_test(tmp_path: Path) -> None:
+    (tmp_path / "x_test.rego").write_text(
+        "package x_test\nimport rego.v1\ntest_ok if true\ntest_bad if false\n"
+    )
+    result = runner.invoke(app, ["policy", "test", str(tmp_path)])
+    assert result.exit_code == 1
+    assert "FAIL: x_test.test_bad" in result.stdout and "1 passed, 1 failed" in result.stdout

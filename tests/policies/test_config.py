@@ -1,0 +1,74 @@
+"""stockade.yaml: defaults, strictness, one-line errors with file:line and the key's path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.model import Action, Severity
+
+
+def test_defaults_are_safe() -> None:
+    cfg = load_config(None)
+    assert cfg.pss.default_level == "restricted"
+    assert "kube-system" in cfg.scope.excluded_namespaces
+    assert cfg.scope.include_system_rbac is False
+
+
+def test_starter_config_is_valid_and_equals_the_defaults() -> None:
+    assert parse_config(STARTER_CONFIG) == Config()
+
+
+def test_unknown_key_is_an_error_with_line_and_path() -> None:
+    with pytest.raises(ConfigError) as info:
+        parse_config("pss:\n  default_level: baseline\n  defualt: x\n", "cfg.yaml")
+    assert str(info.value) == "cfg.yaml:3: pss.defualt: unknown key"
+
+
+def test_bad_value_names_the_field() -> None:
+    text = "overrides:\n  - rules: [STK-POD-*]\n    action: block\n"
+    with pytest.raises(
+        ConfigError, match=r"^cfg\.yaml:3: overrides\.0\.action: Input should be 'deny', 'warn' or 'audit'"
+    ):
+        parse_config(text, "cfg.yaml")
+
+
+def test_exception_needs_owner_reason_and_expiry() -> None:
+    text = "exceptions:\n  - name: x\n    rules: [STK-POD-003]\n    owner: me\n    reason: because\n"
+    with pytest.raises(ConfigError, match=r"exceptions\.0\.expires: Field required"):
+        parse_config(text, "cfg.yaml")
+
+
+def test_duplicate_exception_names_rejected() -> None:
+    one = "  - {name: a, rules: [X], owner: o, reason: r, expires: 2030-01-01}\n"
+    with pytest.raises(ConfigError, match="duplicate exception name 'a'"):
+        parse_config("exceptions:\n" + one + one)
+
+
+def test_yaml_syntax_error_has_line() -> None:
+    with pytest.raises(ConfigError, match=r"^c\.yaml:2: invalid YAML"):
+        parse_config("pss:\n  default_level: [x\n", "c.yaml")
+
+
+def test_missing_file_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match=r"nope\.yaml: cannot read config"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_rule_settings_parse_severity_and_action() -> None:
+    cfg = parse_config("rules:\n  STK-POD-003: {action: warn, severity: low}\n")
+    setting = cfg.rules["STK-POD-003"]
+    assert setting.action is Action.WARN and setting.severity is Severity.LOW
+
+
+def test_unknown_rule_id_in_rules_is_an_error() -> None:
+    cfg = parse_config("rules:\n  STK-NOPE-999: {enabled: false}\n")
+    with pytest.raises(ConfigError, match="unknown rule id"):
+        Evaluator.default(cfg)
+
+
+def test_rule_data_hides_waivers_and_actions() -> None:
+    data = Config().rule_data()
+    assert set(data) == {"pss", "scope"}

@@ -1,0 +1,114 @@
+"""The file source: multi-document YAML, JSON, List kinds, stdin, globs, and per-file errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from stockade.policies.model import InputError, Resource
+from stockade.scanner.sources.files import FileSource, parse_text
+from stockade.scanner.sources.render import split_helm_output
+
+DEPLOY = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      containers:
+        - name: app
+          image: nginx
+          securityContext:
+            privileged: true
+"""
+
+
+def resources(items: list[Resource | InputError]) -> list[Resource]:
+    return [i for i in items if isinstance(i, Resource)]
+
+
+def test_multi_document_yaml_keeps_document_lines() -> None:
+    text = "# comment\n---\n" + DEPLOY + "---\n" + DEPLOY.replace("web", "api")
+    objs = resources(list(parse_text(text, "m.yaml")))
+    assert [r.name for r in objs] == ["web", "api"]
+    assert objs[0].origin.line == 3
+    privileged = ("spec", "template", "spec", "containers", 0, "securityContext", "privileged")
+    assert objs[0].origin.line_of(privileged) == 14
+    assert objs[1].origin.line_of(privileged) == 27
+    # A missing field resolves to the nearest existing ancestor.
+    assert objs[0].origin.line_of(("spec", "template", "spec", "containers", 0, "resources", "limits")) == 11
+
+
+def test_list_kind_items_have_their_own_lines() -> None:
+    text = (
+        "apiVersion: v1\nkind: List\nitems:\n  - apiVersion: v1\n    kind: Pod\n    metadata: {name: a}\n"
+        "  - apiVersion: v1\n    kind: Pod\n    metadata:\n      name: b\n"
+    )
+    objs = resources(list(parse_text(text, "l.yaml")))
+    assert [(r.name, r.origin.line) for r in objs] == [("a", 4), ("b", 7)]
+    assert objs[1].origin.line_of(("metadata", "name")) == 10
+
+
+def test_json_file_with_line_numbers(tmp_path: Path) -> None:
+    f = tmp_path / "pod.json"
+    f.write_text('{\n  "apiVersion": "v1",\n  "kind": "Pod",\n  "metadata": {\n    "name": "p"\n  }\n}\n')
+    (obj,) = resources(list(FileSource([str(f)])))
+    assert obj.name == "p"
+    assert obj.origin.line_of(("metadata", "name")) == 5
+
+
+def test_invalid_json_reports_line(tmp_path: Path) -> None:
+    f = tmp_path / "bad.json"
+    f.write_text('{\n  "kind": "Pod",\n  oops\n}\n')
+    (err,) = list(FileSource([str(f)]))
+    assert isinstance(err, InputError) and err.line == 3 and err.message.startswith("invalid JSON")
+
+
+def test_bad_file_does_not_stop_the_others(tmp_path: Path) -> None:
+    (tmp_path / "a.yaml").write_text(DEPLOY)
+    (tmp_path / "b.yaml").write_text("kind: Pod\nmetadata:\n  name: [x\n")
+    (tmp_path / "c.yml").write_text(DEPLOY.replace("web", "other"))
+    (tmp_path / "notes.txt").write_text("not scanned")
+    (tmp_path / "values.yaml").write_text("replicas: 3\n")  # not a Kubernetes object: skipped
+    (tmp_path / "latin1.yaml").write_bytes(b"kind: Pod\nname: \xe9\n")
+    source = FileSource([str(tmp_path)])
+    items = list(source)
+    assert sorted(r.name for r in resources(items)) == ["other", "web"]
+    errors = sorted((Path(e.file).name, e.line) for e in items if isinstance(e, InputError))
+    assert errors == [("b.yaml", 3), ("latin1.yaml", None)]  # the line of the unclosed [
+    assert source.files_read == 5
+
+
+def test_include_exclude_globs(tmp_path: Path) -> None:
+    (tmp_path / "prod").mkdir()
+    (tmp_path / "test").mkdir()
+    (tmp_path / "prod" / "a.yaml").write_text(DEPLOY)
+    (tmp_path / "test" / "b.yaml").write_text(DEPLOY.replace("web", "b"))
+    (tmp_path / "prod" / "c.k8s").write_text(DEPLOY.replace("web", "c"))
+    names = {r.name for r in resources(list(FileSource([str(tmp_path)], exclude=["test"])))}
+    assert names == {"web"}
+    names = {r.name for r in resources(list(FileSource([str(tmp_path)], include=["*.k8s"])))}
+    assert names == {"c"}
+
+
+def test_stdin_and_missing_path() -> None:
+    items = list(FileSource(["-", "/nonexistent/x.yaml"], stdin_text=DEPLOY))
+    assert resources(items)[0].origin.file == "<stdin>"
+    assert [str(e) for e in items if isinstance(e, InputError)] == [
+        "/nonexistent/x.yaml: no such file or directory"
+    ]
+
+
+def test_helm_output_is_attributed_to_templates() -> None:
+    text = (
+        "---\n# Source: mychart/templates/deploy.yaml\n"
+        + DEPLOY
+        + "---\n# Source: mychart/templates/svc.yaml\n"
+        "apiVersion: v1\nkind: Service\nmetadata:\n  name: s\n"
+    )
+    objs = resources(list(split_helm_output(text, "charts/mychart")))
+    assert [(r.kind, r.origin.file, r.origin.line) for r in objs] == [
+        ("Deployment", "charts/mychart/templates/deploy.yaml", 1),
+        ("Service", "charts/mychart/templates/svc.yaml", 1),
+    ]
