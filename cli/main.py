@@ -10,6 +10,7 @@ import sys
 from importlib.metadata import PackageNotFoundError, version
 
 import typer
+
 from stockade.cli import policy, scan
 
 app = typer.Typer(

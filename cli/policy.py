@@ -11,6 +11,7 @@ import orjson
 import typer
 from rich.console import Console
 from rich.table import Table
+
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
 from stockade.policies.config import STARTER_CONFIG
 from stockade.policies.engine import Library, PolicyError, load_library

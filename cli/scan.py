@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
 from stockade.cli.loading import load_evaluator
 from stockade.policies.model import Action

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
 from stockade.policies.model import Action, Severity
 from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 

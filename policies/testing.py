@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 import orjson
 import regorus
+
 from stockade.policies.config import Config
 from stockade.policies.engine import Library, PolicyError, engine_message
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import yaml
+
 from stockade.policies.model import JSONPath, LineLocator
 
 try:
@@ -68,6 +69,68 @@ class _KeyLine(yaml.ScalarNode):
 
 def iter_documents(text: str) -> Iterator[tuple[Any, NodeLocator | None]]:
     """Yield (value, locator) per document; raise YAMLSyntaxError at the first broken one."""
+    for value, node in _documents(text, construct=True):
+        yield value, (NodeLocator(node) if node is not None else None)
+
+
+def compose_documents(text: str) -> list[yaml.Node | None]:
+    """The node tree of every document, without constructing values (about half the cost of a load)."""
+    return [node for _, node in _documents(text, construct=False)]
+
+
+@dataclass(slots=True)
+class LazyFileLocator(LineLocator):
+    """Positions for one document of a file, composed only when first asked for.
+
+    Keeping every document's node tree from the first parse would cost memory in proportion to the
+    whole tree scanned and make the garbage collector walk millions of nodes; instead the file's
+    text is kept and composed again on demand, which only files with findings pay for.
+    """
+
+    file: LazyFile
+    document: int
+
+    def line_of(self, path: JSONPath) -> int | None:
+        nodes = self.file.nodes()
+        node = nodes[self.document] if self.document < len(nodes) else None
+        return NodeLocator(node).line_of(path) if node is not None else None
+
+
+class LazyFile:
+    """A file's text and, while it is being reported on, its documents' node trees.
+
+    Only the most recently used file keeps its nodes: findings are resolved in file order, so one
+    slot bounds memory to one file's nodes without composing any file twice in a normal scan.
+    """
+
+    __slots__ = ("_nodes", "text")
+    _current: LazyFile | None = None
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._nodes: list[yaml.Node | None] | None = None
+
+    def nodes(self) -> list[yaml.Node | None]:
+        if self._nodes is None:
+            try:
+                self._nodes = compose_documents(self.text)
+            except YAMLSyntaxError:
+                self._nodes = []
+            previous, LazyFile._current = LazyFile._current, self
+            if previous is not None and previous is not self:
+                previous._nodes = None
+        return self._nodes
+
+
+def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, LazyFileLocator]]:
+    """Yield (value, first line, locator) per non-empty document, keeping no node trees."""
+    lazy = LazyFile(text)
+    for index, (value, node) in enumerate(_documents(text, construct=True)):
+        if node is not None:
+            yield value, node.start_mark.line + 1, LazyFileLocator(lazy, index)
+
+
+def _documents(text: str, *, construct: bool) -> Iterator[tuple[Any, yaml.Node | None]]:
     loader = _Loader(text)
     try:
         while loader.check_node():
@@ -75,7 +138,7 @@ def iter_documents(text: str) -> Iterator[tuple[Any, NodeLocator | None]]:
             if node is None:
                 yield None, None
                 continue
-            yield loader.construct_document(node), NodeLocator(node)
+            yield (loader.construct_document(node) if construct else None), node
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):

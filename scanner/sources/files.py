@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
 from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource
-from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, iter_documents
+from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, iter_documents, iter_lazy_documents
 from stockade.scanner.sources.base import Item
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
@@ -139,10 +140,8 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             yield from _objects(doc, name, index, locator, 1)
         return
     try:
-        for index, (doc, node_locator) in enumerate(iter_documents(text)):
-            if node_locator is None:
-                continue
-            yield from _objects(doc, name, index, node_locator, node_locator.node.start_mark.line + 1)
+        for doc, line, lazy_locator in iter_lazy_documents(text):
+            yield from _objects(doc, name, lazy_locator.document, lazy_locator, line)
     except YAMLSyntaxError as exc:
         yield InputError(name, exc.message, exc.line)
 

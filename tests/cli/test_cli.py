@@ -6,10 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
+
 from stockade.cli.main import app
 from stockade.cli.scan import Format
 from stockade.scanner.reports import FORMATS
-from typer.testing import CliRunner
 
 BAD = """\
 apiVersion: v1

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Action, Severity

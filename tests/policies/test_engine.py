@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from stockade.policies.config import Config
 from stockade.policies.engine import (
     BUNDLED_DIR,

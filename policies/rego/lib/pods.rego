@@ -25,13 +25,16 @@ metadata_path(suffix) := array.concat(input.pod.path, array.concat(["metadata"],
 # The pod template targets Windows nodes (spec.os.name), which exempts it from some restricted controls.
 windows if input.pod.spec.os.name == "windows"
 
-# Pod Security Standards level for this object: the namespace's enforce label if it names a level,
-# else the configured default.
+# Pod Security Standards level for this object: the namespace's enforce label, else the configured
+# default. A label that names no level counts as restricted, as Pod Security Admission parses it
+# (pod-security-admission api/helpers.go ParseLevel: an invalid level fails closed).
 levels := {"privileged", "baseline", "restricted"}
 
 pss_level := lvl if {
 	lvl := input.namespace.labels["pod-security.kubernetes.io/enforce"]
 	lvl in levels
+} else := "restricted" if {
+	input.namespace.labels["pod-security.kubernetes.io/enforce"]
 } else := data.stockade.config.pss.default_level
 
 baseline if pss_level in {"baseline", "restricted"}

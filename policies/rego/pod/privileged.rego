@@ -8,7 +8,7 @@
 #   id: STK-POD-003
 #   severity: critical
 #   kinds: ["@workloads"]
-#   frameworks: [pss-baseline, CIS-5.2.1, NSA-CISA]
+#   frameworks: [pss-baseline, CIS-5.2.2, NSA-CISA]
 #   remediation: Remove securityContext.privileged or set it to false.
 package stockade.pod.privileged
 
@@ -20,7 +20,7 @@ deny contains v if {
 	some entry in pods.containers
 	entry.container.securityContext.privileged == true
 	v := {
-		"msg": sprintf("container %q is privileged", [entry.container.name]),
+		"msg": sprintf("container %q is privileged", [pods.container_name(entry.container)]),
 		"path": array.concat(entry.path, ["securityContext", "privileged"]),
 	}
 }

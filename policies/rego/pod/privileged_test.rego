@@ -32,3 +32,13 @@ test_template_path_prefixed if {
 	some v in privileged.deny with input as inp with data.stockade.config as cfg
 	v.path == ["spec", "template", "spec", "containers", 0, "securityContext", "privileged"]
 }
+
+test_unnamed_container_still_reported if {
+	count(privileged.deny) == 1 with input as pod({"containers": [{"securityContext": {"privileged": true}}]})
+		with data.stockade.config as cfg
+}
+
+test_invalid_level_label_counts_as_restricted if {
+	inp := object.union(pod({"containers": [{"name": "a", "securityContext": {"privileged": true}}]}), {"namespace": {"labels": {"pod-security.kubernetes.io/enforce": "bogus"}}})
+	count(privileged.deny) == 1 with input as inp with data.stockade.config as {"pss": {"default_level": "privileged"}}
+}

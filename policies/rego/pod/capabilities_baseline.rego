@@ -1,0 +1,50 @@
+# METADATA
+# title: Capabilities beyond the default set
+# description: >-
+#   Pod Security Standards (baseline), mirroring Pod Security Admission check "capabilities_baseline"
+#   (check_capabilities_baseline.go). Containers, init containers and ephemeral containers may only
+#   add capabilities from the container runtime's default set: AUDIT_WRITE, CHOWN, DAC_OVERRIDE,
+#   FOWNER, FSETID, KILL, MKNOD, NET_BIND_SERVICE, SETFCAP, SETGID, SETPCAP, SETUID, SYS_CHROOT
+#   (exact, case-sensitive names; NET_RAW is not allowed). Under restricted, PSA replaces this check by
+#   capabilities_restricted, which exempts Windows pods (spec.os.name windows); this rule does the same.
+#   User-namespaced pods get no relaxation here.
+# custom:
+#   id: STK-POD-004
+#   severity: high
+#   kinds: ["@workloads"]
+#   frameworks: [pss-baseline, CIS-5.2.8, CIS-5.2.9, NSA-CISA]
+#   remediation: >-
+#     Remove capabilities outside the default set from securityContext.capabilities.add (NET_RAW,
+#     SYS_ADMIN, NET_ADMIN, ...); grant the workload only what it needs.
+package stockade.pod.capabilities_baseline
+
+import data.stockade.lib.pods
+import rego.v1
+
+allowed_capabilities := {
+	"AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+}
+
+# capabilities_restricted overrides this check in restricted namespaces and skips Windows pods.
+applies if {
+	pods.baseline
+	not windows_under_restricted
+}
+
+windows_under_restricted if {
+	pods.restricted
+	pods.windows
+}
+
+deny contains v if {
+	applies
+	some entry in pods.containers
+	some i, cap in entry.container.securityContext.capabilities.add
+	not cap in allowed_capabilities
+	v := {
+		"msg": sprintf("container %q adds capability %v, which is not in the baseline default set", [pods.container_name(entry.container), cap]),
+		"path": array.concat(entry.path, ["securityContext", "capabilities", "add", i]),
+		"details": {"capability": cap},
+	}
+}
