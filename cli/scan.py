@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Annotated
 
@@ -15,8 +15,7 @@ from stockade.cli.loading import load_evaluator
 from stockade.policies.model import Action
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
-from stockade.scanner.scan import ScanOptions, collect, default_workers
-from stockade.scanner.scan import scan as run_scan
+from stockade.scanner.scan import ScanOptions, default_workers, run_scan
 from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.files import FileSource
 from stockade.scanner.sources.render import HelmSource, KustomizeSource
@@ -70,25 +69,16 @@ def scan(
     if values and not helm:
         fail("--values needs --helm")
     evaluator, cfg = load_evaluator(config, policy_dir or [])
-    file_source = FileSource(paths or [], include or (), exclude or ())
-    sources: list[list[Item] | FileSource | KustomizeSource | HelmSource] = [file_source]
-    sources += [KustomizeSource(d) for d in kustomize or ()]
-    sources += [HelmSource(c, tuple(values or ())) for c in helm or ()]
-    resources, errors = collect(sources)
+    files = FileSource(paths or [], include or (), exclude or ())
+    others: list[Iterable[Item]] = [KustomizeSource(d) for d in kustomize or ()]
+    others += [HelmSource(c, tuple(values or ())) for c in helm or ()]
     from stockade.cli.main import tool_version
 
     options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
     result = _with_progress(
         lambda progress: run_scan(
-            resources,
-            evaluator,
-            options,
-            version=tool_version(),
-            errors=errors,
-            files=file_source.files_read,
-            progress=progress,
-        ),
-        len(resources),
+            files, others, evaluator, options, version=tool_version(), progress=progress
+        )
     )
     fmt = format.value
     report = get_report(fmt)
@@ -116,12 +106,12 @@ def _summary_line(result: Result) -> None:
         typer.echo(f"stockade: {err}", err=True)
 
 
-def _with_progress(run: Callable[[Callable[[int], None] | None], Result], total: int) -> Result:
-    """Show a progress bar on a terminal for large scans; stay quiet in CI and pipes."""
-    if total < 2000 or not sys.stderr.isatty():
+def _with_progress(run: Callable[[Callable[[int], None] | None], Result]) -> Result:
+    """A progress bar on a terminal (it appears only once evaluation is long); quiet in CI and pipes."""
+    if not sys.stderr.isatty():
         return run(None)
     from rich.progress import Progress
 
     with Progress(transient=True) as bar:
-        task = bar.add_task("evaluating", total=total)
+        task = bar.add_task("evaluating", total=None)
         return run(lambda n: bar.advance(task, n))

@@ -221,6 +221,9 @@ class EmbeddedEngine:
         self.enabled = frozenset(library.rules if enabled is None else enabled)
         rules = [r for r in library.rules.values() if r.id in self.enabled]
         self._by_kind = _group_by_kind(rules)
+        self._engine: Any
+        self._program: Any = None
+        self._data_json = "{}"
         self._vm: Any = None
         self.vm_error: str | None = None  # why the compiled VM is not in use, if it is not
         if _clone_of is not None:
@@ -233,7 +236,6 @@ class EmbeddedEngine:
         modules += [(f"<stockade-agg:{k}>", _aggregator(k, r)) for k, r in self._by_kind.items()]
         for path, text in modules:
             self._add(path, text)
-        self._program = None
         if vm and self._by_kind:
             entries = [_entry(kind) for kind in self._by_kind]
             try:

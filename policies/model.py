@@ -72,11 +72,17 @@ class LineLocator:
 
 @dataclass(slots=True)
 class Origin:
-    """Where a resource came from: a file (document index, line) or a cluster or an Azure id."""
+    """Where a resource came from: a file position, or a cluster, or an Azure resource id.
+
+    In a file, (file, document, prefix) fully determine the position: `prefix` is the path of the
+    object inside its document (``("items", 3)`` for an item of a ``kind: List``), so a path inside
+    the object maps to ``prefix + path`` in the document.
+    """
 
     file: str | None = None
     document: int | None = None
     line: int | None = None
+    prefix: JSONPath = ()
     cluster: str | None = None
     azure_id: str | None = None
     locator: LineLocator | None = field(default=None, repr=False, compare=False)
@@ -84,8 +90,18 @@ class Origin:
     def line_of(self, path: JSONPath) -> int | None:
         if self.locator is None:
             return self.line
-        found = self.locator.line_of(path)
+        found = self.locator.line_of(self.prefix + tuple(path))
         return found if found is not None else self.line
+
+
+@dataclass(slots=True)
+class StaticLocator(LineLocator):
+    """Lines resolved elsewhere (in a worker process), looked up by path."""
+
+    lines: dict[JSONPath, int | None]
+
+    def line_of(self, path: JSONPath) -> int | None:
+        return self.lines.get(tuple(path))
 
 
 @dataclass(slots=True)

@@ -84,7 +84,8 @@ class LazyFileLocator(LineLocator):
 
     Keeping every document's node tree from the first parse would cost memory in proportion to the
     whole tree scanned and make the garbage collector walk millions of nodes; instead the file's
-    text is kept and composed again on demand, which only files with findings pay for.
+    text is kept and composed again on demand, which only files with findings pay for. JSON files
+    use the same path: JSON is YAML as far as positions go (a file YAML cannot read gives None).
     """
 
     file: LazyFile
@@ -121,13 +122,16 @@ class LazyFile:
                 previous._nodes = None
         return self._nodes
 
+    def locator(self, document: int) -> LazyFileLocator:
+        return LazyFileLocator(self, document)
 
-def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, LazyFileLocator]]:
-    """Yield (value, first line, locator) per non-empty document, keeping no node trees."""
+
+def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, int, LazyFile]]:
+    """Yield (value, document index, first line, file) per non-empty document; keep no node trees."""
     lazy = LazyFile(text)
     for index, (value, node) in enumerate(_documents(text, construct=True)):
         if node is not None:
-            yield value, node.start_mark.line + 1, LazyFileLocator(lazy, index)
+            yield value, index, node.start_mark.line + 1, lazy
 
 
 def _documents(text: str, *, construct: bool) -> Iterator[tuple[Any, yaml.Node | None]]:

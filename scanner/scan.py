@@ -1,17 +1,25 @@
 """`stockade scan`: manifests in, findings out.
 
-All resources are read first, because a Namespace object in the scanned set supplies the labels
-(such as the Pod Security level) for the objects in that namespace. Evaluation then runs in this
-process, or in worker processes for large trees: regorus holds the GIL, so threads would not help.
-Workers only return violations; decisions (actions, exceptions, line numbers) are made here, so
-exception usage is counted once and the YAML position data never crosses a process boundary.
+All resources are read before any is evaluated, because a Namespace object in the scanned set
+supplies the labels (such as the Pod Security level) for the objects in that namespace.
+
+Large trees use worker processes for everything expensive, since regorus holds the GIL and YAML
+parsing is CPU-bound:
+
+1. workers parse files and return plain objects with their position (file, document, prefix);
+2. this process builds the namespace index and the rule inputs;
+3. workers evaluate, and resolve the line of every violation by composing that file from disk;
+4. this process decides (actions, exceptions), so exception usage is counted exactly once.
+
+Small inputs run the same steps in this process, where starting workers would cost more than it saves.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,13 +27,24 @@ from typing import Any
 from stockade.policies.config import Config
 from stockade.policies.engine import RuleEvaluationError
 from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.model import InputError, Operation, Resource, Violation
+from stockade.policies.model import (
+    InputError,
+    JSONPath,
+    Operation,
+    Origin,
+    Resource,
+    StaticLocator,
+    Violation,
+)
+from stockade.policies.yamlpos import LazyFile
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item
+from stockade.scanner.sources.files import FileSource, read_file
 
-#: below this many objects, starting worker processes costs more than it saves
-PARALLEL_THRESHOLD = 400
-CHUNK = 200
+#: below these sizes, starting worker processes costs more than it saves
+PARALLEL_FILES = 40
+PARALLEL_OBJECTS = 400
+CHUNK = 100
 
 
 @dataclass(slots=True)
@@ -39,21 +58,78 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-def collect(sources: Iterable[Iterable[Item]]) -> tuple[list[Resource], list[InputError]]:
-    resources: list[Resource] = []
-    errors: list[InputError] = []
-    for source in sources:
-        for item in source:
-            if isinstance(item, InputError):
-                errors.append(item)
-            else:
-                resources.append(item)
-    return resources, errors
-
-
 def namespaces_of(resources: Iterable[Resource]) -> dict[str, dict[str, Any]]:
     """`input.namespace` for each Namespace object in the scanned set."""
     return {r.name: namespace_info(r.obj, r.name) for r in resources if r.kind == "Namespace"}
+
+
+class _Workers:
+    """A process pool started on first use and shared by both parallel steps."""
+
+    def __init__(self, options: ScanOptions) -> None:
+        self.options = options
+        self._pool: Executor | None = None
+
+    def get(self) -> Executor:
+        if self._pool is None:
+            methods = multiprocessing.get_all_start_methods()
+            # fork starts in milliseconds with everything imported; elsewhere use the default.
+            ctx = multiprocessing.get_context("fork") if "fork" in methods else None
+            self._pool = ProcessPoolExecutor(
+                max_workers=self.options.workers,
+                mp_context=ctx,
+                initializer=_init_worker,
+                initargs=(self.options.config, tuple(self.options.policy_dirs)),
+            )
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+
+def run_scan(
+    files: FileSource,
+    others: Sequence[Iterable[Item]],
+    evaluator: Evaluator,
+    options: ScanOptions,
+    *,
+    version: str,
+    progress: Callable[[int], None] | None = None,
+) -> Result:
+    """Read every source, then evaluate: the whole `stockade scan` pipeline."""
+    workers = _Workers(options)
+    try:
+        items: list[Item] = list(files.stdin_items())
+        paths: list[Path] = []
+        for target in files.targets():
+            if isinstance(target, InputError):
+                items.append(target)
+            else:
+                paths.append(target)
+        files.files_read += len(paths)
+        if options.workers > 1 and len(paths) >= PARALLEL_FILES:
+            for plain in workers.get().map(_read_plain, paths, chunksize=8):
+                items.extend(_from_plain(p) for p in plain)
+        else:
+            for path in paths:
+                items.extend(read_file(path))
+        for source in others:
+            items.extend(source)
+        resources = [i for i in items if isinstance(i, Resource)]
+        errors = [i for i in items if isinstance(i, InputError)]
+        return scan(
+            resources,
+            evaluator,
+            options,
+            version=version,
+            errors=errors,
+            files=files.files_read,
+            progress=progress,
+            workers=workers,
+        )
+    finally:
+        workers.close()
 
 
 def scan(
@@ -65,23 +141,39 @@ def scan(
     errors: Sequence[InputError] = (),
     files: int = 0,
     progress: Callable[[int], None] | None = None,
+    workers: _Workers | None = None,
 ) -> Result:
+    """Evaluate resources already read."""
     namespaces = namespaces_of(resources)
     todo = [r for r in resources if evaluator.in_scope(r)]
-    inputs = [
-        (i, r.kind, evaluator.build_input(r, operation=Operation.SCAN, namespace=_ns(r, namespaces)))
+    jobs: list[Job] = [
+        (
+            i,
+            r.kind,
+            evaluator.build_input(r, operation=Operation.SCAN, namespace=_ns(r, namespaces)),
+            _disk_position(r.origin),
+        )
         for i, r in enumerate(todo)
     ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
-    for index, outcome in _evaluate(inputs, evaluator, options, progress):
-        resource = todo[index]
-        if isinstance(outcome, str):
-            where = resource.origin.file or resource.ref().display()
-            result.errors.append(
-                InputError(where, f"{resource.ref().display()}: {outcome}", resource.origin.line)
-            )
-            continue
-        result.findings.extend(evaluator.decide(resource, outcome))
+    own_pool = workers is None
+    workers = workers or _Workers(options)
+    try:
+        for index, outcome, lines in _evaluate(jobs, evaluator, options, workers, progress):
+            resource = todo[index]
+            if isinstance(outcome, str):
+                where = resource.origin.file or resource.ref().display()
+                result.errors.append(
+                    InputError(where, f"{resource.ref().display()}: {outcome}", resource.origin.line)
+                )
+                continue
+            if lines is not None:
+                resource.origin.locator = StaticLocator(lines)
+                resource.origin.prefix = ()
+            result.findings.extend(evaluator.decide(resource, outcome))
+    finally:
+        if own_pool:
+            workers.close()
     result.resources = len(todo)
     result.exceptions = evaluator.exceptions.statuses()
     return result
@@ -94,8 +186,18 @@ def _ns(resource: Resource, namespaces: dict[str, dict[str, Any]]) -> dict[str, 
     return namespaces.get(ns or "") or namespace_info(None, ns)
 
 
-Job = tuple[int, str, dict[str, Any]]
+# (file, document, prefix): enough for a worker to find lines on disk.
+Position = tuple[str, int, JSONPath]
+Job = tuple[int, str, dict[str, Any], Position | None]
 Outcome = list[Violation] | str  # violations, or why the engine could not evaluate the object
+Lines = dict[JSONPath, int | None]
+
+
+def _disk_position(origin: Origin) -> Position | None:
+    """A position workers can resolve: read in a worker (no locator yet) from a file on disk."""
+    if origin.locator is None and origin.file is not None and origin.document is not None:
+        return (origin.file, origin.document, origin.prefix)
+    return None
 
 
 def _evaluate_one(evaluator: Evaluator, kind: str, inp: dict[str, Any]) -> Outcome:
@@ -106,30 +208,30 @@ def _evaluate_one(evaluator: Evaluator, kind: str, inp: dict[str, Any]) -> Outco
 
 
 def _evaluate(
-    inputs: list[Job],
+    jobs: list[Job],
     evaluator: Evaluator,
     options: ScanOptions,
+    workers: _Workers,
     progress: Callable[[int], None] | None,
-) -> Iterable[tuple[int, Outcome]]:
-    if options.workers <= 1 or len(inputs) < PARALLEL_THRESHOLD:
-        for index, kind, inp in inputs:
-            yield index, _evaluate_one(evaluator, kind, inp)
+) -> Iterable[tuple[int, Outcome, Lines | None]]:
+    if options.workers <= 1 or len(jobs) < PARALLEL_OBJECTS:
+        for index, kind, inp, pos in jobs:
+            outcome = _evaluate_one(evaluator, kind, inp)
+            yield index, outcome, _lines(pos, outcome)
             if progress:
                 progress(1)
         return
-    chunks = [inputs[i : i + CHUNK] for i in range(0, len(inputs), CHUNK)]
-    with ProcessPoolExecutor(
-        max_workers=options.workers,
-        initializer=_init_worker,
-        initargs=(options.config, tuple(options.policy_dirs)),
-    ) as pool:
-        for done in pool.map(_eval_chunk, chunks):
-            yield from done
-            if progress:
-                progress(len(done))
+    chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
+    for done in workers.get().map(_eval_chunk, chunks):
+        yield from done
+        if progress:
+            progress(len(done))
 
+
+# --- worker side -------------------------------------------------------------------------------
 
 _worker: Evaluator | None = None
+_last_file: tuple[str, LazyFile] | None = None
 
 
 def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
@@ -137,6 +239,50 @@ def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
     _worker = Evaluator.default(config, policy_dirs)
 
 
-def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome]]:
+Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath] | InputError
+
+
+def _read_plain(path: Path) -> list[Plain]:
+    """Read one file; return objects without their (unpicklable, heavy) position data."""
+    out: list[Plain] = []
+    for item in read_file(path):
+        if isinstance(item, InputError):
+            out.append(item)
+        else:
+            o = item.origin
+            out.append((item.obj, o.file or str(path), o.document, o.line, o.prefix))
+    return out
+
+
+def _from_plain(plain: Plain) -> Item:
+    if isinstance(plain, InputError):
+        return plain
+    obj, file, document, line, prefix = plain
+    return Resource(obj, Origin(file=file, document=document, line=line, prefix=prefix))
+
+
+def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
+    """Lines of every violation path, from the file on disk (only for objects read by workers)."""
+    global _last_file
+    if pos is None or isinstance(outcome, str) or not outcome:
+        return None
+    file, document, prefix = pos
+    if _last_file is None or _last_file[0] != file:
+        try:
+            _last_file = (file, LazyFile(Path(file).read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            return None
+    locator = _last_file[1].locator(document)
+    lines: Lines = {(): locator.line_of(prefix)}
+    for v in outcome:
+        lines[v.path] = locator.line_of(prefix + v.path)
+    return lines
+
+
+def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome, Lines | None]]:
     assert _worker is not None, "worker not initialised"
-    return [(index, _evaluate_one(_worker, kind, inp)) for index, kind, inp in chunk]
+    out = []
+    for index, kind, inp, pos in chunk:
+        outcome = _evaluate_one(_worker, kind, inp)
+        out.append((index, outcome, _lines(pos, outcome)))
+    return out

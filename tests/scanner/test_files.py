@@ -46,7 +46,7 @@ def test_list_kind_items_have_their_own_lines() -> None:
         "  - apiVersion: v1\n    kind: Pod\n    metadata:\n      name: b\n"
     )
     objs = resources(list(parse_text(text, "l.yaml")))
-    assert [(r.name, r.origin.line) for r in objs] == [("a", 4), ("b", 7)]
+    assert [(r.name, r.origin.line_of(())) for r in objs] == [("a", 4), ("b", 7)]
     assert objs[1].origin.line_of(("metadata", "name")) == 10
 
 
