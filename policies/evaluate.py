@@ -20,13 +20,18 @@ from stockade.policies.model import Action, Finding, Operation, Resource, Rule, 
 
 
 def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
-    """`input.namespace` from a Namespace object when one is known, else just the name."""
+    """`input.namespace` from a Namespace object when one is known, else just the name.
+
+    `known` tells rules whether the labels are the namespace's real labels or merely unknown (a scan
+    of a workload whose Namespace object is not in the scanned set).
+    """
     md = obj.get("metadata") if isinstance(obj, Mapping) else None
     md = md if isinstance(md, Mapping) else {}
     return {
         "name": name,
         "labels": dict(md.get("labels") or {}),
         "annotations": dict(md.get("annotations") or {}),
+        "known": obj is not None,
     }
 
 

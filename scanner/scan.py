@@ -27,6 +27,7 @@ from typing import Any
 from stockade.policies.config import Config
 from stockade.policies.engine import RuleEvaluationError
 from stockade.policies.evaluate import Evaluator, namespace_info
+from stockade.policies.facts import Inventory, facts_for, inventory_of
 from stockade.policies.model import (
     InputError,
     JSONPath,
@@ -56,11 +57,6 @@ class ScanOptions:
 
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
-
-
-def namespaces_of(resources: Iterable[Resource]) -> dict[str, dict[str, Any]]:
-    """`input.namespace` for each Namespace object in the scanned set."""
-    return {r.name: namespace_info(r.obj, r.name) for r in resources if r.kind == "Namespace"}
 
 
 class _Workers:
@@ -144,13 +140,18 @@ def scan(
     workers: _Workers | None = None,
 ) -> Result:
     """Evaluate resources already read."""
-    namespaces = namespaces_of(resources)
+    inventory = inventory_of(r.obj for r in resources)
     todo = [r for r in resources if evaluator.in_scope(r)]
     jobs: list[Job] = [
         (
             i,
             r.kind,
-            evaluator.build_input(r, operation=Operation.SCAN, namespace=_ns(r, namespaces)),
+            evaluator.build_input(
+                r,
+                operation=Operation.SCAN,
+                namespace=_ns(r, inventory),
+                facts=facts_for(r.obj, inventory),
+            ),
             _disk_position(r.origin),
         )
         for i, r in enumerate(todo)
@@ -179,11 +180,11 @@ def scan(
     return result
 
 
-def _ns(resource: Resource, namespaces: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    if resource.kind == "Namespace":
-        return namespaces[resource.name]
-    ns = resource.namespace
-    return namespaces.get(ns or "") or namespace_info(None, ns)
+def _ns(resource: Resource, inventory: Inventory) -> dict[str, Any]:
+    """`input.namespace`: a Namespace object in the scanned set gives its labels to its objects."""
+    name = resource.name if resource.kind == "Namespace" else resource.namespace
+    obj = inventory.get("Namespace", None, name) if name else None
+    return namespace_info(obj, name)
 
 
 # (file, document, prefix): enough for a worker to find lines on disk.

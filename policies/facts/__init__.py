@@ -1,1 +1,32 @@
-"""Analyzers: cross-object knowledge computed once in Python and handed to rules as `input.facts`."""
+"""Analyzers: cross-object knowledge computed once in Python and handed to rules as `input.facts`.
+
+Rego never walks the whole cluster. Each gate builds an :class:`Inventory` from what it can see (the
+scanned set, the admission cache, a cluster's lists), and :func:`facts_for` gives each object the
+facts its rules need, computed by the same code in every gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from stockade.policies.facts import serviceaccounts
+from stockade.policies.facts.inventory import Inventory
+
+ANALYZERS = (serviceaccounts.facts,)
+
+__all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
+
+
+def facts_for(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for analyzer in ANALYZERS:
+        out.update(analyzer(obj, inventory))
+    return out
+
+
+def inventory_of(objects: Iterable[Mapping[str, Any]], *, complete: bool = False) -> Inventory:
+    inv = Inventory(complete=complete)
+    for obj in objects:
+        inv.add(obj)
+    return inv

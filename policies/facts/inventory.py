@@ -1,0 +1,39 @@
+"""The objects a gate knows about, indexed by kind, namespace and name.
+
+`complete` says whether absence means "does not exist" (a cluster's inventory, or a scan told the
+manifests are the whole cluster) or only "not seen" (a scan of some files). Rules must not report a
+missing object as missing when the inventory is incomplete.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+# Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
+INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount"})
+
+
+class Inventory:
+    def __init__(self, *, complete: bool = False) -> None:
+        self.complete = complete
+        self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        kind = str(obj.get("kind") or "")
+        if kind not in INDEXED_KINDS:
+            return
+        md = obj.get("metadata") or {}
+        self._objects[(kind, str(md.get("namespace") or ""), str(md.get("name") or ""))] = obj
+
+    def remove(self, kind: str, namespace: str | None, name: str) -> None:
+        self._objects.pop((kind, namespace or "", name), None)
+
+    def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:
+        return self._objects.get((kind, namespace or "", name))
+
+    def of_kind(self, kind: str) -> Iterator[Mapping[str, Any]]:
+        return (o for (k, _, _), o in self._objects.items() if k == kind)
+
+    def __len__(self) -> int:
+        return len(self._objects)
