@@ -54,6 +54,81 @@ class ScopeConfig(_Model):
         )
 
 
+class ImagesConfig(_Model):
+    """Where images may come from and how they must be named."""
+
+    # Registry host + optional path prefixes, e.g. "myacr.azurecr.io/" or "mcr.microsoft.com/oss/".
+    # Empty means no registry is approved yet, so every image is reported: the default is safe.
+    allowed_registries: tuple[str, ...] = ()
+    # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
+    require_digest_namespaces: tuple[str, ...] = ()
+
+
+class ResourcesConfig(_Model):
+    """Requests and limits every container must declare."""
+
+    require_memory_limit: bool = True
+    require_cpu_request: bool = True
+    require_memory_request: bool = True
+
+
+class Toleration(_Model):
+    key: str
+    operator: Literal["Equal", "Exists"] = "Exists"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+
+class GPUConfig(_Model):
+    """Accelerators: which resources count as GPUs and where GPU pods may run."""
+
+    resources: tuple[str, ...] = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915")
+    # A namespace must carry all these labels for GPU pods to run in it.
+    namespace_labels: dict[str, str] = Field(default_factory=lambda: {"stockade.io/gpu": "true"})
+    # A GPU pod must tolerate at least one of these taints (the GPU node pool's taint)...
+    tolerations: tuple[Toleration, ...] = (Toleration(key="nvidia.com/gpu", effect="NoSchedule"),)
+    # ...and select these node labels (nodeSelector or required node affinity); empty: no requirement.
+    node_selector: dict[str, str] = Field(default_factory=dict)
+
+
+DEFAULT_FORBIDDEN_HOST_PATHS = (
+    "/",
+    "/proc",
+    "/etc",
+    "/dev/nvidia*",
+    "/var/lib/kubelet",
+    "/var/run/docker.sock",
+    "/run/docker.sock",
+    "/var/run/containerd",
+    "/run/containerd",
+    "/var/run/crio",
+    "/run/crio",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+)
+
+
+class HostPathConfig(_Model):
+    """hostPath targets never allowed, even where the Pod Security level permits hostPath."""
+
+    forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
+
+
+class WorkloadSelector(_Model):
+    """Selects workloads; empty lists mean "any". Patterns are shell-style globs."""
+
+    namespaces: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class ServiceAccountsConfig(_Model):
+    """Workloads that talk to the Kubernetes API and so may mount a ServiceAccount token."""
+
+    api_clients: tuple[WorkloadSelector, ...] = ()
+
+
 class RuleSetting(_Model):
     """Per-rule switches: turn a rule off, or change its default action or severity."""
 
@@ -114,6 +189,11 @@ class Config(_Model):
     kind: Literal["Config"] = "Config"
     pss: PSSConfig = PSSConfig()
     scope: ScopeConfig = ScopeConfig()
+    images: ImagesConfig = ImagesConfig()
+    resources: ResourcesConfig = ResourcesConfig()
+    gpu: GPUConfig = GPUConfig()
+    host_paths: HostPathConfig = HostPathConfig()
+    service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     exceptions: tuple[ExceptionSpec, ...] = ()
@@ -195,6 +275,39 @@ pss:
 scope:
   excluded_namespaces: [kube-system, kube-public, kube-node-lease, stockade-system]
   include_system_rbac: false
+
+# Images: approved registries (host + path prefix). Empty = nothing approved yet, so
+# every image is reported. Digest pinning (@sha256:...) per namespace.
+images:
+  allowed_registries: []
+  #  - myregistry.azurecr.io/
+  #  - mcr.microsoft.com/
+  require_digest_namespaces: []
+
+# Requests and limits every container must declare.
+resources:
+  require_memory_limit: true
+  require_cpu_request: true
+  require_memory_request: true
+
+# Accelerators: which extended resources are GPUs, and where GPU pods may run.
+gpu:
+  resources: [nvidia.com/gpu, amd.com/gpu, gpu.intel.com/i915]
+  namespace_labels: {stockade.io/gpu: "true"}
+  tolerations:
+    - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
+  node_selector: {}
+
+# hostPath targets never allowed, even where the Pod Security level allows hostPath.
+host_paths:
+  forbidden: [/, /proc, /etc, /dev/nvidia*, /var/lib/kubelet, /var/run/docker.sock,
+              /run/docker.sock, /var/run/containerd, /run/containerd, /var/run/crio,
+              /run/crio, /var/lib/docker, /var/lib/containerd]
+
+# Workloads that call the Kubernetes API and may mount a ServiceAccount token.
+service_accounts:
+  api_clients: []
+  #  - {namespaces: [argo], kinds: [Deployment], names: [workflow-controller]}
 
 # Per rule: turn it off, or change its action (deny | warn | audit) or severity.
 rules: {}
