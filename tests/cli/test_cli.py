@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +151,20 @@ def test_policy_test_reports_a_failing_test(tmp_path: Path) -> None:
     result = runner.invoke(app, ["policy", "test", str(tmp_path)])
     assert result.exit_code == 1
     assert "FAIL: x_test.test_bad" in result.stdout and "1 passed, 1 failed" in result.stdout
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kubectl_plugin(bad: Path) -> None:
+    """`kubectl stockade …` finds the installed kubectl-stockade script on PATH."""
+    bindir = Path(sys.executable).parent
+    assert (bindir / "kubectl-stockade").exists()
+    env = {**os.environ, "PATH": f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(
+        ["kubectl", "stockade", "scan", str(bad), "-f", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1, done.stderr
+    assert any(f["rule"]["id"] == "STK-POD-003" for f in json.loads(done.stdout)["findings"])

@@ -1,0 +1,142 @@
+"""Table: the terminal report `stockade scan` prints by default.
+
+Meant for a person at a terminal or reading a CI log: one table grouped by file (by cluster for audits),
+with ``file:line`` locations an editor or terminal can jump to, then a one-line summary and the input
+errors in the compiler-style ``file:line: message`` form. Colour only when asked for, so logs and files
+never get escape codes; every cell is a plain ``Text``, so rich markup in a message (``[red]``) is shown
+as typed rather than interpreted.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections import Counter
+from io import StringIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from stockade.policies.model import Action, Finding, Severity
+from stockade.scanner.reports.base import Report
+from stockade.scanner.result import Result
+
+#: width when not writing to a terminal (logs, files): wide enough for file:line and a message
+PLAIN_WIDTH = 160
+SEVERITY_STYLE = {
+    Severity.CRITICAL: "bold red",
+    Severity.HIGH: "red",
+    Severity.MEDIUM: "yellow",
+    Severity.LOW: "cyan",
+    Severity.INFO: "dim",
+}
+ACTION_STYLE = {Action.DENY: "bold red", Action.WARN: "yellow", Action.AUDIT: "blue"}
+
+
+class TableReport(Report):
+    """Findings table, summary line, then input errors, stale exceptions and coverage gaps."""
+
+    name = "table"
+    suffix = ".txt"
+
+    def render(self, result: Result, *, color: bool = False) -> str:
+        out = StringIO()
+        console = Console(
+            file=out,
+            force_terminal=color,
+            color_system="auto" if color else None,
+            width=shutil.get_terminal_size((PLAIN_WIDTH, 24)).columns if color else PLAIN_WIDTH,
+            highlight=False,
+            emoji=False,
+            legacy_windows=False,
+        )
+        findings = result.sorted_findings()
+        if findings:
+            console.print(_table(findings))
+        console.print(_summary(result))
+        for error in result.errors:
+            console.print(Text(str(error), style="red"))
+        for status in result.exceptions:
+            if status.status != "active":
+                spec = status.spec
+                why = (
+                    f"expired on {spec.expires.isoformat()}"
+                    if status.status == "expired"
+                    else "matched nothing"
+                )
+                console.print(Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
+        for gap in result.gaps:
+            console.print(Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
+        return out.getvalue()
+
+
+REPORT = TableReport()
+
+
+def _group(f: Finding) -> str:
+    """Rows are grouped by file; live objects (audits) by cluster."""
+    return f.file or f.resource.cluster or ""
+
+
+def _table(findings: list[Finding]) -> Table:
+    """Location first and unwrapped (so `file:line` stays clickable), the object and message last."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("Location", no_wrap=True, overflow="fold", max_width=70)
+    table.add_column("Severity", no_wrap=True)
+    table.add_column("Action", no_wrap=True)
+    table.add_column("Rule", no_wrap=True)
+    table.add_column("Finding", overflow="fold", ratio=1)
+    for i, f in enumerate(findings):
+        last_of_group = i + 1 == len(findings) or _group(findings[i + 1]) != _group(f)
+        ref = f.resource
+        finding = Text(
+            ref.display() if ref.cluster is None else f"{ref.cluster}/{ref.display()}", style="bold"
+        )
+        finding.append("\n")
+        if f.exception is None:
+            action = Text(f.action.value, style=ACTION_STYLE[f.action])
+            finding.append(f.message)
+        else:
+            action = Text("waived", style="dim")
+            finding.append(f"{f.message} (waived by {f.exception.name}, {f.exception.owner})", style="dim")
+        location = f"{f.file}:{f.line}" if f.file and f.line else f.file or "-"
+        table.add_row(
+            Text(location),
+            Text(f.rule.severity.label, style=SEVERITY_STYLE[f.rule.severity]),
+            action,
+            Text(f.rule.id),
+            finding,
+            end_section=last_of_group,
+        )
+    return table
+
+
+def _summary(result: Result) -> Text:
+    active = result.active
+    actions = Counter(f.action for f in active)
+    scope = f"{result.resources} resources" + (f" from {result.files} files" if result.files else "")
+    if active:
+        severities = Counter(f.rule.severity for f in active)
+        by_severity = ", ".join(
+            f"{severities[s]} {s.label}" for s in sorted(Severity, reverse=True) if severities[s]
+        )
+        line = (
+            f"{len(active)} finding{'s' if len(active) != 1 else ''} "
+            f"({actions[Action.DENY]} deny, {actions[Action.WARN]} warn, {actions[Action.AUDIT]} audit; "
+            f"{by_severity}) in {scope}"
+        )
+    else:
+        line = f"No findings in {scope}"
+    waived = len(result.findings) - len(active)
+    if waived:
+        line += f", {waived} waived"
+    if result.errors:
+        line += f", {len(result.errors)} input error{'s' if len(result.errors) != 1 else ''}"
+    if actions[Action.DENY] or result.errors:
+        style = "bold red"
+    elif active:
+        style = "bold yellow"
+    else:
+        style = "bold green"
+    return Text(line, style=style)
