@@ -35,13 +35,22 @@ pytest: $(STAMP)
 
 test: lint typecheck pytest
 
+STOCKADE := $(VENV)/bin/stockade
+DEMO_SCAN := $(STOCKADE) scan examples/manifests --config examples/stockade.yaml --exclude broken
+
 demo: $(STAMP)
-	$(VENV)/bin/stockade policy list
-	$(VENV)/bin/stockade scan examples/manifests --config examples/stockade.yaml --fail-on never
-	$(VENV)/bin/stockade scan examples/manifests --config examples/stockade.yaml --format sarif --output .demo/scan.sarif --fail-on never
-	@echo "SARIF report written to .demo/scan.sarif"
+	$(STOCKADE) policy list
+	@echo "== scan of the example GPU cluster manifests (exit 1: violations found, as intended)"
+	$(DEMO_SCAN); test $$? -eq 1
+	@mkdir -p .demo
+	$(DEMO_SCAN) --format sarif --output .demo/scan.sarif; test $$? -eq 1
+	$(DEMO_SCAN) --format html --output .demo/scan.html; test $$? -eq 1
+	@echo "== a file that is not valid YAML is reported as path:line (exit 2)"
+	$(STOCKADE) scan examples/manifests/broken; test $$? -eq 2
+	@echo "Reports: .demo/scan.sarif .demo/scan.html"
 
 bench: $(STAMP)
+	$(PY) bench/engine.py
 	$(PY) bench/scan.py
 
 clean:

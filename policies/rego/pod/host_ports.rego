@@ -27,3 +27,27 @@ deny contains v if {
 		"details": {"hostPort": port.hostPort},
 	}
 }
+
+# The API server defaults hostPort to containerPort for every port of a hostNetwork Pod (containers
+# and init containers; SetDefaults_Pod, pkg/apis/core/v1/defaults.go). Since Kubernetes 1.28 this no
+# longer happens to pod templates (feature gate DefaultHostNetworkHostPortsInPodTemplates, off), so
+# only bare Pods are affected. Admission sees the defaulted Pod, so a scan of the manifest must decide
+# as if it were defaulted, or the two gates would disagree.
+deny contains v if {
+	pods.baseline
+	input.pod.path == []
+	input.pod.spec.hostNetwork == true
+	some field in ["initContainers", "containers"]
+	some c, container in input.pod.spec[field]
+	some i, port in container.ports
+	object.get(port, "hostPort", 0) in {0, null}
+	object.get(port, "containerPort", 0) != 0
+	v := {
+		"msg": sprintf(
+			"container %q: hostNetwork Pod gets hostPort %v (the API server defaults hostPort to containerPort)",
+			[pods.container_name(container), port.containerPort],
+		),
+		"path": pods.spec_path([field, c, "ports", i]),
+		"details": {"hostPort": port.containerPort, "defaulted": true},
+	}
+}

@@ -48,3 +48,29 @@ test_no_port_range_exception if {
 test_privileged_namespace_allowed if {
 	paths(at_level({"containers": [{"name": "a", "ports": [{"containerPort": 1, "hostPort": 80}]}]}, "privileged")) == set()
 }
+
+test_host_network_pod_port_is_defaulted_to_host_port if {
+	inp := {
+		"pod": {"spec": {"hostNetwork": true, "containers": [{"name": "a", "ports": [{"containerPort": 8000}]}]}, "metadata": {}, "path": []},
+		"namespace": {"labels": {}},
+	}
+	some v in host_ports.deny with input as inp with data.stockade.config as {"pss": {"default_level": "baseline"}}
+	v.details == {"hostPort": 8000, "defaulted": true}
+	v.path == ["spec", "containers", 0, "ports", 0]
+}
+
+test_host_network_template_is_not_defaulted if {
+	inp := {
+		"pod": {"spec": {"hostNetwork": true, "containers": [{"name": "a", "ports": [{"containerPort": 8000}]}]}, "metadata": {}, "path": ["spec", "template"]},
+		"namespace": {"labels": {}},
+	}
+	count(host_ports.deny) == 0 with input as inp with data.stockade.config as {"pss": {"default_level": "baseline"}}
+}
+
+test_host_network_pod_ephemeral_ports_not_defaulted if {
+	inp := {
+		"pod": {"spec": {"hostNetwork": true, "ephemeralContainers": [{"name": "d", "ports": [{"containerPort": 8000}]}]}, "metadata": {}, "path": []},
+		"namespace": {"labels": {}},
+	}
+	count(host_ports.deny) == 0 with input as inp with data.stockade.config as {"pss": {"default_level": "baseline"}}
+}
