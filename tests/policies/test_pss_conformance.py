@@ -198,6 +198,17 @@ def kyverno_denied_container_engine_t(row: Mapping[str, Any]) -> bool:
     )
 
 
+def kyverno_denied_user_namespace_proc_mount(row: Mapping[str, Any]) -> bool:
+    """Kyverno denies procMount Unmasked in user-namespaced pods; PSA baseline allows it since v1.35."""
+    obj = row["objects"][0]
+    mounts = [(c.get("securityContext") or {}).get("procMount") for c in containers(obj)]
+    return (
+        row["expect"] == "deny"
+        and pod_spec(obj).get("hostUsers") is False
+        and any(m not in (None, "Default") for m in mounts)
+    )
+
+
 @dataclass(frozen=True)
 class Deliberate:
     """Rows of a Kyverno policy that PSA, and so stockade, decides the other way."""
@@ -220,6 +231,14 @@ DELIBERATE: tuple[Deliberate, ...] = (
         "forbidden; PSA check seLinuxOptions allows it since policy version v1.31 "
         "(kubernetes/kubernetes#126165), so stockade allows it.",
         kyverno_denied_container_engine_t,
+    ),
+    Deliberate(
+        "baseline/disallow-proc-mount",
+        "Kyverno denies a non-Default procMount also for pods in their own user namespace "
+        "(hostUsers: false); PSA check procMount (baseline) allows any procMount for such pods since "
+        "policy version v1.35 (the restricted profile still requires Default), and baseline rows are "
+        "compared at the baseline level, so stockade allows them.",
+        kyverno_denied_user_namespace_proc_mount,
     ),
 )
 
@@ -259,14 +278,25 @@ class Conformance:
     def __init__(self) -> None:
         config = Config.model_validate({"pss": {"default_level": "restricted"}})
         self.evaluator = Evaluator.default(config)
-        self.namespace = {"name": "pss-conformance", "labels": {}, "annotations": {}}
         self._verdicts: dict[str, tuple[str, list[str]]] = {}
+
+    @staticmethod
+    def namespace(row: Mapping[str, Any]) -> dict[str, Any]:
+        """Kyverno's baseline policies are compared at the baseline level, the rest at restricted.
+
+        PSA's restricted profile replaces the baseline capabilities and seccomp checks with the
+        restricted ones (OverrideCheckIDs), so a baseline control is only itself at baseline.
+        """
+        key = policy_key(row)
+        level = "baseline" if key.startswith("baseline/") or key.endswith("-baseline") else "restricted"
+        labels = {"pod-security.kubernetes.io/enforce": level}
+        return {"name": "pss-conformance", "labels": labels, "annotations": {}, "known": True}
 
     def verdict(self, row: Mapping[str, Any]) -> tuple[str, list[str]]:
         """(allow|deny, the messages of the mapped findings that decided it)."""
         if row["id"] not in self._verdicts:
             (obj,) = row["objects"]
-            findings = self.evaluator.evaluate(Resource(obj), namespace=self.namespace)
+            findings = self.evaluator.evaluate(Resource(obj), namespace=self.namespace(row))
             wanted = selectors(row)
             exempt = EXEMPTIONS.get(policy_key(row))
             hits = [

@@ -6,7 +6,7 @@
 #   add capabilities from the container runtime's default set: AUDIT_WRITE, CHOWN, DAC_OVERRIDE,
 #   FOWNER, FSETID, KILL, MKNOD, NET_BIND_SERVICE, SETFCAP, SETGID, SETPCAP, SETUID, SYS_CHROOT
 #   (exact, case-sensitive names; NET_RAW is not allowed). Under restricted, PSA replaces this check by
-#   capabilities_restricted, which exempts Windows pods (spec.os.name windows); this rule does the same.
+#   capabilities_restricted (STK-POD-106), so this rule applies at the baseline level only.
 #   User-namespaced pods get no relaxation here.
 # custom:
 #   id: STK-POD-004
@@ -26,15 +26,11 @@ allowed_capabilities := {
 	"NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
 }
 
-# capabilities_restricted overrides this check in restricted namespaces and skips Windows pods.
+# Under restricted, PSA replaces this check by capabilities_restricted (STK-POD-106) (OverrideCheckIDs in the PSA
+# registry): the restricted profile reports that check, not this one, for the same field.
 applies if {
 	pods.baseline
-	not windows_under_restricted
-}
-
-windows_under_restricted if {
-	pods.restricted
-	pods.windows
+	not pods.restricted
 }
 
 deny contains v if {

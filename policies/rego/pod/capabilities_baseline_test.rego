@@ -3,7 +3,8 @@ package stockade.pod.capabilities_baseline_test
 import data.stockade.pod.capabilities_baseline
 import rego.v1
 
-cfg := {"pss": {"default_level": "restricted"}}
+# Evaluated at baseline: under restricted, capabilities_restricted (STK-POD-106) replaces this check.
+cfg := {"pss": {"default_level": "baseline"}}
 
 pod(spec) := {"pod": {"spec": spec, "metadata": {}, "path": []}, "namespace": {"labels": {}}}
 
@@ -61,12 +62,12 @@ test_windows_pod_denied_at_baseline if {
 
 test_windows_pod_exempt_at_restricted if {
 	spec := {"os": {"name": "windows"}, "containers": [{"name": "a", "securityContext": caps(["SYS_ADMIN"])}]}
-	paths(pod(spec)) == set()
+	paths(at_level(spec, "restricted")) == set()
 }
 
-test_linux_pod_denied_at_restricted if {
+test_replaced_by_the_restricted_check_at_restricted if {
 	spec := {"os": {"name": "linux"}, "containers": [{"name": "a", "securityContext": caps(["SYS_ADMIN"])}]}
-	count(paths(pod(spec))) == 1
+	paths(at_level(spec, "restricted")) == set()
 }
 
 test_user_namespace_not_relaxed if {

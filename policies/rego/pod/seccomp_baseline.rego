@@ -5,8 +5,8 @@
 #   (check_seccompProfile_baseline.go, policy version v1.19+). Seccomp must not be disabled: when
 #   securityContext.seccompProfile is set on the pod or on any container, init container or ephemeral
 #   container, its type must be RuntimeDefault or Localhost (Unconfined is forbidden). Under
-#   restricted, PSA replaces this check by seccompProfile_restricted, which exempts Windows pods; this
-#   rule does the same. The seccomp annotations only mattered for policy versions before v1.19.
+#   restricted, PSA replaces this check by seccompProfile_restricted (STK-POD-105), so this rule
+#   applies at the baseline level only. The seccomp annotations only mattered for policy versions before v1.19.
 # custom:
 #   id: STK-POD-010
 #   severity: high
@@ -20,15 +20,11 @@ import rego.v1
 
 allowed_types := {"RuntimeDefault", "Localhost"}
 
-# seccompProfile_restricted overrides this check in restricted namespaces and skips Windows pods.
+# Under restricted, PSA replaces this check by seccompProfile_restricted (STK-POD-105) (OverrideCheckIDs in the PSA
+# registry): the restricted profile reports that check, not this one, for the same field.
 applies if {
 	pods.baseline
-	not windows_under_restricted
-}
-
-windows_under_restricted if {
-	pods.restricted
-	pods.windows
+	not pods.restricted
 }
 
 profile_type(profile) := t if {

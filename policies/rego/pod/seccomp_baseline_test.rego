@@ -3,7 +3,8 @@ package stockade.pod.seccomp_baseline_test
 import data.stockade.pod.seccomp_baseline
 import rego.v1
 
-cfg := {"pss": {"default_level": "restricted"}}
+# Evaluated at baseline: under restricted, seccompProfile_restricted (STK-POD-105) replaces this check.
+cfg := {"pss": {"default_level": "baseline"}}
 
 pod(spec) := {"pod": {"spec": spec, "metadata": {}, "path": []}, "namespace": {"labels": {}}}
 
@@ -66,11 +67,11 @@ test_windows_denied_at_baseline if {
 
 test_windows_exempt_at_restricted if {
 	spec := {"os": {"name": "windows"}, "securityContext": sc("Unconfined"), "containers": [{"name": "a"}]}
-	paths(pod(spec)) == set()
+	paths(at_level(spec, "restricted")) == set()
 }
 
-test_linux_denied_at_restricted if {
-	count(paths(pod({"securityContext": sc("Unconfined"), "containers": [{"name": "a"}]}))) == 1
+test_replaced_by_the_restricted_check_at_restricted if {
+	paths(at_level({"securityContext": sc("Unconfined"), "containers": [{"name": "a"}]}, "restricted")) == set()
 }
 
 test_privileged_namespace_allowed if {
