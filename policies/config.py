@@ -99,6 +99,7 @@ DEFAULT_FORBIDDEN_HOST_PATHS = (
     "/var/lib/kubelet",
     "/var/run/docker.sock",
     "/run/docker.sock",
+    "/var/run/docker",
     "/var/run/containerd",
     "/run/containerd",
     "/var/run/crio",
@@ -301,7 +302,7 @@ gpu:
 # hostPath targets never allowed, even where the Pod Security level allows hostPath.
 host_paths:
   forbidden: [/, /proc, /etc, /dev/nvidia*, /var/lib/kubelet, /var/run/docker.sock,
-              /run/docker.sock, /var/run/containerd, /run/containerd, /var/run/crio,
+              /run/docker.sock, /var/run/docker, /var/run/containerd, /run/containerd, /var/run/crio,
               /run/crio, /var/lib/docker, /var/lib/containerd]
 
 # Workloads that call the Kubernetes API and may mount a ServiceAccount token.

@@ -54,3 +54,90 @@ is_set(obj, key) if {
 	is_object(obj)
 	obj[key] != null
 }
+
+# ---- Helpers for the image, resource, GPU and ServiceAccount rules -------------------------------
+
+# The namespace the object lives in: its own metadata, else the one the gate evaluates it for.
+object_namespace := ns if {
+	ns := input.object.metadata.namespace
+	is_string(ns)
+	ns != ""
+} else := ns if {
+	ns := input.namespace.name
+	is_string(ns)
+	ns != ""
+}
+
+# Containers that declare compute resources: init and regular containers. Ephemeral containers may not
+# set resources (the API server rejects them), so they are left out.
+resource_container_fields := ["initContainers", "containers"]
+
+resource_containers contains {"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} if {
+	some field in resource_container_fields
+	some i, c in input.pod.spec[field]
+}
+
+# A container's resources.<kind> map (kind = "limits" | "requests"), {} when absent or null.
+resource_list(c, kind) := l if {
+	l := c.resources[kind]
+	is_object(l)
+} else := {}
+
+# A resource quantity as it is written, when it is set (not null, not "").
+resource_value(c, kind, name) := q if {
+	q := resource_list(c, kind)[name]
+	q != null
+	q != ""
+}
+
+# The numeric value of a Kubernetes quantity ("500m" -> 0.5, "1Gi" -> 1073741824, 2 -> 2); undefined for
+# a malformed one (checked before units.parse, which would otherwise fail the whole evaluation).
+quantity(q) := q if is_number(q)
+
+quantity(q) := units.parse(q) if {
+	is_string(q)
+	regex.match(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(Ki|Mi|Gi|Ti|Pi|Ei|[numkMGTPE]|[eE][+-]?[0-9]+)?$`, q)
+}
+
+# Two quantities are different amounts ("1" and 1, "1000m" and "1" are not); malformed ones compare as
+# written. (Stated positively: a negated helper that itself negates is slow on the compiled Rego VM.)
+different_quantity(a, b) if quantity(a) != quantity(b)
+
+different_quantity(a, b) if {
+	not is_number(quantity(a))
+	a != b
+}
+
+# Resource names the configuration counts as GPUs (gpu.resources).
+gpu_resource_names := {r | some r in object.get(data.stockade.config, ["gpu", "resources"], [])}
+
+# The GPU resources a container asks for (limits or requests), with a quantity that is not zero.
+gpu_resources_of(c) := {r |
+	some kind in ["limits", "requests"]
+	some r, q in resource_list(c, kind)
+	r in gpu_resource_names
+	not zero_quantity(q)
+}
+
+zero_quantity(q) if quantity(q) == 0
+
+zero_quantity(q) if q == null
+
+zero_quantity(q) if q == ""
+
+# Containers that use a GPU, with the object path of the GPU resource that makes them one (the first
+# GPU resource by name; its limit if set, else its request).
+gpu_containers contains {"container": c, "path": gpu_path(entry.path, c, r), "resource": r} if {
+	some entry in resource_containers
+	c := entry.container
+	gpus := gpu_resources_of(c)
+	count(gpus) > 0
+	r := min(gpus)
+}
+
+gpu_path(base, c, r) := array.concat(base, ["resources", "limits", r]) if {
+	resource_value(c, "limits", r)
+} else := array.concat(base, ["resources", "requests", r])
+
+# The pod uses a GPU.
+gpu_pod if count(gpu_containers) > 0

@@ -1,0 +1,66 @@
+# METADATA
+# title: Extended resource request differs from its limit
+# description: >-
+#   Extended resources (GPUs, RDMA devices, FPGAs: every resource name with a "/" outside the
+#   kubernetes.io/ namespace, plus the names in gpu.resources) cannot be overcommitted: Kubernetes
+#   requires an extended resource's request to equal its limit, and a request without a limit is invalid.
+#   A manifest that breaks this is rejected by the API server long after review, so it is reported in CI.
+#   A limit without a request is valid (the request defaults to the limit). Quantities compare by value
+#   ("1" and 1 are equal). Checked on init and regular containers.
+# custom:
+#   id: STK-GPU-001
+#   severity: medium
+#   kinds: ["@workloads"]
+#   frameworks: [gpu-best-practice]
+#   remediation: >-
+#     Set the extended resource (e.g. nvidia.com/gpu, rdma/hca_shared_devices_a) only under
+#     resources.limits, or set the same quantity under requests and limits.
+package stockade.gpu.extended_resources
+
+import data.stockade.lib.pods
+import rego.v1
+
+# Kubernetes' IsExtendedResourceName: not native (no "/", or a kubernetes.io/ prefixed name) and not a
+# quota "requests." name.
+extended(name) if {
+	contains(name, "/")
+	not contains(name, "kubernetes.io/")
+	not startswith(name, "requests.")
+}
+
+extended(name) if name in pods.gpu_resource_names
+
+deny contains v if {
+	some entry in pods.resource_containers
+	c := entry.container
+	some name, request in pods.resource_list(c, "requests")
+	extended(name)
+	pods.resource_value(c, "requests", name)
+	not pods.resource_value(c, "limits", name)
+	v := {
+		"msg": sprintf(
+			"container %q requests %v of extended resource %q without a limit (it must set limits.%s)",
+			[pods.container_name(c), request, name, name],
+		),
+		"path": array.concat(entry.path, ["resources", "requests", name]),
+		"details": {"resource": name, "request": request},
+	}
+}
+
+deny contains v if {
+	some entry in pods.resource_containers
+	c := entry.container
+	some name, request in pods.resource_list(c, "requests")
+	extended(name)
+	pods.resource_value(c, "requests", name)
+	limit := pods.resource_value(c, "limits", name)
+	pods.different_quantity(request, limit)
+	v := {
+		"msg": sprintf(
+			"container %q requests %v of extended resource %q but its limit is %v (they must be equal)",
+			[pods.container_name(c), request, name, limit],
+		),
+		"path": array.concat(entry.path, ["resources", "requests", name]),
+		"details": {"resource": name, "request": request, "limit": limit},
+	}
+}

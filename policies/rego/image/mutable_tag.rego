@@ -1,0 +1,37 @@
+# METADATA
+# title: Image tag "latest" or no tag
+# description: >-
+#   An image named by the tag "latest", or by no tag at all (which the runtime resolves to "latest"),
+#   runs whatever the registry serves at pull time: replicas and restarts can run different code and a
+#   rollback has nothing to roll back to. Checked on containers, init and ephemeral containers and image
+#   volumes. A reference with a well-formed digest is pinned whatever its tag ("app:latest@sha256:..."
+#   runs the digest). References are parsed like the runtime does: "registry:5000/app" has no tag (5000
+#   is the registry port), and "app@sha256:abc" (a malformed digest) pins nothing.
+# custom:
+#   id: STK-IMG-002
+#   severity: medium
+#   kinds: ["@workloads"]
+#   frameworks: [pod-best-practice]
+#   remediation: >-
+#     Name the image by an immutable version tag (app:1.4.2) or, better, by digest
+#     (app:1.4.2@sha256:...).
+package stockade.image.mutable_tag
+
+import data.stockade.lib.images
+import rego.v1
+
+deny contains v if {
+	some src in images.sources
+	images.mutable_tag(src.ref)
+	v := {
+		"msg": sprintf("%s %q image %q %s", [src.what, src.name, src.image, problem(src.ref)]),
+		"path": src.path,
+		"details": {"image": src.image, "tag": src.ref.tag, "digest": src.ref.digest},
+	}
+}
+
+problem(ref) := "uses the mutable tag \"latest\"" if {
+	ref.tag == "latest"
+} else := sprintf("has no tag and a malformed digest %q", [ref.digest]) if {
+	ref.digest != ""
+} else := "has no tag (it resolves to \"latest\")"

@@ -1,0 +1,110 @@
+# METADATA
+# title: HostPath volume exposes a forbidden host path
+# description: >-
+#   A hostPath volume must not expose a path in host_paths.forbidden: the GPU device files
+#   (/dev/nvidia*), container runtime sockets and state (docker, containerd, CRI-O), the kubelet's
+#   directory (every pod's secrets and volumes), /proc, /etc or the host's root. Enforced at every Pod
+#   Security level: baseline already rejects hostPath (STK-POD-005), but GPU operator and monitoring
+#   namespaces run "privileged" and still must not reach these. Paths are compared after normalisation
+#   (repeated and trailing "/", "." and ".." segments; symlinks on the node cannot be seen, which is why
+#   the defaults list both /var/run and /run). A pattern is a shell-style glob whose wildcards stay
+#   within one path segment ("/dev/nvidia*" matches /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm). A
+#   forbidden path also forbids everything below it (/var/lib/kubelet forbids /var/lib/kubelet/pods), and
+#   a hostPath above a forbidden path exposes it too (/var/run exposes /var/run/docker.sock, /dev exposes
+#   /dev/nvidia0). The pattern "/" forbids only the root itself, not every path.
+# custom:
+#   id: STK-POD-201
+#   severity: critical
+#   kinds: ["@workloads"]
+#   frameworks: [CIS-5.2.12, NSA-CISA, pod-best-practice]
+#   remediation: >-
+#     Remove the hostPath volume. GPU access goes through the device plugin (resources.limits of
+#     nvidia.com/gpu), node metrics through the exporters' documented mounts; anything that truly needs
+#     these paths belongs in a reviewed, time-limited exception.
+package stockade.pod.host_path_targets
+
+import data.stockade.lib.pods
+import rego.v1
+
+# The configured patterns, normalised. Most are plain paths and are matched with set lookups; those
+# with glob syntax go through glob.match.
+patterns := {normalise(p) | some p in object.get(data.stockade.config, ["host_paths", "forbidden"], []); is_string(p)}
+
+glob_patterns := {p | some p in patterns; regex.match(`[*?\[\]{}]`, p)}
+
+literal_patterns := patterns - glob_patterns
+
+deny contains v if {
+	some i, volume in input.pod.spec.volumes
+	raw := volume.hostPath.path
+	is_string(raw)
+	raw != ""
+	path := normalise(raw)
+	hits := exposed(path)
+	count(hits) > 0
+	v := {
+		"msg": sprintf("volume %q mounts host path %q, which exposes forbidden %s", [object.get(volume, "name", ""), raw, concat(", ", hits)]),
+		"path": pods.spec_path(["volumes", i, "hostPath", "path"]),
+		"details": {"hostPath": raw, "normalised": path, "forbidden": hits},
+	}
+}
+
+# The patterns the path is, lies below, or is a directory above. The root exposes every pattern; the
+# pattern "/" is exposed only by the root itself (self_and_parents of any other path leaves "/" out).
+exposed(path) := patterns if {
+	path == "/"
+} else := ((self_and_parents(path) & literal_patterns) | above(path)) | {p |
+	some p in glob_patterns
+	glob_exposes(path, p)
+}
+
+above(path) := {p | some p in literal_patterns; startswith(p, concat("", [path, "/"]))}
+
+# Glob wildcards stay within a segment, so compare segment by segment.
+glob_exposes(path, pattern) if {
+	some prefix in self_and_parents(path)
+	glob.match(pattern, ["/"], prefix)
+}
+
+glob_exposes(path, pattern) if {
+	segments := split_path(pattern)
+	some k in numbers.range(1, count(segments) - 1)
+	k < count(segments)
+	glob.match(join_path(array.slice(segments, 0, k)), ["/"], path)
+}
+
+# "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}.
+self_and_parents(path) := {join_path(array.slice(segments, 0, k)) |
+	segments := split_path(path)
+	some k in numbers.range(1, count(segments))
+	k > 0
+}
+
+split_path(path) := [s | some s in split(path, "/"); s != ""]
+
+join_path(segments) := concat("", ["/", concat("/", segments)])
+
+# Absolute, without empty, "." and ".." segments; ".." above the root stays at the root. Paths that are
+# already normal (the usual case) are returned as they are.
+normalise(path) := path if {
+	startswith(path, "/")
+	not endswith(path, "/")
+	not contains(path, "//")
+	not contains(path, "/.")
+} else := join_path(resolved) if {
+	segments := [s | some s in split(path, "/"); s != ""; s != "."]
+	dropped := {i | some i, s in segments; cancelled(segments, i)}
+	resolved := [s | some i, s in segments; s != ".."; not i in dropped]
+}
+
+# Segment i is removed by a later ".." when, in some window segments[i..j] ending in "..", there are at
+# least as many ".." as names (a stack walk, written without state).
+cancelled(segments, i) if {
+	segments[i] != ".."
+	some j in numbers.range(i + 1, count(segments) - 1)
+	j > i
+	segments[j] == ".."
+	window := array.slice(segments, i, j + 1)
+	dots := count([s | some s in window; s == ".."])
+	2 * dots >= count(window)
+}

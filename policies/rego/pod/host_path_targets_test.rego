@@ -1,0 +1,120 @@
+package stockade.pod.host_path_targets_test
+
+import data.stockade.pod.host_path_targets
+import rego.v1
+
+defaults := [
+	"/", "/proc", "/etc", "/dev/nvidia*", "/var/lib/kubelet", "/var/run/docker.sock", "/run/docker.sock",
+	"/var/run/containerd", "/run/containerd", "/var/run/crio", "/run/crio", "/var/lib/docker", "/var/lib/containerd",
+]
+
+cfg(forbidden) := {"pss": {"default_level": "restricted"}, "host_paths": {"forbidden": forbidden}}
+
+volumes(paths) := {"pod": {"spec": {"volumes": [{"name": sprintf("v%d", [i]), "hostPath": {"path": p}} | some i, p in paths]}, "metadata": {}, "path": []}, "namespace": {"labels": {}}}
+
+denied_with(path, forbidden) if {
+	count(host_path_targets.deny) == 1 with input as volumes([path]) with data.stockade.config as cfg(forbidden)
+}
+
+denied(path) if denied_with(path, defaults)
+
+allowed(path) if {
+	count(host_path_targets.deny) == 0 with input as volumes([path]) with data.stockade.config as cfg(defaults)
+}
+
+test_harmless_paths_allowed if {
+	allowed("/var/log")
+	allowed("/var/log/pods")
+	allowed("/tmp/data")
+	allowed("/mnt/models")
+	allowed("/var/lib/kubelet-plugins")
+	allowed("/devices")
+	allowed("/etcetera")
+	allowed("/run/containerd-metrics")
+}
+
+test_exact_targets_denied if {
+	denied("/var/run/docker.sock")
+	denied("/run/containerd/containerd.sock")
+	denied("/var/run/crio/crio.sock")
+	denied("/var/lib/kubelet")
+	denied("/proc")
+	denied("/etc")
+	denied("/")
+}
+
+test_device_glob if {
+	denied("/dev/nvidia0")
+	denied("/dev/nvidiactl")
+	denied("/dev/nvidia-uvm")
+	denied("/dev/nvidia-caps/nvidia-cap1")
+	allowed("/dev/null")
+	allowed("/dev/infiniband")
+}
+
+test_below_forbidden_directory_denied if {
+	denied("/var/lib/kubelet/pods")
+	denied("/var/lib/kubelet/pods/uid/volumes")
+	denied("/proc/1/root")
+	denied("/etc/kubernetes/pki")
+}
+
+test_root_pattern_forbids_only_root if {
+	allowed_with_only_root("/var/log")
+	denied_with("/", ["/"])
+	denied_with("//", ["/"])
+}
+
+allowed_with_only_root(path) if {
+	count(host_path_targets.deny) == 0 with input as volumes([path]) with data.stockade.config as cfg(["/"])
+}
+
+test_parent_of_forbidden_path_denied if {
+	denied("/var/run")
+	denied("/run")
+	denied("/var/lib")
+	denied("/var")
+	denied("/dev")
+	some v in host_path_targets.deny with input as volumes(["/dev"]) with data.stockade.config as cfg(defaults)
+	v.msg == "volume \"v0\" mounts host path \"/dev\", which exposes forbidden /dev/nvidia*"
+}
+
+test_normalisation if {
+	denied("/var/lib/kubelet/")
+	denied("//var//lib//kubelet")
+	denied("/var/lib/./kubelet")
+	denied("/var/log/../lib/kubelet")
+	denied("/tmp/../../proc")
+	denied("/var/run/docker.sock/")
+	allowed("/var/lib/kubelet/../../log")
+}
+
+test_forbidden_patterns_normalised_too if {
+	denied_with("/srv/data", ["/srv//data/"])
+}
+
+test_path_and_message if {
+	some v in host_path_targets.deny with input as volumes(["/tmp", "/var/lib/kubelet/pods"]) with data.stockade.config as cfg(defaults)
+	v.path == ["spec", "volumes", 1, "hostPath", "path"]
+	v.msg == "volume \"v1\" mounts host path \"/var/lib/kubelet/pods\", which exposes forbidden /var/lib/kubelet"
+}
+
+test_every_pss_level if {
+	inp := object.union(volumes(["/dev/nvidia0"]), {"namespace": {"labels": {"pod-security.kubernetes.io/enforce": "privileged"}}})
+	count(host_path_targets.deny) == 1 with input as inp with data.stockade.config as cfg(defaults)
+}
+
+test_template_path_prefixed if {
+	inp := {"pod": {"spec": {"volumes": [{"name": "s", "hostPath": {"path": "/var/run/docker.sock"}}]}, "metadata": {}, "path": ["spec", "template"]}}
+	some v in host_path_targets.deny with input as inp with data.stockade.config as cfg(defaults)
+	v.path == ["spec", "template", "spec", "volumes", 0, "hostPath", "path"]
+}
+
+test_other_volumes_ignored if {
+	inp := {"pod": {"spec": {"volumes": [{"name": "a", "emptyDir": {}}, {"name": "b", "hostPath": null}, {"name": "c", "hostPath": {"path": ""}}]}, "metadata": {}, "path": []}}
+	count(host_path_targets.deny) == 0 with input as inp with data.stockade.config as cfg(defaults)
+}
+
+test_empty_forbidden_list_allows_everything if {
+	count(host_path_targets.deny) == 0 with input as volumes(["/"]) with data.stockade.config as cfg([])
+}

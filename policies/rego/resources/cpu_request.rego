@@ -1,0 +1,31 @@
+# METADATA
+# title: CPU request missing
+# description: >-
+#   Every init and regular container must request CPU (when resources.require_cpu_request is true, the
+#   default), so the scheduler reserves it and the container is not starved under contention. The
+#   effective request counts, as Kubernetes defaults it on a Pod: a container that sets
+#   resources.limits.cpu but no request gets the limit as its request (SetDefaults_Pod), so the limit
+#   satisfies this rule. Deciding on the manifest as written would report a Pod in a scan that the
+#   admission webhook and the cluster audit (which see the defaulted Pod) pass. Polaris
+#   cpuRequestsMissing and Kubescape C-0268 ask for an explicit request and differ here.
+# custom:
+#   id: STK-RES-002
+#   severity: low
+#   kinds: ["@workloads"]
+#   frameworks: [NSA-CISA, pod-best-practice]
+#   remediation: Set resources.requests.cpu on the container to what it needs under normal load.
+package stockade.resources.cpu_request
+
+import data.stockade.lib.pods
+import rego.v1
+
+deny contains v if {
+	object.get(data.stockade.config, ["resources", "require_cpu_request"], true) == true
+	some entry in pods.resource_containers
+	not pods.resource_value(entry.container, "requests", "cpu")
+	not pods.resource_value(entry.container, "limits", "cpu")
+	v := {
+		"msg": sprintf("container %q has no CPU request (and no CPU limit it would default to)", [pods.container_name(entry.container)]),
+		"path": array.concat(entry.path, ["resources", "requests", "cpu"]),
+	}
+}

@@ -1,0 +1,43 @@
+# METADATA
+# title: Workload uses the default ServiceAccount
+# description: >-
+#   Every namespace has a "default" ServiceAccount that all pods without serviceAccountName share, so
+#   permissions granted to it for one workload reach every other, and its token identifies no workload.
+#   Each workload must name its own ServiceAccount: spec.serviceAccountName (or the deprecated
+#   spec.serviceAccount) set and not "default".
+# custom:
+#   id: STK-SA-002
+#   severity: low
+#   kinds: ["@workloads"]
+#   frameworks: [CIS-5.1.5, pod-best-practice]
+#   remediation: >-
+#     Create a ServiceAccount for the workload (with automountServiceAccountToken: false unless it calls
+#     the API) and set spec.serviceAccountName in the pod template.
+package stockade.serviceaccount.default_account
+
+import data.stockade.lib.pods
+import rego.v1
+
+name := n if {
+	n := input.pod.spec.serviceAccountName
+	is_string(n)
+	n != ""
+} else := n if {
+	n := input.pod.spec.serviceAccount
+	is_string(n)
+	n != ""
+} else := "default"
+
+deny contains v if {
+	name == "default"
+	v := {
+		"msg": sprintf("the workload runs as the namespace's default ServiceAccount (%s)", [how]),
+		"path": pods.spec_path(["serviceAccountName"]),
+	}
+}
+
+how := "spec.serviceAccountName is \"default\"" if {
+	input.pod.spec.serviceAccountName == "default"
+} else := "spec.serviceAccount is \"default\"" if {
+	input.pod.spec.serviceAccount == "default"
+} else := "spec.serviceAccountName is unset"

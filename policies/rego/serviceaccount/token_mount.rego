@@ -1,0 +1,90 @@
+# METADATA
+# title: ServiceAccount token mounted without need
+# description: >-
+#   A pod gets a token for its ServiceAccount unless automounting is turned off; anyone who compromises
+#   a container then holds whatever that ServiceAccount may do in the cluster. Workloads must not mount
+#   the token unless they are API clients, as selected by service_accounts.api_clients (namespaces,
+#   kinds, names: shell-style globs; labels: exact values of the object's labels; empty fields match
+#   anything). Whether the token is mounted is decided as Kubernetes does: the pod's
+#   automountServiceAccountToken if set, else the ServiceAccount's, else true. The ServiceAccount's
+#   setting comes from input.facts.serviceAccount (computed from the inventory of the gate); without
+#   facts only the pod's own setting is known and an unset one counts as mounted.
+# custom:
+#   id: STK-SA-001
+#   severity: medium
+#   kinds: ["@workloads"]
+#   frameworks: [CIS-5.1.6, NSA-CISA, pod-best-practice]
+#   remediation: >-
+#     Set automountServiceAccountToken: false in the pod template (or on its ServiceAccount). If the
+#     workload calls the Kubernetes API, add it to service_accounts.api_clients and give its dedicated
+#     ServiceAccount least-privilege RBAC.
+package stockade.serviceaccount.token_mount
+
+import data.stockade.lib.pods
+import rego.v1
+
+api_clients := object.get(data.stockade.config, ["service_accounts", "api_clients"], [])
+
+sa_facts := input.facts.serviceAccount if is_object(input.facts.serviceAccount)
+
+sa_name := n if {
+	n := sa_facts.name
+	is_string(n)
+} else := n if {
+	n := input.pod.spec.serviceAccountName
+	is_string(n)
+	n != ""
+} else := n if {
+	n := input.pod.spec.serviceAccount
+	is_string(n)
+	n != ""
+} else := "default"
+
+# [mounted, why]
+mount := [sa_facts.tokenMounted, reason] if {
+	is_boolean(sa_facts.tokenMounted)
+	reason := why
+} else := [input.pod.spec.automountServiceAccountToken, "the pod sets automountServiceAccountToken"] if {
+	is_boolean(input.pod.spec.automountServiceAccountToken)
+} else := [true, "automountServiceAccountToken is unset and the ServiceAccount's setting is not known"]
+
+why := "the pod sets automountServiceAccountToken: true" if {
+	input.pod.spec.automountServiceAccountToken == true
+} else := sprintf("the pod leaves it unset and ServiceAccount %q sets automountServiceAccountToken: true", [sa_name]) if {
+	sa_facts.automountServiceAccountToken == true
+} else := sprintf("neither the pod nor ServiceAccount %q sets automountServiceAccountToken", [sa_name])
+
+md := object.get(input.object, "metadata", {})
+
+labels := object.get(md, "labels", {})
+
+matches(patterns, _) if count(patterns) == 0
+
+matches(patterns, value) if {
+	is_string(value)
+	some pattern in patterns
+	glob.match(pattern, null, value)
+}
+
+api_client if {
+	some sel in api_clients
+	matches(object.get(sel, "namespaces", []), pods.object_namespace)
+	matches(object.get(sel, "kinds", []), input.object.kind)
+	matches(object.get(sel, "names", []), object.get(md, "name", null))
+	every key, value in object.get(sel, "labels", {}) {
+		labels[key] == value
+	}
+}
+
+deny contains v if {
+	mount[0] == true
+	not api_client
+	v := {
+		"msg": sprintf(
+			"pods mount the token of ServiceAccount %q (%s) but the workload is not an API client (service_accounts.api_clients)",
+			[sa_name, mount[1]],
+		),
+		"path": pods.spec_path(["automountServiceAccountToken"]),
+		"details": {"serviceAccount": sa_name},
+	}
+}

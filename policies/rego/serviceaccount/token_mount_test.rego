@@ -1,0 +1,93 @@
+package stockade.serviceaccount.token_mount_test
+
+import data.stockade.serviceaccount.token_mount
+import rego.v1
+
+cfg(clients) := {"service_accounts": {"api_clients": clients}}
+
+obj := {"kind": "Deployment", "metadata": {"name": "controller", "namespace": "argo", "labels": {"app": "argo", "tier": "control"}}}
+
+inp(spec, facts) := {
+	"object": obj,
+	"pod": {"spec": spec, "metadata": {}, "path": ["spec", "template"]},
+	"namespace": {"name": "argo"},
+	"facts": facts,
+}
+
+sa(mounted, sa_setting) := {"serviceAccount": {
+	"name": "controller",
+	"known": true,
+	"exists": true,
+	"automountServiceAccountToken": sa_setting,
+	"annotations": {},
+	"tokenMounted": mounted,
+}}
+
+deny(spec, facts, clients) := d if {
+	d := token_mount.deny with input as inp(spec, facts) with data.stockade.config as cfg(clients)
+}
+
+test_pod_false_allowed_without_facts if {
+	count(deny({"automountServiceAccountToken": false}, {}, [])) == 0
+}
+
+test_pod_unset_without_facts_denied if {
+	vs := deny({}, {}, [])
+	count(vs) == 1
+	some v in vs
+	v.path == ["spec", "template", "spec", "automountServiceAccountToken"]
+	contains(v.msg, "ServiceAccount \"default\"")
+}
+
+test_pod_true_denied if {
+	some v in deny({"automountServiceAccountToken": true, "serviceAccountName": "controller"}, {}, [])
+	contains(v.msg, "the pod sets automountServiceAccountToken")
+}
+
+test_facts_decide_when_present if {
+	count(deny({}, sa(false, false), [])) == 0
+	some v in deny({"serviceAccountName": "controller"}, sa(true, true), [])
+	v.msg == "pods mount the token of ServiceAccount \"controller\" (the pod leaves it unset and ServiceAccount \"controller\" sets automountServiceAccountToken: true) but the workload is not an API client (service_accounts.api_clients)"
+}
+
+test_facts_unknown_service_account if {
+	some v in deny({"serviceAccountName": "controller"}, sa(true, null), [])
+	contains(v.msg, "neither the pod nor ServiceAccount \"controller\" sets automountServiceAccountToken")
+}
+
+test_deprecated_service_account_field_named if {
+	some v in deny({"serviceAccount": "legacy"}, {}, [])
+	contains(v.msg, "ServiceAccount \"legacy\"")
+}
+
+test_api_client_by_namespace_kind_name if {
+	count(deny({}, {}, [{"namespaces": ["argo"], "kinds": ["Deployment"], "names": ["controller"], "labels": {}}])) == 0
+	count(deny({}, {}, [{"namespaces": ["ar*"], "kinds": [], "names": ["contr*"], "labels": {}}])) == 0
+}
+
+test_api_client_by_labels if {
+	count(deny({}, {}, [{"namespaces": [], "kinds": [], "names": [], "labels": {"app": "argo"}}])) == 0
+	count(deny({}, {}, [{"labels": {"app": "argo", "tier": "control"}}])) == 0
+}
+
+test_selector_mismatch_still_denied if {
+	count(deny({}, {}, [{"namespaces": ["other"], "kinds": [], "names": [], "labels": {}}])) == 1
+	count(deny({}, {}, [{"namespaces": [], "kinds": ["StatefulSet"], "names": [], "labels": {}}])) == 1
+	count(deny({}, {}, [{"namespaces": [], "kinds": [], "names": ["ctrl"], "labels": {}}])) == 1
+	count(deny({}, {}, [{"namespaces": [], "kinds": [], "names": [], "labels": {"app": "other"}}])) == 1
+	count(deny({}, {}, [{"namespaces": ["argo"], "kinds": [], "names": [], "labels": {"app": "argo", "missing": "x"}}])) == 1
+}
+
+test_any_selector_suffices if {
+	count(deny({}, {}, [{"namespaces": ["other"]}, {"names": ["controller"]}])) == 0
+}
+
+test_empty_selector_matches_everything if {
+	count(deny({}, {}, [{}])) == 0
+}
+
+test_namespace_from_gate if {
+	i := {"object": {"kind": "Pod", "metadata": {"name": "p"}}, "pod": {"spec": {}, "metadata": {}, "path": []}, "namespace": {"name": "argo"}}
+	count(token_mount.deny) == 0 with input as i with data.stockade.config as cfg([{"namespaces": ["argo"]}])
+	count(token_mount.deny) == 1 with input as i with data.stockade.config as cfg([{"namespaces": ["other"]}])
+}
