@@ -168,3 +168,16 @@ def test_kubectl_plugin(bad: Path) -> None:
     )
     assert done.returncode == 1, done.stderr
     assert any(f["rule"]["id"] == "STK-POD-003" for f in json.loads(done.stdout)["findings"])
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kustomize_output_is_scanned(tmp_path: Path) -> None:
+    """`--kustomize DIR` renders with the real `kubectl kustomize` and scans the result."""
+    (tmp_path / "pod.yaml").write_text(BAD)
+    (tmp_path / "kustomization.yaml").write_text("resources: [pod.yaml]\nnamespace: overlay-ns\n")
+    code, out, _ = scan("--kustomize", str(tmp_path), "-f", "json")
+    assert code == 1
+    findings = json.loads(out)["findings"]
+    assert {f["resource"]["namespace"] for f in findings} == {"overlay-ns"}
+    assert any(f["rule"]["id"] == "STK-POD-003" for f in findings)
+    assert all(f["location"]["file"] == f"{tmp_path} (kustomize)" for f in findings)
