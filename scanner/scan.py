@@ -16,9 +16,11 @@ Small inputs run the same steps in this process, where starting workers would co
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,6 +85,30 @@ class _Workers:
         if self._pool is not None:
             self._pool.shutdown()
 
+    def __enter__(self) -> _Workers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# A large scan keeps every parsed object alive (about a million for 2,000 manifests), and every
+# garbage collection the parser's and composer's allocations trigger walks all of them: measured on
+# 2,000 objects, that was a third of the evaluation phase. Batch runs therefore collect less often,
+# and freeze what was read (it lives until the end of the run anyway).
+BATCH_GC_THRESHOLD = (50_000, 20, 100)
+
+
+@contextlib.contextmanager
+def batch_gc() -> Iterator[None]:
+    old = gc.get_threshold()
+    gc.set_threshold(*BATCH_GC_THRESHOLD)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+        gc.unfreeze()
+
 
 def run_scan(
     files: FileSource,
@@ -94,8 +120,7 @@ def run_scan(
     progress: Callable[[int], None] | None = None,
 ) -> Result:
     """Read every source, then evaluate: the whole `stockade scan` pipeline."""
-    workers = _Workers(options)
-    try:
+    with batch_gc(), _Workers(options) as workers:
         items: list[Item] = list(files.stdin_items())
         paths: list[Path] = []
         for target in files.targets():
@@ -114,6 +139,7 @@ def run_scan(
             items.extend(source)
         resources = [i for i in items if isinstance(i, Resource)]
         errors = [i for i in items if isinstance(i, InputError)]
+        gc.freeze()
         return scan(
             resources,
             evaluator,
@@ -124,8 +150,6 @@ def run_scan(
             progress=progress,
             workers=workers,
         )
-    finally:
-        workers.close()
 
 
 def scan(
@@ -237,6 +261,7 @@ _last_file: tuple[str, LazyFile] | None = None
 
 def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
     global _worker
+    gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker is a batch process from start to end
     _worker = Evaluator.default(config, policy_dirs)
 
 
