@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from stockade.cli import policy, scan
+from stockade.cli import policy, scan, webhook
 
 app = typer.Typer(
     name="stockade",
@@ -23,6 +23,7 @@ app = typer.Typer(
 app.command("scan")(scan.scan)
 app.command("init")(policy.init)
 app.add_typer(policy.app, name="policy")
+app.add_typer(webhook.app, name="webhook")
 
 
 def tool_version() -> str:

@@ -130,6 +130,14 @@ class ServiceAccountsConfig(_Model):
     api_clients: tuple[WorkloadSelector, ...] = ()
 
 
+class AdmissionConfig(_Model):
+    """How the webhook fails and what it accepts. Fail closed unless told otherwise."""
+
+    failure_mode: Literal["closed", "open"] = "closed"
+    max_request_bytes: int = Field(3 * 1024 * 1024, gt=0)
+    evaluation_timeout_seconds: float = Field(2.0, gt=0)
+
+
 class RuleSetting(_Model):
     """Per-rule switches: turn a rule off, or change its default action or severity."""
 
@@ -195,6 +203,7 @@ class Config(_Model):
     gpu: GPUConfig = GPUConfig()
     host_paths: HostPathConfig = HostPathConfig()
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
+    admission: AdmissionConfig = AdmissionConfig()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     exceptions: tuple[ExceptionSpec, ...] = ()
@@ -212,7 +221,9 @@ class Config(_Model):
     def rule_data(self) -> dict[str, Any]:
         """What Rego sees as `data.stockade.config`: settings, never waivers or actions."""
         return self.model_dump(
-            mode="json", by_alias=True, exclude={"rules", "overrides", "exceptions", "api_version", "kind"}
+            mode="json",
+            by_alias=True,
+            exclude={"rules", "overrides", "exceptions", "api_version", "kind", "admission"},
         )
 
 
@@ -309,6 +320,13 @@ host_paths:
 service_accounts:
   api_clients: []
   #  - {namespaces: [argo], kinds: [Deployment], names: [workflow-controller]}
+
+# The admission webhook: fail closed (deny) on internal errors and evaluation timeouts unless
+# failure_mode is open; request bodies above max_request_bytes get HTTP 400.
+admission:
+  failure_mode: closed
+  max_request_bytes: 3145728
+  evaluation_timeout_seconds: 2.0
 
 # Per rule: turn it off, or change its action (deny | warn | audit) or severity.
 rules: {}

@@ -14,6 +14,7 @@ run a library, it isolates a failing rule by name, and tests compare the two on 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -222,6 +223,9 @@ class EmbeddedEngine:
         rules = [r for r in library.rules.values() if r.id in self.enabled]
         self._by_kind = _group_by_kind(rules)
         self._engine: Any
+        self._owner = threading.get_ident()
+        self._per_thread = threading.local()
+        self._data: Mapping[str, Any] = data
         self._program: Any = None
         self._data_json = "{}"
         self._vm: Any = None
@@ -260,6 +264,7 @@ class EmbeddedEngine:
             raise PolicyError(f"{path}: {engine_message(exc)}") from None
 
     def set_data(self, data: Mapping[str, Any]) -> None:
+        self._data = data
         self._data_json = orjson.dumps({"stockade": {"config": data}}).decode()
         self._engine.clear_data()
         self._engine.add_data_json(self._data_json)
@@ -275,7 +280,19 @@ class EmbeddedEngine:
     def rules_for(self, kind: str) -> list[Rule]:
         return self._by_kind.get(kind) or self._by_kind.get("*", [])
 
+    def _here(self) -> EmbeddedEngine:
+        """The engine for the calling thread: regorus objects may only be used by their creator."""
+        if threading.get_ident() == self._owner:
+            return self
+        engine: EmbeddedEngine | None = getattr(self._per_thread, "engine", None)
+        if engine is None:
+            engine = EmbeddedEngine(self.library, self._data, self.enabled, vm=self._program is not None)
+            self._per_thread.engine = engine
+        return engine
+
     def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]:
+        if threading.get_ident() != self._owner:
+            return self._here().evaluate(kind, input)
         agg = kind if kind in self._by_kind else "*"
         rules = self._by_kind.get(agg)
         if not rules:

@@ -1,0 +1,141 @@
+"""AdmissionReview request -> findings -> AdmissionReview response.
+
+The decision is the scan's decision: the same :class:`Evaluator` (rules, actions, overrides,
+exceptions) evaluates the same input shape, with namespace labels and facts taken from the
+inventory cache instead of the scanned set. Only the presentation differs:
+
+- `deny` findings reject the request; `status.message` lists every denying rule id and message;
+- `warn` findings become `warnings` (kubectl prints them);
+- `audit` findings become `auditAnnotations` (recorded in the API server's audit log).
+
+DELETE and CONNECT carry no object to judge and are allowed, as are subresources other than
+`pods/ephemeralcontainers` (which adds containers to a running Pod, so Pod Security applies).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Protocol
+
+from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
+from stockade.policies.evaluate import Evaluator, namespace_info
+from stockade.policies.facts import Inventory, facts_for
+from stockade.policies.model import Action, Finding, Operation, Origin, Resource, format_path
+
+#: Kubernetes truncates each warning beyond this length; keep the rule id and start of the message.
+MAX_WARNING_CHARS = 256
+#: total budget for warnings, well under the API server's limits
+MAX_TOTAL_CHARS = 4096
+MAX_ANNOTATION_CHARS = 1024
+EVALUATED_SUBRESOURCES = frozenset({"", "ephemeralcontainers"})
+
+
+class FactsSource(Protocol):
+    """Where namespace labels and cross-object facts come from (the inventory cache)."""
+
+    def namespace(self, name: str | None) -> dict[str, Any]: ...
+
+    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+class StaticFacts:
+    """Facts from a fixed inventory: empty with `--no-inventory`, or a test's objects."""
+
+    def __init__(self, inventory: Inventory | None = None) -> None:
+        self.inventory = inventory or Inventory(complete=False)
+
+    def namespace(self, name: str | None) -> dict[str, Any]:
+        obj = self.inventory.get("Namespace", None, name) if name else None
+        return namespace_info(obj, name)
+
+    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        return facts_for(obj, self.inventory)
+
+
+def resource_of(request: AdmissionRequest) -> Resource | None:
+    """The object to judge, with the request's namespace filled in (absent in many CREATE bodies)."""
+    obj = request.object
+    if obj is None:
+        return None
+    md = obj.get("metadata")
+    md = dict(md) if isinstance(md, Mapping) else {}
+    if request.namespace and not md.get("namespace"):
+        md["namespace"] = request.namespace
+    if request.name and not md.get("name"):
+        md["name"] = request.name
+    return Resource({**obj, "metadata": md}, Origin(cluster=None))
+
+
+def evaluate(request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource) -> list[Finding]:
+    """The findings for a request (none for requests that carry nothing to judge)."""
+    if request.operation in ("DELETE", "CONNECT") or request.sub_resource not in EVALUATED_SUBRESOURCES:
+        return []
+    resource = resource_of(request)
+    if resource is None:
+        return []
+    ns_name = resource.name if resource.kind == "Namespace" else resource.namespace
+    namespace = (
+        namespace_info(resource.obj, resource.name)
+        if resource.kind == "Namespace"
+        else facts.namespace(ns_name)
+    )
+    return evaluator.evaluate(
+        resource,
+        operation=Operation(request.operation),
+        namespace=namespace,
+        facts=facts.facts(resource.obj),
+        old_object=request.old_object,
+        user_info=request.user_info.model_dump(by_alias=True),
+    )
+
+
+def _line(f: Finding) -> str:
+    where = f" ({format_path(f.path)})" if f.path else ""
+    return f"{f.rule.id}: {f.message}{where}"
+
+
+def respond(uid: str, findings: list[Finding]) -> AdmissionResponse:
+    active = [f for f in findings if f.exception is None]
+    denied = [f for f in active if f.action is Action.DENY]
+    warned = [f for f in active if f.action is Action.WARN]
+    audited = [f for f in active if f.action is Action.AUDIT]
+    status = None
+    if denied:
+        lines = "\n".join(f"- {_line(f)}" for f in denied)
+        status = Status(code=403, reason="Forbidden", message=f"stockade denied the request:\n{lines}")
+    warnings = _budget([_line(f)[:MAX_WARNING_CHARS] for f in warned])
+    annotations: dict[str, str] = {}
+    for f in audited:  # one annotation per rule (keys must be qualified names), values capped
+        key = f.rule.id.lower()
+        value = f"{annotations[key]}; {f.message}" if key in annotations else f.message
+        annotations[key] = value[:MAX_ANNOTATION_CHARS]
+    return AdmissionResponse(
+        uid=uid,
+        allowed=not denied,
+        status=status,
+        warnings=warnings or None,
+        audit_annotations=annotations or None,
+    )
+
+
+def _budget(items: list[str]) -> list[str]:
+    """Keep whole items until the total budget is used, then say how many were left out."""
+    out: list[str] = []
+    used = 0
+    for i, item in enumerate(items):
+        if used + len(item) > MAX_TOTAL_CHARS:
+            out.append(f"... and {len(items) - i} more")
+            break
+        out.append(item)
+        used += len(item)
+    return out
+
+
+def failure(uid: str, reason: str, *, fail_open: bool) -> AdmissionResponse:
+    """The answer when stockade could not decide: deny (fail closed) unless configured open."""
+    message = f"stockade could not evaluate the request: {reason}"
+    if fail_open:
+        return AdmissionResponse(uid=uid, allowed=True, warnings=[message[:MAX_WARNING_CHARS]])
+    return AdmissionResponse(
+        uid=uid, allowed=False, status=Status(code=500, reason="InternalError", message=message)
+    )

@@ -1,0 +1,415 @@
+"""The webhook end to end: a real uvicorn HTTPS server on 127.0.0.1 with a throwaway CA, a real
+HTTPS client (httpx) sending AdmissionReview v1 bodies built from the examples.
+
+Also: the admission path decides exactly what `stockade scan` decides for every example object, and
+no request body, however malformed, produces a 500 or an unhandled exception (hypothesis).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import ipaddress
+import json
+import socket
+import ssl
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import uvicorn
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from starlette.testclient import TestClient
+
+from stockade.admission.app import BadRequest, WebhookState, create_app, parse_review
+from stockade.admission.decide import StaticFacts, evaluate
+from stockade.admission.review import AdmissionReview
+from stockade.admission.server import bind, serve_on
+from stockade.policies.config import load_config, parse_config
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.facts import inventory_of
+from stockade.policies.model import Resource
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.files import FileSource
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+
+
+def _name(cn: str) -> x509.Name:
+    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+
+class CA:
+    def __init__(self) -> None:
+        self.key = ec.generate_private_key(ec.SECP256R1())
+        now = dt.datetime.now(dt.UTC)
+        self.cert = (
+            x509.CertificateBuilder()
+            .subject_name(_name("stockade-test-ca"))
+            .issuer_name(_name("stockade-test-ca"))
+            .public_key(self.key.public_key())
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(days=1))
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(self.key, hashes.SHA256())
+        )
+
+    def write_ca(self, path: Path) -> Path:
+        path.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
+        return path
+
+    def issue(self, cert_path: Path, key_path: Path) -> int:
+        """Write a serving certificate for localhost/127.0.0.1; return its serial number."""
+        key = ec.generate_private_key(ec.SECP256R1())
+        now = dt.datetime.now(dt.UTC)
+        serial = x509.random_serial_number()
+        cert = (
+            x509.CertificateBuilder()
+            .subject_name(_name("stockade-webhook"))
+            .issuer_name(self.cert.subject)
+            .public_key(key.public_key())
+            .serial_number(serial)
+            .not_valid_before(now - dt.timedelta(minutes=5))
+            .not_valid_after(now + dt.timedelta(hours=1))
+            .add_extension(
+                x509.SubjectAlternativeName(
+                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                ),
+                critical=False,
+            )
+            .sign(self.key, hashes.SHA256())
+        )
+        key_path.write_bytes(
+            key.private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+            )
+        )
+        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+        return serial
+
+
+PRIVILEGED_POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "bad"},
+    "spec": {"containers": [{"name": "app", "image": "x", "securityContext": {"privileged": True}}]},
+}
+
+
+def review(obj: dict[str, Any] | None, operation: str = "CREATE", **extra: Any) -> dict[str, Any]:
+    kind = (obj or {}).get("kind", "Pod")
+    request = {
+        "uid": str(uuid.uuid4()),
+        "kind": {"group": "", "version": "v1", "kind": kind},
+        "resource": {"group": "", "version": "v1", "resource": kind.lower() + "s"},
+        "namespace": "ml",
+        "name": (obj or {}).get("metadata", {}).get("name", ""),
+        "operation": operation,
+        "userInfo": {"username": "alice", "groups": ["dev"]},
+        "object": obj,
+        **extra,
+    }
+    return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
+
+
+class Server:
+    """A real TLS server in a background thread, stopped gracefully."""
+
+    def __init__(self, state: WebhookState, cert: Path, key: Path) -> None:
+        self.sock = bind("127.0.0.1", 0)
+        self.port = self.sock.getsockname()[1]
+        self._server: uvicorn.Server | None = None
+        app = create_app(state, reload_interval=0.2)
+        self.thread = threading.Thread(
+            target=lambda: asyncio.run(
+                serve_on(self.sock, app, cert, key, reload_interval=0.2, on_start=self._started)
+            ),
+            daemon=True,
+        )
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not (self._server and self._server.started):
+            assert time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+
+    def _started(self, server: uvicorn.Server) -> None:
+        self._server = server
+
+    def stop(self) -> None:
+        assert self._server is not None
+        self._server.should_exit = True
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive()
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> tuple[CA, Path, Path, Path]:
+    ca = CA()
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    ca.issue(cert, key)
+    return ca, ca.write_ca(tmp_path / "ca.crt"), cert, key
+
+
+@pytest.fixture
+def server(pki: tuple[CA, Path, Path, Path], tmp_path: Path) -> Iterator[tuple[Server, httpx.Client]]:
+    _, ca_file, cert, key = pki
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text("rules:\n  STK-IMG-002: {action: warn}\n  STK-RES-001: {action: audit}\n")
+    cfg = load_config(config_path)
+    state = WebhookState(config=cfg, config_path=config_path)
+    srv = Server(state, cert, key)
+    client = httpx.Client(
+        base_url=f"https://127.0.0.1:{srv.port}", verify=ssl.create_default_context(cafile=str(ca_file))
+    )
+    try:
+        yield srv, client
+    finally:
+        client.close()
+        srv.stop()
+
+
+def test_privileged_pod_is_denied_with_every_rule_listed(server: tuple[Server, httpx.Client]) -> None:
+    _, client = server
+    body = review(PRIVILEGED_POD)
+    r = client.post("/validate", json=body)
+    assert r.status_code == 200
+    out = r.json()
+    assert out["apiVersion"] == "admission.k8s.io/v1" and out["kind"] == "AdmissionReview"
+    resp = out["response"]
+    assert resp["uid"] == body["request"]["uid"]
+    assert resp["allowed"] is False and resp["status"]["code"] == 403
+    message = resp["status"]["message"]
+    assert (
+        'STK-POD-003: container "app" is privileged (spec.containers[0].securityContext.privileged)'
+        in message
+    )
+    assert "STK-IMG-001" in message  # every denying rule, not just the first
+    assert any(w.startswith("STK-IMG-002: ") for w in resp["warnings"])  # warn -> warnings
+    assert "stk-res-001" in resp["auditAnnotations"]  # audit -> audit annotations
+
+
+def test_delete_connect_and_status_subresource_are_allowed(server: tuple[Server, httpx.Client]) -> None:
+    _, client = server
+    for body in (
+        review(None, "DELETE", oldObject=PRIVILEGED_POD),
+        review(None, "CONNECT"),
+        review(PRIVILEGED_POD, "UPDATE", subResource="status"),
+    ):
+        resp = client.post("/validate", json=body).json()["response"]
+        assert resp == {"uid": body["request"]["uid"], "allowed": True}
+
+
+def test_ephemeral_container_update_is_judged(server: tuple[Server, httpx.Client]) -> None:
+    _, client = server
+    resp = client.post("/validate", json=review(PRIVILEGED_POD, "UPDATE", subResource="ephemeralcontainers"))
+    assert resp.json()["response"]["allowed"] is False
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (b"{not json", "invalid JSON"),
+        (b"[]", "expected an AdmissionReview object"),
+        (
+            json.dumps({"apiVersion": "admission.k8s.io/v1beta1", "kind": "AdmissionReview"}).encode(),
+            "apiVersion",
+        ),
+        (json.dumps(review(PRIVILEGED_POD, "PATCH")).encode(), "request.operation"),
+    ],
+)
+def test_malformed_bodies_get_400(server: tuple[Server, httpx.Client], body: bytes, expected: str) -> None:
+    _, client = server
+    r = client.post("/validate", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 400
+    assert expected in r.json()["error"]
+
+
+def test_oversized_body_gets_400(server: tuple[Server, httpx.Client]) -> None:
+    _, client = server
+    big = review({**PRIVILEGED_POD, "metadata": {"name": "x", "annotations": {"a": "x" * (4 * 1024 * 1024)}}})
+    r = client.post("/validate", json=big)
+    assert r.status_code == 400 and "exceeds the limit" in r.json()["error"]
+
+
+def test_health_ready_metrics(server: tuple[Server, httpx.Client]) -> None:
+    _, client = server
+    client.post("/validate", json=review(PRIVILEGED_POD))
+    assert client.get("/healthz").text == "ok"
+    assert client.get("/readyz").status_code == 200
+    metrics = client.get("/metrics").text
+    assert 'stockade_admission_requests_total{decision="denied",kind="Pod",operation="CREATE"} 1.0' in metrics
+    assert "stockade_rule_evaluation_seconds_count 1.0" in metrics
+
+
+def test_tls_below_1_2_is_refused(
+    server: tuple[Server, httpx.Client], pki: tuple[CA, Path, Path, Path]
+) -> None:
+    srv, _ = server
+    ctx = ssl.create_default_context(cafile=str(pki[1]))
+    ctx.minimum_version = ssl.TLSVersion.TLSv1
+    ctx.maximum_version = ssl.TLSVersion.TLSv1_1
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as raw, pytest.raises(ssl.SSLError):
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def _served_serial(port: int, ca_file: Path) -> int:
+    ctx = ssl.create_default_context(cafile=str(ca_file))
+    with (
+        socket.create_connection(("127.0.0.1", port), timeout=5) as raw,
+        ctx.wrap_socket(raw, server_hostname="127.0.0.1") as tls,
+    ):
+        der = tls.getpeercert(binary_form=True)
+    assert der is not None
+    return x509.load_der_x509_certificate(der).serial_number
+
+
+def test_certificate_rotation_without_restart(
+    server: tuple[Server, httpx.Client], pki: tuple[CA, Path, Path, Path]
+) -> None:
+    srv, client = server
+    ca, ca_file, cert, key = pki
+    before = _served_serial(srv.port, ca_file)
+    time.sleep(0.05)
+    new_serial = ca.issue(cert, key)
+    deadline = time.monotonic() + 10
+    while _served_serial(srv.port, ca_file) != new_serial:
+        assert time.monotonic() < deadline, "rotated certificate was not picked up"
+        time.sleep(0.1)
+    assert new_serial != before
+    assert client.post("/validate", json=review(PRIVILEGED_POD)).status_code == 200
+
+
+def test_config_hot_reload_rejects_broken_config(server: tuple[Server, httpx.Client], tmp_path: Path) -> None:
+    _, client = server
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text("rules: [this is: not valid\n")  # broken: rejected, old config stays
+    time.sleep(0.6)
+    resp = client.post("/validate", json=review(PRIVILEGED_POD)).json()["response"]
+    assert any(w.startswith("STK-IMG-002") for w in resp["warnings"])
+    config_path.write_text("rules:\n  STK-POD-003: {action: warn}\n")
+    deadline = time.monotonic() + 10
+    while True:
+        resp = client.post("/validate", json=review(PRIVILEGED_POD)).json()["response"]
+        if any(w.startswith("STK-POD-003") for w in resp.get("warnings", [])):
+            break
+        assert time.monotonic() < deadline, "new config was not applied"
+        time.sleep(0.1)
+    metrics = client.get("/metrics").text
+    assert 'stockade_config_reloads_total{result="rejected"} 1.0' in metrics
+
+
+def test_internal_error_fails_closed_or_open(tmp_path: Path) -> None:
+    class Broken:
+        def namespace(self, name: str | None) -> dict[str, Any]:
+            raise RuntimeError("cache exploded")
+
+        def facts(self, obj: Any) -> dict[str, Any]:
+            return {}
+
+    for mode, allowed in (("closed", False), ("open", True)):
+        cfg = parse_config(f"admission: {{failure_mode: {mode}}}\n")
+        state = WebhookState(config=cfg, facts=Broken())
+        with TestClient(create_app(state)) as client:
+            resp = client.post("/validate", json=review(PRIVILEGED_POD)).json()["response"]
+        assert resp["allowed"] is allowed
+        text = resp["status"]["message"] if not allowed else resp["warnings"][0]
+        assert "internal error: RuntimeError: cache exploded" in text
+
+
+def test_evaluation_timeout_fails_closed() -> None:
+    cfg = parse_config("admission: {evaluation_timeout_seconds: 0.05}\n")
+    state = WebhookState(config=cfg)
+    with TestClient(create_app(state)) as client:
+        state.executor.submit(time.sleep, 0.5)  # the engine thread is busy
+        resp = client.post("/validate", json=review(PRIVILEGED_POD)).json()["response"]
+    assert resp["allowed"] is False and "exceeded 0.05 s" in resp["status"]["message"]
+
+
+def test_admission_decides_exactly_what_scan_decides() -> None:
+    """Every example object: the same findings (rule, action, waived) through both gates."""
+    config = load_config(EXAMPLES / "stockade.yaml")
+    files = FileSource([str(EXAMPLES / "manifests")], exclude=["broken"])
+    scanned = run_scan(files, [], Evaluator.default(config), ScanOptions(config), version="t")
+    by_object: dict[tuple[str, str | None, str], set[tuple[str, str, bool]]] = defaultdict(set)
+    for f in scanned.findings:
+        by_object[(f.resource.kind, f.resource.namespace, f.resource.name)].add(
+            (f.rule.id, f.action.value, f.waived)
+        )
+    resources = [
+        r for r in FileSource([str(EXAMPLES / "manifests")], exclude=["broken"]) if isinstance(r, Resource)
+    ]
+    facts = StaticFacts(inventory_of(r.obj for r in resources))
+    evaluator = Evaluator.default(config)
+    compared = 0
+    for r in resources:
+        body = review(r.obj)
+        body["request"]["namespace"] = r.namespace or ""
+        got = {
+            (f.rule.id, f.action.value, f.waived)
+            for f in evaluate(AdmissionReview.model_validate(body).request, evaluator, facts)
+        }
+        assert got == by_object.get((r.kind, r.namespace, r.name), set()), (r.kind, r.namespace, r.name)
+        compared += 1
+    assert compared == scanned.resources
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+def _mutations() -> st.SearchStrategy[Any]:
+    base = review(PRIVILEGED_POD)
+    keys = st.sampled_from(["apiVersion", "kind", "request"])
+    req_keys = st.sampled_from(
+        ["uid", "kind", "resource", "operation", "object", "oldObject", "userInfo", "dryRun", "subResource"]
+    )
+    return st.one_of(
+        json_values,
+        st.builds(lambda k, v: {**base, k: v}, keys, json_values),
+        st.builds(lambda k, v: {**base, "request": {**base["request"], k: v}}, req_keys, json_values),
+    )
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.binary(max_size=200) | _mutations().map(lambda v: json.dumps(v).encode()))
+def test_parser_never_raises_anything_but_bad_request(body: bytes) -> None:
+    with contextlib.suppress(BadRequest):
+        parse_review(body)
+
+
+@pytest.fixture(scope="module")
+def fuzz_client() -> Iterator[TestClient]:
+    with TestClient(
+        create_app(WebhookState(config=load_config(None))), raise_server_exceptions=True
+    ) as client:
+        yield client
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(body=_mutations().map(lambda v: json.dumps(v).encode()))
+def test_no_body_produces_a_500(fuzz_client: TestClient, body: bytes) -> None:
+    r = fuzz_client.post("/validate", content=body, headers={"content-type": "application/json"})
+    assert r.status_code in (200, 400)
+    if r.status_code == 200:
+        assert isinstance(r.json()["response"]["allowed"], bool)
