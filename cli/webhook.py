@@ -43,6 +43,9 @@ def serve(
     ] = False,
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Default: in-cluster.")] = None,
     context: Annotated[str | None, typer.Option("--context")] = None,
+    no_evaluation: Annotated[
+        bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
+    ] = False,
 ) -> None:
     """Serve AdmissionReview v1 on https://HOST:PORT/validate (plus /healthz, /readyz, /metrics)."""
     for f in (tls_cert, tls_key):
@@ -58,7 +61,13 @@ def serve(
     def factory() -> Starlette:
         _logging()
         cfg = load_config(config) if config else Config()
-        state = WebhookState(config=cfg, facts=StaticFacts(), config_path=config, policy_dirs=dirs)
+        state = WebhookState(
+            config=cfg,
+            facts=StaticFacts(),
+            config_path=config,
+            policy_dirs=dirs,
+            evaluation=not no_evaluation,
+        )
         return create_app(state)
 
     from stockade.admission.server import serve as run

@@ -413,3 +413,18 @@ def test_no_body_produces_a_500(fuzz_client: TestClient, body: bytes) -> None:
     assert r.status_code in (200, 400)
     if r.status_code == 200:
         assert isinstance(r.json()["response"]["allowed"], bool)
+
+
+def test_structured_log_line_per_request(caplog: pytest.LogCaptureFixture) -> None:
+    """With INFO logging on (as `webhook serve` runs), every request logs one JSON line with its uid."""
+    import logging
+
+    from stockade.admission.app import JSONLogFormatter
+
+    caplog.set_level(logging.INFO, logger="stockade.admission")
+    body = review(PRIVILEGED_POD)
+    with TestClient(create_app(WebhookState(config=load_config(None)))) as client:
+        assert client.post("/validate", json=body).status_code == 200
+    (record,) = [r for r in caplog.records if r.getMessage() == "admission"]
+    line = json.loads(JSONLogFormatter().format(record))
+    assert line["uid"] == body["request"]["uid"] and line["allowed"] is False and line["object_name"] == "bad"
