@@ -48,6 +48,8 @@ demo: $(STAMP)
 	@echo "== a file that is not valid YAML is reported as path:line (exit 2)"
 	$(STOCKADE) scan examples/manifests/broken; test $$? -eq 2
 	@echo "Reports: .demo/scan.sarif .demo/scan.html"
+	@echo "== admission webhook round trip on 127.0.0.1 (TLS, AdmissionReview v1)"
+	$(PY) examples/webhook_demo.py
 
 bench: $(STAMP)
 	$(PY) bench/engine.py
