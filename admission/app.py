@@ -94,6 +94,8 @@ class WebhookState:
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="stockade-eval")
     )
     evaluator: Evaluator | None = None
+    #: called when the app shuts down (e.g. stop the inventory cache's threads)
+    on_shutdown: list[Callable[[], None]] = field(default_factory=list)
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
 
@@ -228,6 +230,8 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                     asyncio.get_running_loop().run_in_executor(state.executor, state.release), 5
                 )
             state.executor.shutdown(wait=False, cancel_futures=True)
+            for close in state.on_shutdown:
+                close()
 
     return Starlette(
         routes=[

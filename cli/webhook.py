@@ -11,7 +11,6 @@ import typer
 from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
-from stockade.admission.decide import StaticFacts
 from stockade.cli.errors import fail
 from stockade.cli.loading import load_evaluator
 from stockade.policies.config import Config, load_config
@@ -54,20 +53,23 @@ def serve(
     if workers < 1:
         fail("--workers must be at least 1")
     load_evaluator(config, policy_dir or [])  # fail fast, in the parent, on a broken config or library
-    if not no_inventory:
-        fail("the inventory cache is not available yet: run with --no-inventory")
     dirs = tuple(policy_dir or ())
 
     def factory() -> Starlette:
+        # Runs in each worker process, after the fork: the cache's threads must start here.
         _logging()
         cfg = load_config(config) if config else Config()
-        state = WebhookState(
-            config=cfg,
-            facts=StaticFacts(),
-            config_path=config,
-            policy_dirs=dirs,
-            evaluation=not no_evaluation,
-        )
+        state = WebhookState(config=cfg, config_path=config, policy_dirs=dirs, evaluation=not no_evaluation)
+        if not no_inventory:
+            from stockade.admission.inventory import InventoryCache
+
+            if kubeconfig is not None or context is not None:
+                cache = InventoryCache.from_kubeconfig(str(kubeconfig) if kubeconfig else None, context)
+            else:
+                cache = InventoryCache.in_cluster()
+            cache.start()
+            state.facts, state.ready, state.cache_age = cache, lambda: cache.synced, cache.age_seconds
+            state.on_shutdown.append(cache.stop)
         return create_app(state)
 
     from stockade.admission.server import serve as run
