@@ -218,7 +218,8 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         # Build the engine before the first request, on the thread that will use it.
         await asyncio.get_running_loop().run_in_executor(state.executor, state.evaluator_here)
-        task = asyncio.create_task(_watch_config(state, reload_interval)) if state.config_path else None
+        watched = state.config_path or state.policy_dirs
+        task = asyncio.create_task(_watch_config(state, reload_interval)) if watched else None
         try:
             yield
         finally:
@@ -244,34 +245,45 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
     )
 
 
-def _mtime(path: Path) -> float | None:
-    try:
-        return path.stat().st_mtime  # follows the ..data symlink a ConfigMap mount swaps
-    except OSError:
-        return None
+def _fingerprint(state: WebhookState) -> tuple[tuple[str, float], ...]:
+    """Modification times of the config and of every extra Rego file (added or removed ones too).
+
+    `stat` follows the `..data` symlink that a ConfigMap mount swaps on update.
+    """
+    paths = [state.config_path] if state.config_path else []
+    for d in state.policy_dirs:
+        paths.extend(sorted(Path(d).rglob("*.rego")) if Path(d).is_dir() else [Path(d)])
+    out = []
+    for p in paths:
+        try:
+            out.append((str(p), p.stat().st_mtime))
+        except OSError:
+            out.append((str(p), -1.0))
+    return tuple(out)
 
 
 async def _watch_config(state: WebhookState, interval: float) -> None:
-    """Reload stockade.yaml when it changes; a broken new config is rejected and the old one kept."""
-    assert state.config_path is not None
-    path = state.config_path
-    seen = _mtime(path)
+    """Reload stockade.yaml and the extra policies when they change.
+
+    A broken new config or library is rejected and the active one is kept.
+    """
+    seen = _fingerprint(state)
     loop = asyncio.get_running_loop()
     while True:
         await asyncio.sleep(interval)
-        now = _mtime(path)
-        if now is None or now == seen:
+        now = _fingerprint(state)
+        if now == seen:
             continue
         seen = now
         try:
-            config = load_config(path)
+            config = load_config(state.config_path) if state.config_path else state.config
             await loop.run_in_executor(state.executor, state.replace, config)
         except (ConfigError, PolicyError) as exc:
             state.metrics.config_reloads.labels("rejected").inc()
             log.error("config reload rejected, keeping the active config", extra={"error": str(exc)})
             continue
         state.metrics.config_reloads.labels("applied").inc()
-        log.info("config reloaded", extra={"path": str(path)})
+        log.info("config and policies reloaded")
 
 
 class JSONLogFormatter(logging.Formatter):
