@@ -296,6 +296,7 @@ class JSONLogFormatter(logging.Formatter):
             "time": round(record.created, 3),
             "level": record.levelname.lower(),
             "logger": record.name,
+            "process": record.process,
             "msg": record.getMessage(),
         }
         out.update({k: v for k, v in record.__dict__.items() if k not in self._std})

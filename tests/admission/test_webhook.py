@@ -456,3 +456,40 @@ def test_policy_dir_hot_reload(tmp_path: Path) -> None:
         assert "STK-TST-001: name bad" in message()
         metrics = client.get("/metrics").text
         assert 'stockade_config_reloads_total{result="rejected"} 1.0' in metrics
+
+
+def test_cli_serves_with_two_workers_and_stops_gracefully(pki: tuple[CA, Path, Path, Path]) -> None:
+    """`stockade webhook serve --workers 2`: both processes answer; SIGTERM stops all of them cleanly."""
+    import signal
+    import subprocess
+    import sys
+
+    _, ca_file, cert, key = pki
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    stockade = Path(sys.executable).parent / "stockade"
+    cmd = [str(stockade), "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+    cmd += ["--host", "127.0.0.1", "--port", str(port), "--workers", "2", "--no-inventory"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    try:
+        verify = ssl.create_default_context(cafile=str(ca_file))
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"https://127.0.0.1:{port}/healthz", verify=verify, timeout=2)
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.2)
+        for _ in range(40):  # fresh connections spread over the workers sharing the socket
+            with httpx.Client(verify=verify) as client:
+                r = client.post(f"https://127.0.0.1:{port}/validate", json=review(PRIVILEGED_POD))
+            assert r.status_code == 200 and r.json()["response"]["allowed"] is False
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-2000:]
+    lines = [json.loads(ln) for ln in err.splitlines() if ln.startswith("{") and '"msg":"admission"' in ln]
+    assert len(lines) == 40
+    assert len({ln["process"] for ln in lines}) == 2, "both worker processes served requests"
