@@ -54,6 +54,7 @@ demo: $(STAMP)
 bench: $(STAMP)
 	$(PY) bench/engine.py
 	$(PY) bench/scan.py
+	$(PY) bench/webhook.py
 
 clean:
 	rm -rf $(VENV) .typecheck .mypy_cache .pytest_cache .ruff_cache .demo

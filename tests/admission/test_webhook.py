@@ -493,3 +493,12 @@ def test_cli_serves_with_two_workers_and_stops_gracefully(pki: tuple[CA, Path, P
     lines = [json.loads(ln) for ln in err.splitlines() if ln.startswith("{") and '"msg":"admission"' in ln]
     assert len(lines) == 40
     assert len({ln["process"] for ln in lines}) == 2, "both worker processes served requests"
+
+
+def test_accepted_connections_use_tcp_nodelay() -> None:
+    """Without TCP_NODELAY, responses can wait ~40 ms on delayed ACKs (found by bench/webhook.py)."""
+    sock = bind("127.0.0.1", 0)
+    try:
+        assert sock.proto == socket.IPPROTO_TCP  # asyncio only sets TCP_NODELAY for IPPROTO_TCP sockets
+    finally:
+        sock.close()
