@@ -8,7 +8,6 @@ server would), prints each decision, and stops the server. Nothing leaves 127.0.
 from __future__ import annotations
 
 import datetime as dt
-import ipaddress
 import json
 import signal
 import socket
@@ -21,10 +20,8 @@ import uuid
 from pathlib import Path
 
 import yaml
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from stockade.webhooks.certs import CertificateAuthority
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / ".demo" / "webhook"
@@ -37,42 +34,10 @@ SAMPLES = [
 
 def certificates() -> tuple[Path, Path, Path]:
     OUT.mkdir(parents=True, exist_ok=True)
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "stockade-demo-ca")])
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(ca_name)
-        .issuer_name(ca_name)
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=1))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "localhost")]))
-        .issuer_name(ca_name)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=1))
-        .not_valid_after(now + dt.timedelta(hours=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = CertificateAuthority.create("stockade-demo-ca", dt.timedelta(hours=1))
     paths = OUT / "ca.crt", OUT / "tls.crt", OUT / "tls.key"
-    paths[0].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    paths[1].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    paths[2].write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
+    paths[0].write_bytes(ca.cert_pem)
+    ca.issue(ip_addresses=["127.0.0.1"], valid=dt.timedelta(hours=1)).write(paths[1], paths[2])
     return paths
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import ipaddress
 import json
 import socket
 import ssl
@@ -26,9 +25,6 @@ import httpx
 import pytest
 import uvicorn
 from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
@@ -43,63 +39,27 @@ from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource
+from stockade.webhooks.certs import CertificateAuthority
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 
-def _name(cn: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-
 class CA:
+    """Test wrapper over the webhook's own certificate code (stockade.webhooks.certs)."""
+
     def __init__(self) -> None:
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.UTC)
-        self.cert = (
-            x509.CertificateBuilder()
-            .subject_name(_name("stockade-test-ca"))
-            .issuer_name(_name("stockade-test-ca"))
-            .public_key(self.key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(days=1))
-            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-            .sign(self.key, hashes.SHA256())
-        )
+        self.authority = CertificateAuthority.create("stockade-test-ca", dt.timedelta(days=1))
 
     def write_ca(self, path: Path) -> Path:
-        path.write_bytes(self.cert.public_bytes(serialization.Encoding.PEM))
+        path.write_bytes(self.authority.cert_pem)
         return path
 
     def issue(self, cert_path: Path, key_path: Path) -> int:
         """Write a serving certificate for localhost/127.0.0.1; return its serial number."""
-        key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.UTC)
-        serial = x509.random_serial_number()
-        cert = (
-            x509.CertificateBuilder()
-            .subject_name(_name("stockade-webhook"))
-            .issuer_name(self.cert.subject)
-            .public_key(key.public_key())
-            .serial_number(serial)
-            .not_valid_before(now - dt.timedelta(minutes=5))
-            .not_valid_after(now + dt.timedelta(hours=1))
-            .add_extension(
-                x509.SubjectAlternativeName(
-                    [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
-                ),
-                critical=False,
-            )
-            .sign(self.key, hashes.SHA256())
-        )
-        key_path.write_bytes(
-            key.private_bytes(
-                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-            )
-        )
-        cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-        return serial
+        issued = self.authority.issue(["localhost"], ["127.0.0.1"], dt.timedelta(hours=1))
+        issued.write(cert_path, key_path)
+        return issued.serial
 
 
 PRIVILEGED_POD = {
