@@ -24,7 +24,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import importlib.util
-import ipaddress
 import math
 import os
 import platform
@@ -46,10 +45,8 @@ from typing import Any
 
 import httpx
 import orjson
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
+
+from stockade.webhooks.certs import CertificateAuthority
 
 TARGET_P99_MS = 10.0  # p99 <= 10 ms at TARGET_RATE, with zero errors
 TARGET_RATE = 300
@@ -77,47 +74,12 @@ images:
 # Throwaway PKI
 
 
-def _name(cn: str) -> x509.Name:
-    return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
-
-
 def make_pki(folder: Path) -> tuple[Path, Path, Path]:
     """Write ca.crt, tls.crt and tls.key (ECDSA P-256, valid for 127.0.0.1 for 2 hours)."""
-    now = dt.datetime.now(dt.UTC)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca = (
-        x509.CertificateBuilder()
-        .subject_name(_name("stockade-bench-ca"))
-        .issuer_name(_name("stockade-bench-ca"))
-        .public_key(ca_key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=2))
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .sign(ca_key, hashes.SHA256())
-    )
-    key = ec.generate_private_key(ec.SECP256R1())
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(_name("stockade-webhook"))
-        .issuer_name(ca.subject)
-        .public_key(key.public_key())
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - dt.timedelta(minutes=5))
-        .not_valid_after(now + dt.timedelta(hours=2))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address(HOST))]), critical=False
-        )
-        .sign(ca_key, hashes.SHA256())
-    )
+    ca = CertificateAuthority.create("stockade-bench-ca", dt.timedelta(hours=2))
     ca_path, cert_path, key_path = folder / "ca.crt", folder / "tls.crt", folder / "tls.key"
-    ca_path.write_bytes(ca.public_bytes(serialization.Encoding.PEM))
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
-        )
-    )
+    ca_path.write_bytes(ca.cert_pem)
+    ca.issue(ip_addresses=[HOST], valid=dt.timedelta(hours=2)).write(cert_path, key_path)
     return ca_path, cert_path, key_path
 
 
