@@ -280,10 +280,8 @@ class EmbeddedEngine:
     def rules_for(self, kind: str) -> list[Rule]:
         return self._by_kind.get(kind) or self._by_kind.get("*", [])
 
-    def _here(self) -> EmbeddedEngine:
-        """The engine for the calling thread: regorus objects may only be used by their creator."""
-        if threading.get_ident() == self._owner:
-            return self
+    def _for_this_thread(self) -> EmbeddedEngine:
+        """An engine of this thread's own: regorus objects may only be used by the thread that made them."""
         engine: EmbeddedEngine | None = getattr(self._per_thread, "engine", None)
         if engine is None:
             engine = EmbeddedEngine(self.library, self._data, self.enabled, vm=self._program is not None)
@@ -292,7 +290,7 @@ class EmbeddedEngine:
 
     def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]:
         if threading.get_ident() != self._owner:
-            return self._here().evaluate(kind, input)
+            return self._for_this_thread().evaluate(kind, input)
         agg = kind if kind in self._by_kind else "*"
         rules = self._by_kind.get(agg)
         if not rules:
@@ -387,7 +385,3 @@ def _violations(rules: Mapping[str, Rule], results: Mapping[str, Any]) -> list[V
             else:
                 out.append(Violation(rule=rule, msg=str(item)))
     return out
-
-
-def default_library(policy_dirs: Sequence[Path] = ()) -> Library:
-    return load_library(policy_dirs)

@@ -51,14 +51,6 @@ class ExceptionBook:
             return ExceptionRef(spec.name, spec.owner, spec.reason, spec.expires.isoformat())
         return None
 
-    def merge_counts(self, counts: Mapping[str, int]) -> None:
-        """Add usage counted elsewhere (another worker process)."""
-        self._used.update(counts)
-
-    @property
-    def counts(self) -> dict[str, int]:
-        return dict(self._used)
-
     def statuses(self) -> list[ExceptionStatus]:
         out = []
         for spec in self.specs:
