@@ -33,11 +33,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from stockade.admission.decide import FactsSource, StaticFacts, evaluate, failure, respond
+from stockade.admission.decide import evaluate, failure, respond
 from stockade.admission.review import AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config import Config, ConfigError, load_config
 from stockade.policies.engine import PolicyError
-from stockade.policies.evaluate import Evaluator
+from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
 
 log = logging.getLogger("stockade.admission")
 
@@ -84,7 +84,7 @@ class WebhookState:
     """
 
     config: Config
-    facts: FactsSource = field(default_factory=StaticFacts)
+    facts: FactsSource = field(default_factory=InventoryFacts)
     ready: Callable[[], bool] = lambda: True
     cache_age: Callable[[], float] = lambda: 0.0
     config_path: Path | None = None

@@ -15,11 +15,9 @@ DELETE and CONNECT carry no object to judge and are allowed, as are subresources
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Protocol
 
 from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
-from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.facts import Inventory, facts_for
+from stockade.policies.evaluate import Evaluator, FactsSource, namespace_for
 from stockade.policies.model import Action, Finding, Operation, Origin, Resource, format_path
 
 #: Kubernetes truncates each warning beyond this length; keep the rule id and start of the message.
@@ -28,28 +26,6 @@ MAX_WARNING_CHARS = 256
 MAX_TOTAL_CHARS = 4096
 MAX_ANNOTATION_CHARS = 1024
 EVALUATED_SUBRESOURCES = frozenset({"", "ephemeralcontainers"})
-
-
-class FactsSource(Protocol):
-    """Where namespace labels and cross-object facts come from (the inventory cache)."""
-
-    def namespace(self, name: str | None) -> dict[str, Any]: ...
-
-    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
-
-
-class StaticFacts:
-    """Facts from a fixed inventory: empty with `--no-inventory`, or a test's objects."""
-
-    def __init__(self, inventory: Inventory | None = None) -> None:
-        self.inventory = inventory or Inventory(complete=False)
-
-    def namespace(self, name: str | None) -> dict[str, Any]:
-        obj = self.inventory.get("Namespace", None, name) if name else None
-        return namespace_info(obj, name)
-
-    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        return facts_for(obj, self.inventory)
 
 
 def resource_of(request: AdmissionRequest) -> Resource | None:
@@ -73,16 +49,10 @@ def evaluate(request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource
     resource = resource_of(request)
     if resource is None:
         return []
-    ns_name = resource.name if resource.kind == "Namespace" else resource.namespace
-    namespace = (
-        namespace_info(resource.obj, resource.name)
-        if resource.kind == "Namespace"
-        else facts.namespace(ns_name)
-    )
     return evaluator.evaluate(
         resource,
         operation=Operation(request.operation),
-        namespace=namespace,
+        namespace=namespace_for(resource, facts),
         facts=facts.facts(resource.obj),
         old_object=request.old_object,
         user_info=request.user_info.model_dump(by_alias=True),

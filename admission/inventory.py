@@ -181,8 +181,8 @@ class InventoryCache:
 
     Use :meth:`from_kubeconfig` or :meth:`in_cluster`, or pass an `ApiClient` (tests). Start it with
     :meth:`start` (or a `with` block), gate readiness on :attr:`synced`, read through
-    :meth:`namespace` and :meth:`facts` (the webhook's `FactsSource`), and :meth:`stop` it. Each
-    process needs its own cache, started after any fork: threads do not survive a fork.
+    :meth:`namespace` and :meth:`facts` (a `stockade.policies.evaluate.FactsSource`), and
+    :meth:`stop` it. Each process needs its own cache, started after any fork: threads do not survive a fork.
     """
 
     def __init__(

@@ -600,13 +600,13 @@ def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, floa
     import statistics
 
     from stockade.admission.app import parse_review
-    from stockade.admission.decide import StaticFacts, evaluate, respond
+    from stockade.admission.decide import evaluate, respond
     from stockade.admission.review import AdmissionReviewResponse
     from stockade.policies.config import load_config
-    from stockade.policies.evaluate import Evaluator
+    from stockade.policies.evaluate import Evaluator, InventoryFacts
 
     evaluator = Evaluator.default(load_config(config_path))
-    facts = StaticFacts()
+    facts = InventoryFacts()
     phases: dict[str, list[float]] = {"parse (orjson + pydantic)": [], "evaluate": [], "respond + dump": []}
     sample = [bodies.next()[1] for _ in range(n)]
     for rep in range(2):  # the first pass warms up

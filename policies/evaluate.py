@@ -10,11 +10,12 @@ import dataclasses
 import datetime as dt
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from stockade.policies.config import Config
 from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
 from stockade.policies.exceptions import ExceptionBook
+from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.workloads import pod_template
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
 
@@ -33,6 +34,36 @@ def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str,
         "annotations": dict(md.get("annotations") or {}),
         "known": obj is not None,
     }
+
+
+class FactsSource(Protocol):
+    """Where a gate gets namespace labels and cross-object facts: the scanned set, the webhook's
+    inventory cache, a cluster's lists."""
+
+    def namespace(self, name: str | None) -> dict[str, Any]: ...
+
+    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
+class InventoryFacts:
+    """Facts from a fixed inventory: the scanned set, a test's objects, or nothing (`--no-inventory`)."""
+
+    def __init__(self, inventory: Inventory | None = None) -> None:
+        self.inventory = inventory or Inventory(complete=False)
+
+    def namespace(self, name: str | None) -> dict[str, Any]:
+        obj = self.inventory.get("Namespace", None, name) if name else None
+        return namespace_info(obj, name)
+
+    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
+        return facts_for(obj, self.inventory)
+
+
+def namespace_for(resource: Resource, source: FactsSource) -> dict[str, Any]:
+    """`input.namespace` in every gate: a Namespace describes itself, other objects get theirs."""
+    if resource.kind == "Namespace":
+        return namespace_info(resource.obj, resource.name)
+    return source.namespace(resource.namespace)
 
 
 class Evaluator:

@@ -28,8 +28,8 @@ from typing import Any
 
 from stockade.policies.config import Config
 from stockade.policies.engine import RuleEvaluationError
-from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.facts import Inventory, facts_for, inventory_of
+from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
+from stockade.policies.facts import inventory_of
 from stockade.policies.model import (
     InputError,
     JSONPath,
@@ -164,7 +164,7 @@ def scan(
     workers: _Workers | None = None,
 ) -> Result:
     """Evaluate resources already read."""
-    inventory = inventory_of(r.obj for r in resources)
+    source = InventoryFacts(inventory_of(r.obj for r in resources))
     todo = [r for r in resources if evaluator.in_scope(r)]
     jobs: list[Job] = [
         (
@@ -173,8 +173,8 @@ def scan(
             evaluator.build_input(
                 r,
                 operation=Operation.SCAN,
-                namespace=_ns(r, inventory),
-                facts=facts_for(r.obj, inventory),
+                namespace=namespace_for(r, source),
+                facts=source.facts(r.obj),
             ),
             _disk_position(r.origin),
         )
@@ -202,13 +202,6 @@ def scan(
     result.resources = len(todo)
     result.exceptions = evaluator.exceptions.statuses()
     return result
-
-
-def _ns(resource: Resource, inventory: Inventory) -> dict[str, Any]:
-    """`input.namespace`: a Namespace object in the scanned set gives its labels to its objects."""
-    name = resource.name if resource.kind == "Namespace" else resource.namespace
-    obj = inventory.get("Namespace", None, name) if name else None
-    return namespace_info(obj, name)
 
 
 # (file, document, prefix): enough for a worker to find lines on disk.

@@ -30,11 +30,11 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 from stockade.admission.app import BadRequest, WebhookState, create_app, parse_review
-from stockade.admission.decide import StaticFacts, evaluate
+from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
 from stockade.admission.server import bind, serve_on
 from stockade.policies.config import load_config, parse_config
-from stockade.policies.evaluate import Evaluator
+from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource
 from stockade.scanner.scan import ScanOptions, run_scan
@@ -312,7 +312,7 @@ def test_admission_decides_exactly_what_scan_decides() -> None:
     resources = [
         r for r in FileSource([str(EXAMPLES / "manifests")], exclude=["broken"]) if isinstance(r, Resource)
     ]
-    facts = StaticFacts(inventory_of(r.obj for r in resources))
+    facts = InventoryFacts(inventory_of(r.obj for r in resources))
     evaluator = Evaluator.default(config)
     compared = 0
     for r in resources:
