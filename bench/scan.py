@@ -36,11 +36,11 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from workloads import REGISTRY, violate
 
 TARGET_PARSE_RATIO = 3.0  # stockade scan <= 3x the parse-only time
 TARGET_CHECKOV_SPEEDUP = 20.0  # stockade scan >= 20x checkov's throughput
 
-REGISTRY = "myregistry.azurecr.io"
 NAMESPACES = ("ml-training", "ml-inference", "research", "batch-eval", "feature-store", "data-prep")
 KIND_WEIGHTS = {"Deployment": 35, "Job": 20, "StatefulSet": 15, "CronJob": 15, "Pod": 15}
 GPU_POOLS = ("gpua100", "gpuh100", "gpul4")
@@ -163,40 +163,8 @@ def _pod_spec(rng: random.Random, name: str, kind: str) -> dict[str, Any]:
         spec["initContainers"] = [init]
     if rng.random() < 0.4:
         for violation in rng.sample(VIOLATIONS, rng.randint(1, 2)):
-            _violate(rng, spec, violation)
+            violate(rng, spec, violation)
     return spec
-
-
-def _violate(rng: random.Random, spec: dict[str, Any], violation: str) -> None:
-    c = rng.choice(spec["containers"])
-    sc = c["securityContext"]
-    if violation == "privileged":
-        sc["privileged"] = True
-        del sc["allowPrivilegeEscalation"]
-    elif violation in ("host_path_socket", "host_path_gpu"):
-        path = "/var/run/containerd/containerd.sock" if violation == "host_path_socket" else "/dev/nvidia0"
-        spec["volumes"].append({"name": "host", "hostPath": {"path": path}})
-        c["volumeMounts"].append({"name": "host", "mountPath": path})
-    elif violation == "host_network":
-        spec["hostNetwork"] = True
-    elif violation == "net_admin":
-        sc["capabilities"]["add"] = ["NET_ADMIN", "SYS_ADMIN"]
-    elif violation == "no_run_as_non_root":
-        spec["securityContext"].pop("runAsNonRoot", None)
-    elif violation == "run_as_root":
-        sc["runAsUser"] = 0
-    elif violation == "latest_image":
-        c["image"] = c["image"].split("@")[0] + ":latest"
-    elif violation == "privilege_escalation":
-        sc["allowPrivilegeEscalation"] = True
-    elif violation == "unconfined_seccomp":
-        sc["seccompProfile"] = {"type": "Unconfined"}
-    elif violation == "unsafe_sysctl":
-        spec["securityContext"]["sysctls"] = [{"name": "kernel.shmmax", "value": "68719476736"}]
-    elif violation == "host_port":
-        c["ports"][0]["hostPort"] = c["ports"][0]["containerPort"]
-    elif violation == "nfs_volume":
-        spec["volumes"].append({"name": "datasets", "nfs": {"server": "10.240.4.10", "path": "/exports"}})
 
 
 def make_workload(rng: random.Random, index: int) -> dict[str, Any]:

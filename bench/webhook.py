@@ -45,6 +45,7 @@ from typing import Any
 
 import httpx
 import orjson
+from workloads import REGISTRY, violate
 
 from stockade.webhooks.certs import CertificateAuthority
 
@@ -56,7 +57,6 @@ TARGET_EVAL_OVERHEAD_MS = 1.0  # evaluation adds <= 1 ms to the median over the 
 EARLY = 0.0015
 
 HOST = "127.0.0.1"  # never anything else
-REGISTRY = "myregistry.azurecr.io"
 DIGEST = "sha256:fdb33018a81755570f074a21085deecee8cad34e586370eda4457d1b5bd45327"
 
 # Every image comes from the organisation's registry, so only the deliberate violations are found.
@@ -169,35 +169,6 @@ def _pod_spec(rng: random.Random, name: str, containers: list[dict[str, Any]], g
     return spec
 
 
-def _violate(rng: random.Random, spec: dict[str, Any], violation: str) -> None:
-    c = rng.choice(spec["containers"])
-    sc = c["securityContext"]
-    if violation == "privileged":
-        sc["privileged"] = True
-        del sc["allowPrivilegeEscalation"]
-    elif violation == "host_path_gpu":
-        spec["volumes"].append(
-            {"name": "nvidia0", "hostPath": {"path": "/dev/nvidia0", "type": "CharDevice"}}
-        )
-        c["volumeMounts"].append({"name": "nvidia0", "mountPath": "/dev/nvidia0"})
-    elif violation == "host_network":
-        spec["hostNetwork"] = True
-    elif violation == "net_admin":
-        sc["capabilities"]["add"] = ["NET_ADMIN", "SYS_ADMIN"]
-    elif violation == "run_as_root":
-        sc["runAsUser"] = 0
-    elif violation == "latest_image":
-        c["image"] = c["image"].split("@")[0] + ":latest"
-    elif violation == "privilege_escalation":
-        sc["allowPrivilegeEscalation"] = True
-    elif violation == "unconfined_seccomp":
-        sc["seccompProfile"] = {"type": "Unconfined"}
-    elif violation == "unsafe_sysctl":
-        spec["securityContext"]["sysctls"] = [{"name": "kernel.shmmax", "value": "68719476736"}]
-    elif violation == "host_port":
-        c["ports"][0]["hostPort"] = c["ports"][0]["containerPort"]
-
-
 def training_pod(rng: random.Random, name: str) -> dict[str, Any]:
     gpus = rng.choice((1, 2, 4, 8))
     main = _container(rng, "trainer", "ml/pytorch-train", 8000, gpus)
@@ -250,7 +221,7 @@ def make_objects(count: int, seed: int, violating: float) -> list[dict[str, Any]
         if rng.random() < violating:
             spec = obj["spec"] if obj["kind"] == "Pod" else obj["spec"]["template"]["spec"]
             for v in rng.sample(VIOLATIONS, rng.randint(1, 2)):
-                _violate(rng, spec, v)
+                violate(rng, spec, v)
         out.append(obj)
     return out
 
