@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from stockade.policies.config import Config
+from stockade.policies.config import Config, ConfigError
 from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
 from stockade.policies.exceptions import ExceptionBook
 from stockade.policies.facts import Inventory, facts_for
@@ -93,8 +93,6 @@ class Evaluator:
         library = library or load_library(policy_dirs)
         unknown = sorted(set(config.rules) - set(library.rules))
         if unknown:
-            from stockade.policies.config import ConfigError
-
             raise ConfigError(f"rules: unknown rule id(s): {', '.join(unknown)}")
         enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
