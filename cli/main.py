@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from stockade.cli import policy, scan, webhook
+from stockade.cli import audit, policy, scan, webhook
 
 app = typer.Typer(
     name="stockade",
@@ -21,6 +21,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("scan")(scan.scan)
+app.command("audit")(audit.audit)
 app.command("init")(policy.init)
 app.add_typer(policy.app, name="policy")
 app.add_typer(webhook.app, name="webhook")

@@ -214,6 +214,8 @@ class Finding:
     path: JSONPath = ()
     details: Mapping[str, Any] = field(default_factory=dict)
     exception: ExceptionRef | None = None
+    # audit: the pods this finding stands for (found on one pod, reported on its owning workload)
+    replicas: int | None = None
 
     @property
     def waived(self) -> bool:

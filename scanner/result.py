@@ -18,6 +18,21 @@ class CoverageGap:
 
 
 @dataclass(slots=True)
+class ClusterStats:
+    """One audited cluster: what was listed and evaluated, and what it cost the API server."""
+
+    name: str
+    reachable: bool = True
+    objects: int = 0  # objects listed
+    evaluated: int = 0  # objects (and pod templates) evaluated
+    pods: int = 0  # pods listed
+    requests: int = 0  # API requests made, retries included
+    seconds: float = 0.0
+    kinds: dict[str, int] = field(default_factory=dict)  # objects listed per kind
+    extras: dict[str, object] = field(default_factory=dict)  # area summaries (e.g. sandbox classes)
+
+
+@dataclass(slots=True)
 class Result:
     """Findings, input errors and bookkeeping of one run."""
 
@@ -29,6 +44,8 @@ class Result:
     gaps: list[CoverageGap] = field(default_factory=list)
     resources: int = 0  # objects evaluated
     files: int = 0  # files read (scan)
+    clusters: list[ClusterStats] = field(default_factory=list)  # audit only
+    framework: str | None = None  # audit --framework: the report shows that framework's controls
 
     @property
     def active(self) -> list[Finding]:

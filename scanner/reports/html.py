@@ -17,6 +17,7 @@ import jinja2
 
 from stockade.policies.model import Finding, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.fleet import fleet_view
 from stockade.scanner.result import Result
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -46,6 +47,7 @@ class Group:
     cluster: str | None
     worst: str
     rows: list[Row] = field(default_factory=list)
+    replicas: int | None = None  # audit: pods of the workload the findings were found on
 
 
 class HtmlReport(Report):
@@ -68,6 +70,7 @@ class HtmlReport(Report):
             exceptions=result.exceptions,
             errors=result.errors,
             gaps=result.gaps,
+            fleet=fleet_view(result),
         )
 
 
@@ -95,6 +98,8 @@ def _groups(findings: list[Finding]) -> list[Group]:
         group = groups.get(key)
         if group is None:
             group = groups[key] = Group(ref.display(), ref.kind, ref.cluster, f.rule.severity.label)
+        if f.replicas:
+            group.replicas = max(group.replicas or 0, f.replicas)
         group.rows.append(
             Row(
                 severity=f.rule.severity.label,

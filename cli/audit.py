@@ -1,0 +1,183 @@
+"""`stockade audit`: the live-cluster gate, across many kubeconfig contexts."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from stockade.cli.errors import EXIT_USAGE, fail
+from stockade.cli.loading import load_evaluator
+from stockade.cli.scan import FailOn, Format, exit_code
+from stockade.scanner.audit import QuietProgress, Target, run_audit
+from stockade.scanner.reports import get_report
+from stockade.scanner.result import Result
+from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader
+
+
+def contexts_of(kubeconfig: Path | None) -> tuple[list[str], str | None]:
+    """The context names of a kubeconfig, and its current context."""
+    from kubernetes import config as k8s_config
+
+    list_contexts: Any = k8s_config.list_kube_config_contexts  # untyped in some client versions
+    try:
+        contexts, current = list_contexts(config_file=str(kubeconfig) if kubeconfig else None)
+    except Exception as exc:  # missing file, invalid YAML, no contexts
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+        fail(f"{where}: cannot read kubeconfig: {str(exc).splitlines()[0] if str(exc) else exc}")
+    return [c["name"] for c in contexts], (current or {}).get("name")
+
+
+def audit(
+    context: Annotated[
+        list[str] | None, typer.Option("--context", help="kubeconfig context (repeat).")
+    ] = None,
+    all_contexts: Annotated[bool, typer.Option("--all-contexts", help="Every context.")] = False,
+    kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="kubeconfig file.")] = None,
+    format: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.table,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
+    policy_dir: Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")] = None,
+    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest action that fails.")] = FailOn.deny,
+    framework: Annotated[
+        str | None, typer.Option("--framework", help="Only this framework's rules, with per-control results.")
+    ] = None,
+    write_policy_reports: Annotated[
+        bool, typer.Option("--write-policy-reports", help="Write PolicyReport objects back to each cluster.")
+    ] = False,
+    qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
+    burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
+) -> None:
+    """Audit live clusters (kubeconfig contexts) against the policy library: one report for the fleet."""
+    if qps <= 0 or burst < 1:
+        fail("--qps must be > 0 and --burst >= 1")
+    names, current = contexts_of(kubeconfig)
+    if all_contexts:
+        chosen = names
+    elif context:
+        unknown = [c for c in context if c not in names]
+        if unknown:
+            fail(f"unknown context(s): {', '.join(unknown)} (known: {', '.join(names) or 'none'})")
+        chosen = list(dict.fromkeys(context))
+    elif current:
+        chosen = [current]
+    else:
+        fail("no --context given and the kubeconfig has no current context")
+    evaluator, _ = load_evaluator(config, policy_dir or [])
+    if framework is not None:
+        from stockade.policies.frameworks import FrameworkError, restrict_to_framework
+
+        try:
+            evaluator = restrict_to_framework(evaluator, framework)
+        except FrameworkError as exc:
+            fail(str(exc))
+    config_file = str(kubeconfig) if kubeconfig else None
+    targets = [
+        Target(name, lambda n=name: ClusterReader.from_kubeconfig(config_file, n, qps=qps, burst=burst))  # type: ignore[misc]
+        for name in chosen
+    ]
+    from stockade.cli.main import tool_version
+
+    writer = None
+    if write_policy_reports:
+        from stockade.scanner.policyreports import PolicyReportWriter
+
+        writer = PolicyReportWriter(config_file)
+    with _progress() as progress:
+        result = run_audit(
+            targets,
+            evaluator,
+            version=tool_version(),
+            progress=progress,
+            on_snapshot=writer.write if writer is not None else None,
+        )
+    if framework is not None:
+        result.framework = framework
+    fmt = format.value
+    report = get_report(fmt)
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_text(report.render(result), encoding="utf-8")
+    else:
+        text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    _summary(result, to_stderr=output is None and fmt != "table")
+    if writer is not None:
+        for line in writer.messages:
+            typer.echo(f"stockade: {line}", err=True)
+    code = exit_code(result, fail_on)
+    if any(not c.reachable for c in result.clusters):
+        code = EXIT_USAGE
+    raise typer.Exit(code)
+
+
+def _summary(result: Result, *, to_stderr: bool) -> None:
+    s = result.summary()
+    by_action = s["by_action"]
+    assert isinstance(by_action, dict)
+    audited = sum(1 for c in result.clusters if c.reachable)
+    typer.echo(
+        f"stockade: {audited}/{len(result.clusters)} clusters, {s['resources']} workloads and objects, "
+        f"{s['findings']} findings ({by_action['deny']} deny, {by_action['warn']} warn, "
+        f"{by_action['audit']} audit), {s['waived']} waived, {len(result.gaps)} coverage gaps",
+        err=True,
+    )
+    for gap in result.gaps:
+        typer.echo(f"stockade: gap: {gap.scope}: {gap.message}", err=True)
+    for err in result.errors:
+        typer.echo(f"stockade: {err}", err=True)
+
+
+class _RichProgress:
+    """One line per cluster: objects listed, evaluated, findings (stderr, terminals only)."""
+
+    def __init__(self) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.bar = Progress(
+            TextColumn("{task.fields[cluster]:<24}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.description}"),
+            TimeElapsedColumn(),
+            transient=False,
+        )
+        self.tasks: dict[str, Any] = {}
+        self.listed_total: dict[str, int] = {}
+
+    def _task(self, cluster: str) -> Any:
+        if cluster not in self.tasks:
+            self.tasks[cluster] = self.bar.add_task("listing", total=None, cluster=cluster)
+        return self.tasks[cluster]
+
+    def listed(self, cluster: str, kind: str, objects: int) -> None:
+        total = self.listed_total[cluster] = self.listed_total.get(cluster, 0) + objects
+        self.bar.update(self._task(cluster), description=f"listed {total:,} objects ({kind})")
+
+    def evaluating(self, cluster: str, total: int) -> None:
+        self.bar.update(self._task(cluster), total=total, completed=0, description="evaluating")
+
+    def evaluated(self, cluster: str, done: int, findings: int) -> None:
+        self.bar.update(self._task(cluster), completed=done, description=f"{findings:,} findings")
+
+    def finished(self, cluster: str, ok: bool, message: str) -> None:
+        task = self._task(cluster)
+        if not ok:
+            self.bar.update(task, total=1, completed=0, description=f"[red]not audited: {message}")
+
+    def __enter__(self) -> _RichProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+
+def _progress() -> _RichProgress | QuietProgress:
+    """A live display on a terminal; nothing in CI or when stderr is redirected."""
+    if sys.stderr.isatty() and not os.environ.get("CI"):
+        return _RichProgress()
+    return QuietProgress()

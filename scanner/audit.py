@@ -1,0 +1,361 @@
+"""`stockade audit`: live clusters in, one fleet report out.
+
+The same pipeline as `stockade scan` (resources → facts → engine → decisions), with clusters as the
+source. What differs is scale, and that a cluster is a shared, live system:
+
+1. **List** every kind the enabled rules and the facts need, from each cluster in parallel (one
+   thread per cluster: listing is I/O), page by page (:mod:`stockade.scanner.sources.cluster`).
+   One unreachable cluster, or one forbidden kind, is a coverage gap, never a crash.
+2. **Fold pods into their workloads while listing.** Pods of one ReplicaSet / Job / StatefulSet
+   revision share a spec, so only one pod per (owning workload, template hash) is kept; the others
+   only add to its replica count. 150,000 pods from 3,000 Deployments become 3,000 evaluations and
+   a few thousand objects in memory. Findings on that pod are reported on the owning workload (the
+   Deployment, not its ReplicaSet; the CronJob, not its Job), with the number of pods affected.
+   The pod is what actually runs (mutating webhooks and LimitRanges applied), so it is evaluated
+   rather than the template; a workload with no pods at all (scaled to zero, a CronJob between
+   runs) is evaluated from its own template. Bare pods are evaluated one by one.
+3. **Facts** come from the cluster's own inventory, which is complete (absence means "does not
+   exist") only when every kind the analyzers index was listed.
+4. **Evaluate and decide** in this thread (regorus holds the GIL; exception usage is counted once),
+   with `operation: AUDIT` and the cluster's name, so `overrides` and exceptions that name clusters
+   apply.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from stockade.policies.engine import KIND_ALIASES, RuleEvaluationError
+from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
+from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
+from stockade.policies.facts.workloads import TEMPLATE_PATHS
+from stockade.policies.kinds import KINDS, KindInfo
+from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
+from stockade.scanner.result import ClusterStats, CoverageGap, Result
+from stockade.scanner.sources.cluster import HTTP_FORBIDDEN, HTTP_NOT_FOUND, ClusterReader, ListError
+
+#: Controllers whose pods are folded into the workload that owns them.
+CONTROLLER_KINDS = (
+    "Deployment",
+    "ReplicaSet",
+    "StatefulSet",
+    "DaemonSet",
+    "Job",
+    "CronJob",
+    "ReplicationController",
+)
+#: Labels that tell apart pods of different templates of one owner.
+TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash", "batch.kubernetes.io/controller-uid")
+
+
+class AuditProgress(Protocol):
+    """What the audit reports while it runs (a rich display on a terminal; nothing in CI)."""
+
+    def listed(self, cluster: str, kind: str, objects: int) -> None: ...
+
+    def evaluating(self, cluster: str, total: int) -> None: ...
+
+    def evaluated(self, cluster: str, done: int, findings: int) -> None: ...
+
+    def finished(self, cluster: str, ok: bool, message: str) -> None: ...
+
+
+class QuietProgress:
+    """No display (CI, pipes, tests)."""
+
+    def __enter__(self) -> QuietProgress:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        pass
+
+    def listed(self, cluster: str, kind: str, objects: int) -> None:
+        pass
+
+    def evaluating(self, cluster: str, total: int) -> None:
+        pass
+
+    def evaluated(self, cluster: str, done: int, findings: int) -> None:
+        pass
+
+    def finished(self, cluster: str, ok: bool, message: str) -> None:
+        pass
+
+
+@dataclass(slots=True)
+class Target:
+    """One cluster to audit: its name in the report and how to open a reader for it."""
+
+    name: str
+    open: Callable[[], ClusterReader]
+
+
+def kinds_to_list(evaluator: Evaluator) -> list[KindInfo]:
+    """The kinds the enabled rules apply to, those the analyzers index, and the pod controllers."""
+    wanted: set[str] = set(INDEXED_KINDS) | set(CONTROLLER_KINDS) | {"Pod", "Namespace"}
+    for rule in evaluator.rules.values():
+        if rule.id not in getattr(evaluator.engine, "enabled", {rule.id}):
+            continue
+        for kind in rule.kinds:
+            wanted.update(KIND_ALIASES.get(kind, (kind,)))
+    return [info for info in KINDS.values() if info.kind in wanted]
+
+
+# --- one cluster: list and fold ------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _PodGroup:
+    pod: dict[str, Any]
+    count: int = 1
+
+
+@dataclass(slots=True)
+class ClusterSnapshot:
+    """What was kept of one cluster's lists: objects to evaluate, pod groups, the inventory."""
+
+    name: str
+    objects: list[dict[str, Any]] = field(default_factory=list)  # evaluated as themselves
+    controllers: dict[str, dict[str, Any]] = field(default_factory=dict)  # uid -> controller object
+    pod_groups: dict[tuple[str, str], _PodGroup] = field(default_factory=dict)  # (owner uid, hash)
+    bare_pods: list[dict[str, Any]] = field(default_factory=list)
+    inventory: Inventory = field(default_factory=lambda: Inventory(complete=False))
+    gaps: list[CoverageGap] = field(default_factory=list)
+    stats: ClusterStats = field(default_factory=lambda: ClusterStats(name=""))
+    failed: str | None = None  # the cluster could not be listed at all
+
+
+def _controller_of(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(ref, Mapping) and ref.get("controller"):
+            return ref
+    return None
+
+
+def _uid(obj: Mapping[str, Any]) -> str:
+    md = obj.get("metadata") or {}
+    return str(md.get("uid") or f"{obj.get('kind')}/{md.get('namespace')}/{md.get('name')}")
+
+
+def _template_hash(pod: Mapping[str, Any]) -> str:
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    for key in TEMPLATE_HASH_LABELS:
+        if labels.get(key):
+            return str(labels[key])
+    return ""
+
+
+def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditProgress) -> ClusterSnapshot:
+    """List one cluster and keep only what the audit needs (module docstring, step 2)."""
+    snap = ClusterSnapshot(name=reader.name, stats=ClusterStats(name=reader.name))
+    started = time.monotonic()
+    listed_indexed: set[str] = set()
+    for info in kinds:
+        try:
+            if info.kind == "Pod":
+                _collect_pods(reader, info, snap)
+            else:
+                kept: list[dict[str, Any]] = []
+                for page in reader.pages(info, on_restart=kept.clear):
+                    kept.extend(page)
+                for obj in kept:
+                    if info.kind in CONTROLLER_KINDS:
+                        snap.controllers[_uid(obj)] = obj
+                    else:
+                        snap.objects.append(obj)
+                    snap.inventory.add(obj)
+            if info.kind in INDEXED_KINDS:
+                listed_indexed.add(info.kind)
+        except ListError as exc:
+            if exc.status is None and not reader.stats.objects:
+                # nothing ever answered: the cluster is unreachable, not one kind forbidden
+                snap.failed = str(exc)
+                snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {exc}"))
+                break
+            if exc.status == HTTP_NOT_FOUND and info.custom:
+                continue  # the CRD is not installed: nothing of that kind can exist
+            what = "forbidden" if exc.status == HTTP_FORBIDDEN else "could not be listed"
+            snap.gaps.append(CoverageGap(f"{reader.name}/{info.kind}", f"{info.plural} {what}: {exc}"))
+        progress.listed(reader.name, info.kind, reader.stats.by_kind.get(info.kind, 0))
+    snap.inventory.complete = snap.failed is None and listed_indexed >= (
+        INDEXED_KINDS & {k.kind for k in kinds}
+    )
+    snap.stats.reachable = snap.failed is None
+    snap.stats.objects = reader.stats.objects
+    snap.stats.requests = reader.stats.requests
+    snap.stats.kinds = dict(reader.stats.by_kind)
+    snap.stats.seconds = time.monotonic() - started
+    return snap
+
+
+def _collect_pods(reader: ClusterReader, info: KindInfo, snap: ClusterSnapshot) -> None:
+    groups: dict[tuple[str, str], _PodGroup] = {}
+    bare: list[dict[str, Any]] = []
+
+    def restart() -> None:
+        groups.clear()
+        bare.clear()
+
+    count = 0
+    for page in reader.pages(info, on_restart=restart):
+        for pod in page:
+            count += 1
+            phase = (pod.get("status") or {}).get("phase")
+            if phase in ("Succeeded", "Failed"):
+                continue  # finished pods run nothing; their owner is still evaluated
+            owner = _controller_of(pod)
+            if owner is None or str(owner.get("kind")) not in CONTROLLER_KINDS:
+                bare.append(pod)
+                continue
+            key = (str(owner.get("uid") or owner.get("name")), _template_hash(pod))
+            group = groups.get(key)
+            if group is None:
+                groups[key] = _PodGroup(pod)
+            else:
+                group.count += 1
+    snap.pod_groups, snap.bare_pods = groups, bare
+    snap.stats.pods = count
+
+
+# --- evaluation ----------------------------------------------------------------------------------
+
+
+def _top_owner(uid: str, controllers: Mapping[str, Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The outermost listed controller above `uid` (ReplicaSet → Deployment, Job → CronJob)."""
+    obj = controllers.get(uid)
+    seen = 0
+    while obj is not None and seen < 8:
+        ref = _controller_of(obj)
+        parent = controllers.get(str(ref.get("uid"))) if ref is not None else None
+        if parent is None:
+            return obj
+        obj, seen = parent, seen + 1
+    return obj
+
+
+def _evaluable(snap: ClusterSnapshot) -> list[tuple[Resource, Resource | None, int | None]]:
+    """(resource to evaluate, workload to report on, pods it stands for) for one cluster.
+
+    Findings on a pod are decided as the workload's: its identity and labels are what exceptions
+    and overrides match, so a waiver written for a DaemonSet covers the DaemonSet's pods.
+    """
+    origin = snap.name
+    out: list[tuple[Resource, Resource | None, int | None]] = []
+    with_pods: set[str] = set()
+    owner_groups: dict[str, list[_PodGroup]] = {}
+    for (owner_uid, _), group in snap.pod_groups.items():
+        top = _top_owner(owner_uid, snap.controllers)
+        top_uid = _uid(top) if top is not None else owner_uid
+        with_pods.add(top_uid)
+        owner_groups.setdefault(top_uid, []).append(group)
+    for top_uid, groups in owner_groups.items():
+        top = snap.controllers.get(top_uid)
+        for group in groups:
+            pod = Resource(group.pod, Origin(cluster=origin))
+            workload = Resource(dict(top), Origin(cluster=origin)) if top is not None else None
+            out.append((pod, workload, group.count))
+    for uid, obj in snap.controllers.items():
+        parent = _controller_of(obj)
+        if parent is not None and str(parent.get("uid")) in snap.controllers:
+            continue  # an owned controller (ReplicaSet of a Deployment): its top owner speaks for it
+        if uid in with_pods or obj.get("kind") not in TEMPLATE_PATHS:
+            continue
+        out.append((Resource(obj, Origin(cluster=origin)), None, 0))
+    for bare in snap.bare_pods:
+        out.append((Resource(bare, Origin(cluster=origin)), None, 1))
+    for obj in snap.objects:
+        out.append((Resource(obj, Origin(cluster=origin)), None, None))
+    return out
+
+
+def evaluate_snapshot(
+    snap: ClusterSnapshot, evaluator: Evaluator, result: Result, progress: AuditProgress
+) -> None:
+    """Evaluate one cluster's snapshot into `result` (findings, errors, stats)."""
+    source = InventoryFacts(snap.inventory)
+    todo = [t for t in _evaluable(snap) if evaluator.in_scope(t[0])]
+    progress.evaluating(snap.name, len(todo))
+    findings_before = len(result.findings)
+    seen: set[tuple[Any, ...]] = set()
+    for n, (resource, owner, replicas) in enumerate(todo, 1):
+        try:
+            violations = evaluator.violations(
+                resource,
+                operation=Operation.AUDIT,
+                namespace=namespace_for(resource, source),
+                facts=source.facts(resource.obj),
+            )
+        except RuleEvaluationError as exc:
+            result.errors.append(InputError(f"{snap.name}/{resource.ref().display()}", str(exc)))
+            continue
+        for finding in evaluator.decide(owner or resource, violations):
+            finding.replicas = replicas if replicas else None
+            key = (finding.resource, finding.rule.id, finding.message, finding.path)
+            if key in seen:  # two templates of one workload during a rollout: report once
+                continue
+            seen.add(key)
+            result.findings.append(finding)
+        if n % 200 == 0 or n == len(todo):
+            progress.evaluated(snap.name, n, len(result.findings) - findings_before)
+    snap.stats.evaluated = len(todo)
+
+
+def run_audit(
+    targets: Sequence[Target],
+    evaluator: Evaluator,
+    *,
+    version: str,
+    progress: AuditProgress | None = None,
+    max_parallel: int = 8,
+    on_snapshot: Callable[[ClusterSnapshot, Result], None] | None = None,
+) -> Result:
+    """Audit every target: list them in parallel, evaluate each as its lists complete."""
+    progress = progress or QuietProgress()
+    kinds = kinds_to_list(evaluator)
+    result = Result(tool_version=version, rules=dict(evaluator.rules))
+    lock = threading.Lock()
+
+    def list_one(target: Target) -> ClusterSnapshot:
+        try:
+            reader = target.open()
+        except Exception as exc:  # a broken kubeconfig entry, missing credentials plugin, ...
+            snap = ClusterSnapshot(name=target.name, stats=ClusterStats(name=target.name, reachable=False))
+            snap.failed = _one_line(exc)
+            snap.gaps.append(CoverageGap(target.name, f"cluster not audited: {snap.failed}"))
+            return snap
+        with reader:
+            reader.name = target.name
+            return collect(reader, kinds, progress)
+
+    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(targets) or 1))) as pool:
+        futures: list[Future[ClusterSnapshot]] = [pool.submit(list_one, t) for t in targets]
+        for future in futures:
+            snap = future.result()
+            with lock:
+                result.gaps.extend(snap.gaps)
+                result.clusters.append(snap.stats)
+                if snap.failed is None:
+                    evaluate_snapshot(snap, evaluator, result, progress)
+                    if on_snapshot is not None:
+                        on_snapshot(snap, result)
+                progress.finished(snap.name, snap.failed is None, snap.failed or "")
+                result.resources += snap.stats.evaluated
+    result.exceptions = evaluator.exceptions.statuses()
+    return result
+
+
+def findings_by_cluster(findings: Iterable[Finding]) -> dict[str | None, list[Finding]]:
+    out: dict[str | None, list[Finding]] = {}
+    for f in findings:
+        out.setdefault(f.resource.cluster, []).append(f)
+    return out
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return (text[0] if text else type(exc).__name__)[:300]

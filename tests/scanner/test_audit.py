@@ -1,0 +1,389 @@
+"""`stockade audit` against live "clusters": the real `kubernetes` client over HTTP on loopback.
+
+The API server is our own fake, `examples/fleet/apiserver.py` (a stdlib `http.server` app serving
+paginated LISTs, 403/404 Status bodies and injected 429/503/410 failures; the same server
+`make demo` and `bench/audit.py` use). Nothing outside 127.0.0.1 is contacted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import socket
+import sys
+from collections import Counter
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import orjson
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+from stockade.policies.config import load_config, parse_config
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.kinds import KINDS
+from stockade.scanner.audit import Target, run_audit
+from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.cluster import ClusterReader, ListError, RateLimiter
+from stockade.scanner.sources.files import FileSource
+
+ROOT = Path(__file__).resolve().parents[2]
+FLEET = ROOT / "examples" / "fleet" / "fleet.yaml"
+
+
+def _load_fake() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("fleet_apiserver", ROOT / "examples/fleet/apiserver.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["fleet_apiserver"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fake = _load_fake()
+
+
+def _reader(url: str, name: str = "c", **options: Any) -> ClusterReader:
+    from kubernetes import client as k8s_client
+
+    cfg = k8s_client.Configuration()
+    cfg.host = url
+    cfg.api_key = {"authorization": fake.TOKEN}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    cfg.retries = False  # as ClusterReader.from_kubeconfig does: every retry is the reader's own
+    options.setdefault("sleep", lambda s: None)
+    return ClusterReader(k8s_client.ApiClient(cfg), name, **options)
+
+
+def _audit(served: list[Any], evaluator: Evaluator, **options: Any) -> Result:
+    targets = [Target(s.cluster.name, lambda s=s: _reader(s.url, s.cluster.name, **options)) for s in served]
+    return run_audit(targets, evaluator, version="test")
+
+
+@pytest.fixture(scope="module")
+def fleet_result() -> Result:
+    clusters = fake.load_fleet(FLEET)
+    served = [fake.ServedCluster(c) for c in clusters]
+    for s in served:
+        s.__enter__()
+    try:
+        return _audit(served, Evaluator.default(load_config(ROOT / "examples/stockade.yaml")))
+    finally:
+        for s in served:
+            s.__exit__()
+
+
+def _verdicts(result: Result, cluster: str | None) -> set[tuple[str, str | None, str, str, bool]]:
+    return {
+        (f.resource.kind, f.resource.namespace, f.resource.name, f.rule.id, f.waived)
+        for f in result.findings
+        if f.resource.cluster == cluster
+    }
+
+
+def test_audit_gives_the_scan_verdicts_for_the_same_objects(fleet_result: Result) -> None:
+    """Same manifests, two gates: every (workload, rule, waived) the scan reports, the audit reports.
+
+    The audit evaluates a running pod per template and reports on the owning workload; the scan
+    evaluates the workload's template. For these manifests both must agree exactly.
+    """
+    config = load_config(ROOT / "examples/stockade.yaml")
+    manifests = ROOT / "examples/manifests"
+    files = FileSource([str(manifests / d) for d in ("cluster", "compliant", "violations", "waived")])
+    scanned = run_scan(files, [], Evaluator.default(config), ScanOptions(config), version="test")
+    assert not fleet_result.errors
+    audited, expected = _verdicts(fleet_result, "aks-prod-eastus"), _verdicts(scanned, None)
+    # The one deliberate difference: the API server defaults hostPort = containerPort on the *pods*
+    # of a hostNetwork workload, not on its template (Kubernetes >= 1.28). The running pods of
+    # triton-hostnet therefore really do have host ports, which the scan of the template cannot see.
+    assert audited - expected == {("Deployment", "ml-inference", "triton-hostnet", "STK-POD-006", False)}
+    assert expected - audited == set()
+
+
+def test_pods_are_folded_into_their_workloads(fleet_result: Result) -> None:
+    stats = {c.name: c for c in fleet_result.clusters}
+    bm = stats["gpu-bm-1"]
+    assert bm.pods == 16 + 6 + 8 + 1  # StatefulSet, Deployment, DaemonSet pods, one bare pod
+    # 3 workloads + 1 bare pod + Namespaces and ServiceAccounts (listed objects, evaluated as themselves)
+    assert bm.evaluated < bm.pods
+    by_workload = {
+        (f.resource.kind, f.resource.name): f.replicas
+        for f in fleet_result.findings
+        if f.resource.cluster == "gpu-bm-1"
+    }
+    assert by_workload[("DaemonSet", "node-debugger")] == 8
+    assert by_workload[("Deployment", "data-loader")] == 6
+    assert by_workload[("Pod", "gpu-shell")] == 1
+    assert ("StatefulSet", "llm-pretrain") not in by_workload
+    assert not any(
+        f.resource.kind in ("ReplicaSet", "Pod") and f.resource.name.startswith("data-loader")
+        for f in fleet_result.findings
+    )
+
+
+def test_exceptions_written_for_a_workload_cover_its_pods(fleet_result: Result) -> None:
+    dcgm = [f for f in fleet_result.findings if f.resource.name == "dcgm-exporter"]
+    assert dcgm and all(f.waived for f in dcgm)
+    assert {f.replicas for f in dcgm} == {4}  # one pod per node
+
+
+def test_cluster_overrides_apply_by_context_name() -> None:
+    cluster = fake.FakeCluster.from_objects(
+        "aks-dev-westus", fake.load_manifests([FLEET.parent / "gpu-bm-1"])
+    )
+    cfg = parse_config("overrides:\n  - {rules: ['*'], clusters: ['aks-dev-*'], action: warn}\n")
+    with fake.ServedCluster(cluster) as served:
+        result = _audit([served], Evaluator.default(cfg))
+    assert result.findings and {f.action.value for f in result.findings} == {"warn"}
+
+
+def _small_cluster(pods: int = 23) -> Any:
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "web", "namespace": "apps"},
+        "spec": {
+            "replicas": pods,
+            "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"containers": [{"name": "c", "image": "nginx"}]},
+            },
+        },
+    }
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}
+    return fake.FakeCluster.from_objects("small", [namespace, deployment], nodes=2)
+
+
+def test_lists_are_paginated_and_counted() -> None:
+    cluster = _small_cluster(23)
+    with fake.ServedCluster(cluster) as served:
+        reader = _reader(served.url, page_size=5)
+        pods = reader.list(KINDS["Pod"])
+        assert len(pods) == 23 and all(p["kind"] == "Pod" and p["apiVersion"] == "v1" for p in pods)
+        pod_requests = [q for path, q, _ in cluster.requests if path == "/api/v1/pods"]
+        assert len(pod_requests) == math.ceil(23 / 5)
+        assert all(q["limit"] == "5" for q in pod_requests)
+        assert [("continue" in q) for q in pod_requests] == [False, True, True, True, True]
+
+
+def test_at_most_one_request_per_page_of_500() -> None:
+    cluster = _small_cluster(1200)
+    with fake.ServedCluster(cluster) as served:
+        result = _audit([served], Evaluator.default())
+    stats = result.clusters[0]
+    assert stats.pods == 1200
+    pod_requests = [1 for path, _, _ in cluster.requests if path == "/api/v1/pods"]
+    assert len(pod_requests) == 3
+    listed_kinds = len({path for path, _, _ in cluster.requests})
+    assert stats.requests == len(cluster.requests) <= listed_kinds + math.ceil(stats.objects / 500)
+
+
+def test_throttling_and_server_errors_are_retried() -> None:
+    cluster = _small_cluster(3)
+    cluster.failures["/api/v1/pods"] = [429, 503, 500]
+    with fake.ServedCluster(cluster) as served:
+        reader = _reader(served.url)
+        assert len(reader.list(KINDS["Pod"])) == 3
+    assert reader.stats.retries == 3
+    assert [s for p, _, s in cluster.requests if p == "/api/v1/pods"] == [429, 503, 500, 200]
+
+
+def test_persistent_failure_and_forbidden_kinds_are_coverage_gaps() -> None:
+    cluster = _small_cluster(3)
+    cluster.failures["/apis/apps/v1/daemonsets"] = [503] * 10
+    cluster.forbidden.add("/api/v1/serviceaccounts")
+    with fake.ServedCluster(cluster) as served:
+        result = _audit([served], Evaluator.default(), max_attempts=3)
+    scopes = {g.scope: g.message for g in result.gaps}
+    assert set(scopes) == {"small/DaemonSet", "small/ServiceAccount"}
+    assert "forbidden" in scopes["small/ServiceAccount"]
+    assert "503" in scopes["small/DaemonSet"]
+    # the rest of the cluster was still audited
+    assert result.clusters[0].reachable and any(f.resource.name == "web" for f in result.findings)
+
+
+def test_custom_resources_not_installed_are_not_gaps() -> None:
+    cluster = _small_cluster(1)
+    with fake.ServedCluster(cluster) as served:
+        reader = _reader(served.url)
+        with pytest.raises(ListError) as err:
+            reader.list(KINDS["CiliumNetworkPolicy"])
+    assert err.value.status == 404
+
+
+def test_an_expired_continue_token_restarts_the_list() -> None:
+    cluster = _small_cluster(12)
+    with fake.ServedCluster(cluster) as served:
+        reader = _reader(served.url, page_size=5)
+        pages = reader.pages(KINDS["Pod"])
+        first = next(pages)
+        cluster.failures["/api/v1/pods"] = [410]
+        rest = [p for page in pages for p in page]
+    assert len(first) == 5
+    # the restart re-lists from the first page: 5 + (410) + 5 + 5 + 2
+    assert len(rest) == 12
+    assert [s for p, _, s in cluster.requests if p == "/api/v1/pods"] == [200, 410, 200, 200, 200]
+
+
+def test_an_unreachable_cluster_is_a_gap_and_the_others_are_audited() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"  # bound, never listening: refused
+        cluster = _small_cluster(2)
+        with fake.ServedCluster(cluster) as served:
+            targets = [
+                Target("dead", lambda: _reader(dead, "dead", max_attempts=2)),
+                Target("small", lambda: _reader(served.url, "small")),
+            ]
+            result = run_audit(targets, Evaluator.default(), version="test")
+    reach = {c.name: c.reachable for c in result.clusters}
+    assert reach == {"dead": False, "small": True}
+    assert [g.scope for g in result.gaps] == ["dead"]
+    assert "cannot reach the API server" in result.gaps[0].message
+    assert any(f.resource.cluster == "small" for f in result.findings)
+
+
+def test_secrets_are_listed_as_metadata_only() -> None:
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "storage", "namespace": "apps"},
+        "data": {"azurestorageaccountkey": "c2VjcmV0"},
+        "stringData": {"token": "hunter2"},
+        "type": "Opaque",
+    }
+    cluster = fake.FakeCluster.from_objects("s", [secret], simulate=False)
+    with fake.ServedCluster(cluster) as served:
+        listed = _reader(served.url).list(KINDS["Secret"])
+    assert listed == [
+        {"metadata": listed[0]["metadata"], "type": "Opaque", "kind": "Secret", "apiVersion": "v1"}
+    ]
+    assert "c2VjcmV0" not in orjson.dumps(listed).decode()
+
+
+def test_rate_limiter_spaces_requests_beyond_the_burst() -> None:
+    now = [0.0]
+    slept: list[float] = []
+
+    def sleep(s: float) -> None:
+        slept.append(s)
+        now[0] += s
+
+    limiter = RateLimiter(qps=10, burst=2, clock=lambda: now[0])
+    for _ in range(5):
+        limiter.acquire(sleep)
+    assert slept == pytest.approx([0.1, 0.1, 0.1])
+
+
+# --- the command ---------------------------------------------------------------------------------
+
+
+@pytest.fixture()
+def kubeconfig(tmp_path: Path) -> Any:
+    clusters = fake.load_fleet(FLEET)
+    served = [fake.ServedCluster(c) for c in clusters]
+    for s in served:
+        s.__enter__()
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(fake.kubeconfig({s.cluster.name: s.url for s in served})))
+    _SERVED.clear()
+    _SERVED.update({s.cluster.name: s.cluster for s in served})
+    yield path
+    for s in served:
+        s.__exit__()
+
+
+def test_cli_audits_every_context_into_one_json_report(kubeconfig: Path, tmp_path: Path) -> None:
+    out = tmp_path / "audit.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--kubeconfig",
+            str(kubeconfig),
+            "--all-contexts",
+            "--config",
+            str(ROOT / "examples/stockade.yaml"),
+            "--format",
+            "json",
+            "--output",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    doc = orjson.loads(out.read_bytes())
+    clusters = Counter(f["resource"]["cluster"] for f in doc["findings"])
+    assert set(clusters) == {"aks-prod-eastus", "gpu-bm-1"}
+    assert "2/2 clusters" in result.output
+
+
+def test_cli_current_context_and_errors(kubeconfig: Path, tmp_path: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--format", "json"])
+    assert ok.exit_code == 1
+    assert {f["resource"]["cluster"] for f in orjson.loads(ok.stdout)["findings"]} == {"aks-prod-eastus"}
+    unknown = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--context", "nope"])
+    assert unknown.exit_code == 2 and "unknown context(s): nope" in unknown.output
+    missing = runner.invoke(app, ["audit", "--kubeconfig", str(tmp_path / "absent")])
+    assert missing.exit_code == 2 and "cannot read kubeconfig" in missing.output
+
+
+def test_policy_reports_are_written_back_in_place_and_bounded(kubeconfig: Path, monkeypatch: Any) -> None:
+    from stockade.scanner import policyreports
+
+    runner = CliRunner()
+    args = ["audit", "--kubeconfig", str(kubeconfig), "--context", "gpu-bm-1", "--write-policy-reports"]
+    args += ["--config", str(ROOT / "examples/stockade.yaml"), "--format", "json"]
+    first = runner.invoke(app, args)
+    assert first.exit_code == 1, first.output
+    assert "gpu-bm-1: 2 PolicyReports written" in first.output
+    doc = orjson.loads(first.stdout)
+    cluster = _served_cluster(kubeconfig, "gpu-bm-1")
+    reports = {k[2]: v for k, v in cluster.written.items() if k[1] == "policyreports"}
+    assert set(reports) == {"pretrain", "infra-debug"}
+    assert all(ct == "application/apply-patch+yaml" for _, ct, _ in cluster.patches)
+    assert all(q == {"fieldManager": "stockade", "force": "true"} for _, _, q in cluster.patches)
+    pretrain = reports["pretrain"]
+    assert pretrain["kind"] == "PolicyReport" and pretrain["metadata"]["name"] == "stockade-audit"
+    n_pretrain = sum(1 for f in doc["findings"] if f["resource"]["namespace"] == "pretrain")
+    assert pretrain["summary"]["fail"] + pretrain["summary"]["warn"] == n_pretrain == len(pretrain["results"])
+    assert {r["resources"][0]["name"] for r in pretrain["results"]} == {"data-loader", "gpu-shell"}
+    # a second audit updates the same objects; a namespace that became clean loses its report
+    cluster.written.pop(("wgpolicyk8s.io/v1alpha2", "policyreports", "infra-debug", "stockade-audit"))
+    cluster.written[("wgpolicyk8s.io/v1alpha2", "policyreports", "old-ns", "stockade-audit")] = {
+        "metadata": {
+            "name": "stockade-audit",
+            "namespace": "old-ns",
+            "labels": {"app.kubernetes.io/managed-by": "stockade"},
+        }
+    }
+    assert runner.invoke(app, args).exit_code == 1
+    assert {k[2] for k in cluster.written if k[1] == "policyreports"} == {"pretrain", "infra-debug"}
+    # bounded: results are capped, the summary still counts everything
+    monkeypatch.setattr(policyreports, "MAX_RESULTS", 3)
+    capped = policyreports.build_reports(
+        [f for f in _audit_findings(kubeconfig) if f.resource.namespace == "pretrain"]
+    )[0]
+    assert len(capped["results"]) == 3
+    assert capped["metadata"]["annotations"]["stockade.io/truncated"] == str(n_pretrain - 3)
+    assert capped["summary"]["fail"] + capped["summary"]["warn"] == n_pretrain
+
+
+_SERVED: dict[str, Any] = {}
+
+
+def _served_cluster(kubeconfig: Path, name: str) -> Any:
+    return _SERVED[name]
+
+
+def _audit_findings(kubeconfig: Path) -> list[Any]:
+    from stockade.scanner.sources.cluster import ClusterReader as Reader
+
+    target = Target("gpu-bm-1", lambda: Reader.from_kubeconfig(str(kubeconfig), "gpu-bm-1"))
+    return run_audit(
+        [target], Evaluator.default(load_config(ROOT / "examples/stockade.yaml")), version="t"
+    ).findings
