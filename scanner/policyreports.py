@@ -156,7 +156,9 @@ class PolicyReportWriter:
                     GROUP, VERSION, "clusterpolicyreports", NAME, report, **common
                 )
         selector = ",".join(f"{k}={v}" for k, v in MANAGED.items())
-        existing: Any = api.list_cluster_custom_object(GROUP, VERSION, "policyreports", label_selector=selector)
+        existing: Any = api.list_cluster_custom_object(
+            GROUP, VERSION, "policyreports", label_selector=selector
+        )
         for item in existing.get("items") or []:
             md = item.get("metadata") or {}
             if md.get("name") == NAME and md.get("namespace") not in keep:

@@ -102,6 +102,9 @@ class FindingInfo(_Model):
     location: Location
     details: dict[str, Any] = Field(description="Rule-specific structured data (free form, may be empty).")
     exception: WaiverInfo | None = Field(description="The waiver covering this finding; null when active.")
+    pods: int | None = Field(
+        description="Audits: running pods of the workload that the finding was found on; null for files."
+    )
 
 
 class ErrorInfo(_Model):
@@ -131,6 +134,18 @@ class GapInfo(_Model):
 
     scope: str = Field(description="What was not examined, e.g. a cluster context or `cluster/kind`.")
     message: str = Field(description="Why.")
+
+
+class ClusterInfo(_Model):
+    """One audited cluster: whether it could be read and what the audit cost it."""
+
+    name: str = Field(description="kubeconfig context name.")
+    reachable: bool = Field(description="False when nothing could be listed (see `gaps`).")
+    objects: int = Field(description="Objects listed.")
+    pods: int = Field(description="Pods listed (folded into their workloads for evaluation).")
+    evaluated: int = Field(description="Objects and pod templates evaluated.")
+    requests: int = Field(description="API requests made, retries included.")
+    seconds: float = Field(description="Wall time of the cluster's listing.")
 
 
 class ActionCounts(_Model):
@@ -174,6 +189,7 @@ class ReportDocument(_Model):
     errors: list[ErrorInfo]
     exceptions: list[ExceptionInfo]
     gaps: list[GapInfo]
+    clusters: list[ClusterInfo] = Field(description="Audits: one entry per cluster; empty for scans.")
     summary: Summary
 
 
@@ -186,6 +202,18 @@ def build(result: Result) -> ReportDocument:
         errors=[_error(e) for e in result.errors],
         exceptions=[_exception(s) for s in result.exceptions],
         gaps=[_gap(g) for g in result.gaps],
+        clusters=[
+            ClusterInfo(
+                name=c.name,
+                reachable=c.reachable,
+                objects=c.objects,
+                pods=c.pods,
+                evaluated=c.evaluated,
+                requests=c.requests,
+                seconds=round(c.seconds, 3),
+            )
+            for c in result.clusters
+        ],
         summary=Summary.model_validate(result.summary()),
     )
 
@@ -217,6 +245,7 @@ def _finding(f: Finding) -> FindingInfo:
         ),
         location=Location(file=f.file, line=f.line, path=format_path(f.path) or None),
         details=dict(f.details),
+        pods=f.replicas,
         exception=None
         if waiver is None
         else WaiverInfo(name=waiver.name, owner=waiver.owner, reason=waiver.reason, expires=waiver.expires),

@@ -136,12 +136,21 @@ def test_json_matches_the_documented_schema() -> None:
     result = make_result()
     doc = json.loads(render("json", result))
     ReportDocument.model_validate(doc)
-    assert set(doc) == {"schema_version", "tool", "findings", "errors", "exceptions", "gaps", "summary"}
+    assert set(doc) == {
+        "schema_version",
+        "tool",
+        "findings",
+        "errors",
+        "exceptions",
+        "gaps",
+        "clusters",
+        "summary",
+    }
     assert doc["schema_version"] == 1
     assert doc["tool"] == {"name": "stockade", "version": "0.1.0"}
     assert doc["summary"] == result.summary()
     first = doc["findings"][0]
-    assert set(first) == {"rule", "action", "message", "resource", "location", "details", "exception"}
+    assert set(first) == {"rule", "action", "message", "resource", "location", "details", "exception", "pods"}
     assert set(first["rule"]) == {"id", "title", "area", "severity", "frameworks"}
     assert set(first["resource"]) == {"apiVersion", "kind", "namespace", "name", "cluster"}
     assert set(first["location"]) == {"file", "line", "path"}
@@ -216,6 +225,7 @@ def test_json_schema_is_publishable() -> None:
         "location",
         "details",
         "exception",
+        "pods",
     }
     assert schema["$defs"]["ResourceInfo"]["properties"]["apiVersion"]["description"]
     json.dumps(schema)
