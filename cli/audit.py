@@ -12,7 +12,7 @@ import typer
 from stockade.cli.errors import EXIT_USAGE, fail
 from stockade.cli.loading import load_evaluator
 from stockade.cli.scan import FailOn, Format, exit_code
-from stockade.scanner.audit import QuietProgress, Target, run_audit
+from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader
@@ -50,10 +50,20 @@ def audit(
     ] = False,
     qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
     burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
+    print_rbac: Annotated[
+        bool, typer.Option("--print-rbac", help="Print the least ClusterRoles the audit needs, and exit.")
+    ] = False,
 ) -> None:
     """Audit live clusters (kubeconfig contexts) against the policy library: one report for the fleet."""
     if qps <= 0 or burst < 1:
         fail("--qps must be > 0 and --burst >= 1")
+    if print_rbac:
+        import yaml
+
+        evaluator, _ = load_evaluator(config, policy_dir or [])
+        roles = audit_cluster_roles(kinds_to_list(evaluator))
+        typer.echo(yaml.safe_dump_all(roles, sort_keys=False), nl=False)
+        raise typer.Exit(0)
     names, current = contexts_of(kubeconfig)
     if all_contexts:
         chosen = names

@@ -359,3 +359,40 @@ def findings_by_cluster(findings: Iterable[Finding]) -> dict[str | None, list[Fi
 def _one_line(exc: BaseException) -> str:
     text = str(exc).strip().splitlines()
     return (text[0] if text else type(exc).__name__)[:300]
+
+
+def audit_cluster_roles(kinds: Sequence[KindInfo]) -> list[dict[str, Any]]:
+    """The least RBAC an audit identity needs: `list` on exactly the kinds the audit lists.
+
+    No `get`, no `watch`, no Secrets unless a rule reads them (and then their metadata is all that
+    is requested). A second ClusterRole covers `--write-policy-reports`, which is optional.
+    """
+    by_group: dict[str, list[str]] = {}
+    for info in kinds:
+        by_group.setdefault(info.group, []).append(info.plural)
+    rules = [
+        {"apiGroups": [group], "resources": sorted(set(plurals)), "verbs": ["list"]}
+        for group, plurals in sorted(by_group.items())
+    ]
+    labels = {"app.kubernetes.io/name": "stockade", "app.kubernetes.io/component": "audit"}
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "stockade-audit-reader", "labels": labels},
+            "rules": rules,
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "stockade-audit-policyreport-writer", "labels": labels},
+            "rules": [
+                {
+                    "apiGroups": ["wgpolicyk8s.io"],
+                    "resources": ["policyreports", "clusterpolicyreports"],
+                    # server-side apply is a PATCH, authorized as `patch` whether or not the object exists
+                    "verbs": ["list", "patch", "delete"],
+                }
+            ],
+        },
+    ]

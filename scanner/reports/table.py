@@ -90,9 +90,7 @@ def _table(findings: list[Finding]) -> Table:
     for i, f in enumerate(findings):
         last_of_group = i + 1 == len(findings) or _group(findings[i + 1]) != _group(f)
         ref = f.resource
-        finding = Text(
-            ref.display() if ref.cluster is None else f"{ref.cluster}/{ref.display()}", style="bold"
-        )
+        finding = Text(ref.display(), style="bold")
         finding.append("\n")
         if f.exception is None:
             action = Text(f.action.value, style=ACTION_STYLE[f.action])
@@ -100,7 +98,10 @@ def _table(findings: list[Finding]) -> Table:
         else:
             action = Text("waived", style="dim")
             finding.append(f"{f.message} (waived by {f.exception.name}, {f.exception.owner})", style="dim")
-        location = f"{f.file}:{f.line}" if f.file and f.line else f.file or "-"
+        if f.file is None and ref.cluster is not None:  # audits: where it runs, not a file
+            location = ref.cluster + (f" ({f.replicas} pods)" if f.replicas else "")
+        else:
+            location = f"{f.file}:{f.line}" if f.file and f.line else f.file or "-"
         table.add_row(
             Text(location),
             Text(f.rule.severity.label, style=SEVERITY_STYLE[f.rule.severity]),
