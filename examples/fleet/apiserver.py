@@ -135,16 +135,16 @@ def pod_from_template(
     owner: Mapping[str, Any] | None,
     cluster: str,
     node: str,
-    extra_labels: Mapping[str, str] = (),  # type: ignore[assignment]
+    extra_labels: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A running pod as a controller would create it from `template`."""
-    md = copy.deepcopy(dict(template.get("metadata") or {}))
-    labels = {**(md.get("labels") or {}), **dict(extra_labels)}
+    """A running pod as a controller would create it from `template` (shares the template's spec parts)."""
+    md = dict(template.get("metadata") or {})
+    labels = {**(md.get("labels") or {}), **dict(extra_labels or {})}
     pod: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Pod",
         "metadata": {**md, "name": name, "namespace": namespace, "labels": labels},
-        "spec": {**copy.deepcopy(dict(template.get("spec") or {})), "nodeName": node},
+        "spec": {**dict(template.get("spec") or {}), "nodeName": node},
         "status": {"phase": "Running"},
     }
     if owner is not None:
@@ -152,12 +152,34 @@ def pod_from_template(
     return _with_identity(pod, cluster)
 
 
-def simulate_controllers(
+@dataclass
+class PodPlan:
+    """The pods one controller runs: `count` pods made from one template."""
+
+    template: Mapping[str, Any]
+    namespace: str
+    owner: Mapping[str, Any]
+    prefix: str
+    count: int
+    labels: Mapping[str, str]
+    per_pod_label: str | None = None  # StatefulSets label each pod with its own name
+    nodes: tuple[str, ...] = ()  # DaemonSets: pod i runs on nodes[i]
+
+    def pod(self, i: int, cluster: str, node_of: Callable[[int], str]) -> dict[str, Any]:
+        name = f"{self.prefix}-{i}" if self.per_pod_label else f"{self.prefix}-{i:05d}"
+        labels = dict(self.labels)
+        if self.per_pod_label:
+            labels[self.per_pod_label] = name
+        node = self.nodes[i] if self.nodes else node_of(i)
+        return pod_from_template(self.template, name, self.namespace, self.owner, cluster, node, labels)
+
+
+def plan_controllers(
     objects: list[dict[str, Any]], cluster: str, nodes: list[str]
-) -> list[dict[str, Any]]:
-    """What the controllers make of the workloads: ReplicaSets and pods (module docstring)."""
-    made: list[dict[str, Any]] = []
-    node_of = lambda i: nodes[i % len(nodes)] if nodes else "node-0"  # noqa: E731
+) -> tuple[list[dict[str, Any]], list[PodPlan]]:
+    """What the controllers make of the workloads: ReplicaSets, and the pods of each controller."""
+    replicasets: list[dict[str, Any]] = []
+    plans: list[PodPlan] = []
     for obj in objects:
         kind, md, spec = obj.get("kind"), obj.get("metadata") or {}, obj.get("spec") or {}
         ns = md.get("namespace") or "default"
@@ -165,46 +187,74 @@ def simulate_controllers(
         template = spec.get("template") or {}
         if kind == "Deployment":
             pth = _hash(template)
-            rs_template = copy.deepcopy(template)
-            rs_template.setdefault("metadata", {}).setdefault("labels", {})["pod-template-hash"] = pth
+            tmd = dict(template.get("metadata") or {})
+            tmd["labels"] = {**(tmd.get("labels") or {}), "pod-template-hash": pth}
+            rs_template = {**template, "metadata": tmd}
             rs: dict[str, Any] = {
                 "apiVersion": "apps/v1",
                 "kind": "ReplicaSet",
                 "metadata": {
                     "name": f"{name}-{pth}",
                     "namespace": ns,
-                    "labels": {**(rs_template["metadata"].get("labels") or {})},
+                    "labels": dict(tmd["labels"]),
                     "ownerReferences": [_owner(obj)],
                 },
                 "spec": {"replicas": spec.get("replicas", 1), "template": rs_template},
             }
-            made.append(_with_identity(rs, cluster))
-            for i in range(int(spec.get("replicas", 1) or 0)):
-                made.append(
-                    pod_from_template(rs_template, f"{name}-{pth}-{i:05d}", ns, rs, cluster, node_of(i))
-                )
+            replicasets.append(_with_identity(rs, cluster))
+            count = int(spec.get("replicas", 1) or 0)
+            plans.append(PodPlan(rs_template, ns, rs, f"{name}-{pth}", count, {}))
         elif kind == "StatefulSet":
-            rev = f"{name}-{_hash(template)}"
-            for i in range(int(spec.get("replicas", 1) or 0)):
-                labels = {
-                    "controller-revision-hash": rev,
-                    "statefulset.kubernetes.io/pod-name": f"{name}-{i}",
-                }
-                made.append(pod_from_template(template, f"{name}-{i}", ns, obj, cluster, node_of(i), labels))
+            labels = {"controller-revision-hash": f"{name}-{_hash(template)}"}
+            count = int(spec.get("replicas", 1) or 0)
+            plans.append(
+                PodPlan(template, ns, obj, name, count, labels, "statefulset.kubernetes.io/pod-name")
+            )
         elif kind == "DaemonSet":
-            rev = _hash(template)
-            for i, node in enumerate(nodes or ["node-0"]):
-                labels = {"controller-revision-hash": rev}
-                made.append(pod_from_template(template, f"{name}-{i:05d}", ns, obj, cluster, node, labels))
+            labels = {"controller-revision-hash": _hash(template)}
+            on = tuple(nodes or ["node-0"])
+            plans.append(PodPlan(template, ns, obj, name, len(on), labels, nodes=on))
         elif kind == "Job":
-            uid = md["uid"]
+            labels = {"batch.kubernetes.io/controller-uid": md["uid"], "batch.kubernetes.io/job-name": name}
             count = min(int(spec.get("parallelism", 1) or 1), int(spec.get("completions", 1) or 1))
-            for i in range(count):
-                labels = {"batch.kubernetes.io/controller-uid": uid, "batch.kubernetes.io/job-name": name}
-                made.append(
-                    pod_from_template(template, f"{name}-{i:05d}", ns, obj, cluster, node_of(i), labels)
-                )
-    return made
+            plans.append(PodPlan(template, ns, obj, name, count, labels))
+    return replicasets, plans
+
+
+def _node_of(nodes: list[str]) -> Callable[[int], str]:
+    return lambda i: nodes[i % len(nodes)] if nodes else "node-0"
+
+
+def simulate_controllers(
+    objects: list[dict[str, Any]], cluster: str, nodes: list[str]
+) -> list[dict[str, Any]]:
+    """ReplicaSets and every pod, as objects (module docstring)."""
+    replicasets, plans = plan_controllers(objects, cluster, nodes)
+    node_of = _node_of(nodes)
+    return replicasets + [plan.pod(i, cluster, node_of) for plan in plans for i in range(plan.count)]
+
+
+def virtual_pods(
+    plans: list[PodPlan], cluster: str, nodes: list[str]
+) -> tuple[int, Callable[[int, int], list[dict[str, Any]]]]:
+    """The pods of `plans` as a virtual collection: made page by page, never all at once."""
+    import bisect
+
+    starts: list[int] = []
+    total = 0
+    for plan in plans:
+        starts.append(total)
+        total += plan.count
+    node_of = _node_of(nodes)
+
+    def generate(start: int, stop: int) -> list[dict[str, Any]]:
+        out = []
+        for index in range(start, stop):
+            p = bisect.bisect_right(starts, index) - 1
+            out.append(plans[p].pod(index - starts[p], cluster, node_of))
+        return out
+
+    return total, generate
 
 
 def load_manifests(paths: Iterable[Path]) -> list[dict[str, Any]]:

@@ -387,3 +387,34 @@ def _audit_findings(kubeconfig: Path) -> list[Any]:
     return run_audit(
         [target], Evaluator.default(load_config(ROOT / "examples/stockade.yaml")), version="t"
     ).findings
+
+
+def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_path: Path) -> None:
+    from stockade.policies.frameworks import controls
+
+    runner = CliRunner()
+    base = ["audit", "--kubeconfig", str(kubeconfig), "--all-contexts", "--framework", "cis-aks"]
+    as_json = runner.invoke(app, [*base, "--format", "json"])
+    assert as_json.exit_code == 1, as_json.output
+    doc = orjson.loads(as_json.stdout)
+    assert doc["findings"] and all(f["rule"]["frameworks"] for f in doc["findings"])
+    evaluator = Evaluator.default()
+    assert all(controls(evaluator.rules[f["rule"]["id"]], "cis-aks") for f in doc["findings"])
+    page = tmp_path / "cis.html"
+    assert runner.invoke(app, [*base, "--format", "html", "--output", str(page)]).exit_code == 1
+    html = page.read_text()
+    assert "CIS Azure Kubernetes Service Benchmark" in html
+    assert "<code>4.2.1</code>" in html  # privileged containers: failed by the node-debugger DaemonSet
+    unknown = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--framework", "sox"])
+    assert unknown.exit_code == 2 and "unknown framework 'sox'" in unknown.output
+
+
+def test_control_results_pass_fail_and_waivers() -> None:
+    from stockade.policies.frameworks import control_results, controls
+
+    evaluator = Evaluator.default()
+    privileged = evaluator.rules["STK-POD-003"]
+    assert controls(privileged, "cis-k8s") and controls(privileged, "cis-aks") == ["4.2.1"]
+    assert controls(privileged, "pss-baseline") == ["STK-POD-003"]
+    results = {c.control: c for c in control_results(evaluator.rules, [], "cis-aks")}
+    assert results["4.2.1"].status == "pass" and results["4.2.1"].findings == 0
