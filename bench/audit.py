@@ -155,8 +155,10 @@ def run_once(kubeconfig: Path, config: Path, out: Path) -> tuple[float, int, dic
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     proc = subprocess.run(
-        [sys.executable, "-m", "stockade.cli.main", "audit", "--kubeconfig", str(kubeconfig)]
-        + ["--config", str(config), "--format", "json", "--output", str(out)],
+        [
+            *(sys.executable, "-m", "stockade.cli.main", "audit", "--kubeconfig", str(kubeconfig)),
+            *("--config", str(config), "--format", "json", "--output", str(out)),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -200,7 +202,8 @@ def main(argv: list[str] | None = None) -> int:
             rows.append((seconds, peak_kib, requests, stats, len(doc["findings"])))
             print(
                 f"run {i + 1}: {seconds:.1f} s, peak RSS {peak_kib / 1024:.0f} MiB, {requests} API requests "
-                f"({stats['objects']} objects listed, {stats['evaluated']} evaluated), {len(doc['findings'])} findings",
+                f"({stats['objects']} objects listed, {stats['evaluated']} evaluated), "
+                f"{len(doc['findings'])} findings",
                 flush=True,
             )
     seconds = statistics.median(r[0] for r in rows)
@@ -213,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
-        f"| {counts['nodes']:,} | {counts['pods']:,} | {objects:,} | {rows[-1][3]['evaluated']:,} | {seconds:.1f} s "
-        f"| {peak:.0f} MiB | {requests} | {objects / requests:.0f} |"
+        f"| {counts['nodes']:,} | {counts['pods']:,} | {objects:,} | {rows[-1][3]['evaluated']:,} "
+        f"| {seconds:.1f} s | {peak:.0f} MiB | {requests} | {objects / requests:.0f} |"
     )
     floor = rows[-1][3]["pages_floor"]
     print(f"pages of 500 needed (one request per kind at least): {floor}; requests made: {requests}")
