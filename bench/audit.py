@@ -212,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     objects = rows[-1][3]["objects"]
     print()
     print(
-        f"| nodes | pods | objects listed | evaluated | wall time (median of {args.repeat}) | peak RSS | API requests | objects per request |"
+        f"| nodes | pods | objects listed | evaluated | wall time (median of {args.repeat}) "
+        "| peak RSS | API requests | objects per request |"
     )
     print("|---:|---:|---:|---:|---:|---:|---:|---:|")
     print(
