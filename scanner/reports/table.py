@@ -55,6 +55,8 @@ class TableReport(Report):
         if findings:
             console.print(_table(findings))
         console.print(_summary(result))
+        if result.framework:
+            console.print(_controls(result))
         for error in result.errors:
             console.print(Text(str(error), style="red"))
         for status in result.exceptions:
@@ -141,3 +143,19 @@ def _summary(result: Result) -> Text:
     else:
         style = "bold green"
     return Text(line, style=style)
+
+
+def _controls(result: Result) -> Table:
+    """Per-control pass/fail of `--framework` (audits)."""
+    from stockade.policies.frameworks import control_results, get_framework
+
+    framework = get_framework(result.framework or "")
+    table = Table(title=framework.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    for column in ("Control", "Result", "Rules", "Findings", "Waived"):
+        table.add_column(column, no_wrap=column != "Rules")
+    for c in control_results(result.rules, result.findings, framework.name):
+        style = "bold red" if c.status == "fail" else "green"
+        table.add_row(
+            c.control, Text(c.status, style=style), ", ".join(c.rules), str(c.findings), str(c.waived)
+        )
+    return table

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import re
 import socket
 import sys
 from collections import Counter
@@ -405,6 +406,9 @@ def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_p
     html = page.read_text()
     assert "CIS Azure Kubernetes Service Benchmark" in html
     assert "<code>4.2.1</code>" in html  # privileged containers: failed by the node-debugger DaemonSet
+    table = runner.invoke(app, base)
+    assert table.exit_code == 1
+    assert re.search(r"4\.2\.1\s+fail\s+STK-POD-003", table.stdout)
     unknown = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--framework", "sox"])
     assert unknown.exit_code == 2 and "unknown framework 'sox'" in unknown.output
 
