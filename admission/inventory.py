@@ -38,16 +38,14 @@ request headers or response bodies beyond the API server's one-line `Status.mess
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import random
-import re
 import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, cast
+from typing import Any
 
 import orjson
 from kubernetes import client as k8s_client
@@ -56,6 +54,7 @@ from kubernetes import config as k8s_config
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.policies.kinds import KINDS, KindInfo, list_call
 
 log = logging.getLogger("stockade.admission.inventory")
 
@@ -74,35 +73,13 @@ MAX_LIST_RESTARTS = 3
 MAX_ERROR_CHARS = 300
 
 
-class WatchedKind(NamedTuple):
-    """One kind the cache lists and watches, across all namespaces when it is namespaced."""
-
-    group: str  # "" for the core group
-    version: str
-    plural: str
-    kind: str
-    namespaced: bool
-
-    @property
-    def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
-
+#: One kind the cache lists and watches, across all namespaces when it is namespaced. The table of
+#: where each kind lives is shared with the audit and the deployment's RBAC (stockade.policies.kinds).
+WatchedKind = KindInfo
 
 #: How to watch each kind an analyzer may index; DEFAULT_KINDS picks those in INDEXED_KINDS, so a
-#: later issue that indexes a kind here gets it watched (and must grant list/watch in the chart).
-WATCHABLE: dict[str, WatchedKind] = {
-    k.kind: k
-    for k in (
-        WatchedKind("", "v1", "namespaces", "Namespace", False),
-        WatchedKind("", "v1", "serviceaccounts", "ServiceAccount", True),
-        WatchedKind("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True),
-        WatchedKind("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False),
-        WatchedKind("rbac.authorization.k8s.io", "v1", "roles", "Role", True),
-        WatchedKind("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", True),
-        WatchedKind("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", False),
-        WatchedKind("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", False),
-    )
-}
+#: later issue that indexes a kind gets it watched (and the deployment's RBAC follows the same table).
+WATCHABLE: dict[str, WatchedKind] = KINDS
 DEFAULT_KINDS: tuple[WatchedKind, ...] = tuple(WATCHABLE[k] for k in sorted(INDEXED_KINDS) if k in WATCHABLE)
 
 
@@ -130,10 +107,6 @@ class _KindState:
     last_heard: float = field(default_factory=time.monotonic)
     response: Any = None
     thread: threading.Thread | None = None
-
-
-def _snake(name: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
 def _key(obj: Mapping[str, Any]) -> tuple[str, str]:
@@ -188,7 +161,7 @@ class InventoryCache:
     def __init__(
         self,
         api_client: Any,
-        kinds: Iterable[tuple[str, str, str, str, bool]] = DEFAULT_KINDS,
+        kinds: Iterable[tuple[Any, ...]] = DEFAULT_KINDS,
         *,
         page_size: int = PAGE_SIZE,
         watch_timeout_seconds: int = WATCH_TIMEOUT_SECONDS,
@@ -253,17 +226,7 @@ class InventoryCache:
 
     def _list_call(self, kind: WatchedKind) -> Callable[..., Any]:
         """The generated list-or-watch method for a kind, across all namespaces."""
-        if kind.group:
-            api = k8s_client.CustomObjectsApi(self.api_client)
-            # /apis/{group}/{version}/{plural}: the all-namespaces path of any non-core kind.
-            return functools.partial(api.list_cluster_custom_object, kind.group, kind.version, kind.plural)
-        if kind.version != "v1":
-            raise ValueError(f"core kinds are v1, not {kind.version} ({kind.kind})")
-        name = f"list_{_snake(kind.kind)}" + ("_for_all_namespaces" if kind.namespaced else "")
-        method = getattr(k8s_client.CoreV1Api(self.api_client), name, None)
-        if not callable(method):
-            raise ValueError(f"the kubernetes client has no CoreV1Api.{name} for {kind.kind}")
-        return cast(Callable[..., Any], method)
+        return list_call(self.api_client, kind)
 
     # -- lifecycle ----------------------------------------------------------------------------------
 
