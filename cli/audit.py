@@ -144,7 +144,7 @@ def _summary(result: Result, *, to_stderr: bool) -> None:
 class _RichProgress:
     """One line per cluster: objects listed, evaluated, findings (stderr, terminals only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, console: Any = None) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.bar = Progress(
@@ -154,6 +154,7 @@ class _RichProgress:
             TextColumn("{task.description}"),
             TimeElapsedColumn(),
             transient=False,
+            console=console,
         )
         self.tasks: dict[str, Any] = {}
         self.listed_total: dict[str, int] = {}

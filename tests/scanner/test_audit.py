@@ -27,6 +27,7 @@ from stockade.policies.config import load_config, parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.kinds import KINDS
 from stockade.scanner.audit import Target, run_audit
+from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.cluster import ClusterReader, ListError, RateLimiter
@@ -422,3 +423,35 @@ def test_control_results_pass_fail_and_waivers() -> None:
     assert controls(privileged, "pss-baseline") == ["STK-POD-003"]
     results = {c.control: c for c in control_results(evaluator.rules, [], "cis-aks")}
     assert results["4.2.1"].status == "pass" and results["4.2.1"].findings == 0
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "sarif", "junit", "markdown", "html"])
+def test_every_format_renders_an_audit_with_clusters_and_gaps(fleet_result: Result, fmt: str) -> None:
+    from stockade.scanner.result import CoverageGap
+
+    fleet_result.gaps.append(CoverageGap("gpu-bm-1/ClusterRoleBinding", "clusterrolebindings forbidden: 403"))
+    try:
+        text = get_report(fmt).render(fleet_result)
+    finally:
+        fleet_result.gaps.pop()
+    assert "gpu-bm-1" in text and "aks-prod-eastus" in text
+    assert "clusterrolebindings forbidden" in text
+    assert "c2VjcmV0" not in text
+
+
+def test_progress_shows_each_cluster_on_a_terminal(kubeconfig: Path) -> None:
+    from rich.console import Console
+
+    from stockade.cli.audit import _RichProgress
+
+    console = Console(record=True, force_terminal=True, width=120)
+    progress = _RichProgress(console)
+    targets = [
+        Target(name, lambda n=name: ClusterReader.from_kubeconfig(str(kubeconfig), n))
+        for name in ("aks-prod-eastus", "gpu-bm-1")
+    ]
+    with progress:
+        run_audit(targets, Evaluator.default(), version="test", progress=progress)
+    screen = console.export_text()
+    assert "aks-prod-eastus" in screen and "gpu-bm-1" in screen
+    assert re.search(r"\d+ findings", screen)
