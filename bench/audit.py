@@ -18,7 +18,7 @@ analyzer reads them).
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib
 import random
 import resource
 import statistics
@@ -36,20 +36,11 @@ import yaml
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(ROOT / "examples" / "fleet"))
 
 from scan import BENCH_CONFIG, NAMESPACES, make_workload  # noqa: E402
 
-
-def _fake() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fleet_apiserver", ROOT / "examples/fleet/apiserver.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fleet_apiserver"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fake = _fake()
+fake: ModuleType = importlib.import_module("apiserver")  # the fleet's fake API server
 
 
 def build_cluster(nodes: int, pods: int, daemonsets: int, seed: int) -> tuple[Any, dict[str, int]]:

@@ -7,7 +7,7 @@ paginated LISTs, 403/404 Status bodies and injected 429/503/410 failures; the sa
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import math
 import re
 import socket
@@ -37,16 +37,9 @@ ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "examples" / "fleet" / "fleet.yaml"
 
 
-def _load_fake() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("fleet_apiserver", ROOT / "examples/fleet/apiserver.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["fleet_apiserver"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fake = _load_fake()
+# The fake lives with the fleet it serves (make demo runs it without the test extras).
+sys.path.insert(0, str(ROOT / "examples" / "fleet"))
+fake: ModuleType = importlib.import_module("apiserver")
 
 
 def _reader(url: str, name: str = "c", **options: Any) -> ClusterReader:
