@@ -130,6 +130,26 @@ class ServiceAccountsConfig(_Model):
     api_clients: tuple[WorkloadSelector, ...] = ()
 
 
+class BreakGlassSubject(_Model):
+    """A subject allowed to hold cluster-admin/admin/edit bindings (emergency access); name is a glob."""
+
+    kind: Literal["User", "Group", "ServiceAccount"]
+    name: str = Field(min_length=1)
+    namespace: str | None = None  # ServiceAccounts only; None matches any namespace
+
+
+class RBACConfig(_Model):
+    """RBAC least privilege: who may hold the built-in admin roles, and how deep escalation search goes."""
+
+    # Subjects that may be bound to the privileged_roles (break-glass accounts, the platform team).
+    break_glass_subjects: tuple[BreakGlassSubject, ...] = ()
+    # ClusterRoles whose bindings are reported unless every subject is a break-glass subject.
+    privileged_roles: tuple[str, ...] = ("cluster-admin", "admin", "edit")
+    # Escalation paths: longest chain of "can act as" steps followed, and most paths kept per binding.
+    max_path_length: int = Field(3, ge=1, le=6)
+    max_paths_per_binding: int = Field(20, ge=1)
+
+
 class AdmissionConfig(_Model):
     """How the webhook fails and what it accepts. Fail closed unless told otherwise."""
 
@@ -203,6 +223,7 @@ class Config(_Model):
     gpu: GPUConfig = GPUConfig()
     host_paths: HostPathConfig = HostPathConfig()
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
+    rbac: RBACConfig = RBACConfig()
     admission: AdmissionConfig = AdmissionConfig()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
@@ -320,6 +341,16 @@ host_paths:
 service_accounts:
   api_clients: []
   #  - {namespaces: [argo], kinds: [Deployment], names: [workflow-controller]}
+
+# RBAC least privilege. Bindings to privileged_roles are reported unless every subject is a
+# break-glass subject; escalation paths are followed up to max_path_length "can act as" steps.
+rbac:
+  break_glass_subjects: []
+  #  - {kind: Group, name: platform-oncall}
+  #  - {kind: ServiceAccount, namespace: argocd, name: argocd-application-controller}
+  privileged_roles: [cluster-admin, admin, edit]
+  max_path_length: 3
+  max_paths_per_binding: 20
 
 # The admission webhook: fail closed (deny) on internal errors and evaluation timeouts unless
 # failure_mode is open; request bodies above max_request_bytes get HTTP 400.

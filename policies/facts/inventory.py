@@ -11,22 +11,28 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
-INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount"})
+INDEXED_KINDS = frozenset(
+    {"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+)
 
 
 class Inventory:
     def __init__(self, *, complete: bool = False) -> None:
         self.complete = complete
         self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        # Bumped per kind on every add/remove, so analyzers can cache what they derive from a kind.
+        self.versions: dict[str, int] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
         kind = str(obj.get("kind") or "")
         if kind not in INDEXED_KINDS:
             return
         md = obj.get("metadata") or {}
+        self.versions[kind] = self.versions.get(kind, 0) + 1
         self._objects[(kind, str(md.get("namespace") or ""), str(md.get("name") or ""))] = obj
 
     def remove(self, kind: str, namespace: str | None, name: str) -> None:
+        self.versions[kind] = self.versions.get(kind, 0) + 1
         self._objects.pop((kind, namespace or "", name), None)
 
     def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:

@@ -1,0 +1,265 @@
+"""`stockade rbac who-can|explain|escalations`: queries of the RBAC graph (policies/facts/rbac.py).
+
+The graph is read from manifests (PATH…, with the file source every command uses) or from a live
+cluster (`--context`): the four RBAC kinds only, listed as raw JSON in pages of 500.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any
+
+import orjson
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from stockade.cli.errors import fail
+from stockade.policies.facts.rbac import KNOWN_GROUPS, RBAC_GROUP, Grant, PolicyRule, RBACGraph, Subject
+from stockade.policies.model import InputError, Resource
+from stockade.scanner.sources.files import FileSource
+
+app = typer.Typer(
+    help="RBAC least privilege: who can do what, what a subject may do, escalation paths.",
+    no_args_is_help=True,
+)
+
+#: (plural, kind) of the RBAC kinds read from a cluster.
+CLUSTER_KINDS = (
+    ("roles", "Role"),
+    ("clusterroles", "ClusterRole"),
+    ("rolebindings", "RoleBinding"),
+    ("clusterrolebindings", "ClusterRoleBinding"),
+)
+PAGE_SIZE = 500
+
+
+class OutFormat(enum.StrEnum):
+    table = "table"
+    json = "json"
+
+
+Paths = Annotated[list[str] | None, typer.Argument(help="Manifest files or directories; `-` reads stdin.")]
+Context = Annotated[
+    str | None, typer.Option("--context", help="Read RBAC objects from this kubeconfig context.")
+]
+Kubeconfig = Annotated[str | None, typer.Option("--kubeconfig", help="kubeconfig file for --context.")]
+Format = Annotated[OutFormat, typer.Option("--format", "-f", help="Output format.")]
+
+
+# ---- reading ------------------------------------------------------------------------------------------
+
+
+def _file_objects(paths: list[str]) -> Iterator[Mapping[str, Any]]:
+    for item in FileSource(paths):
+        if isinstance(item, InputError):
+            fail(str(item))
+        assert isinstance(item, Resource)
+        yield item.obj
+
+
+def cluster_objects(context: str | None, kubeconfig: str | None = None) -> Iterator[Mapping[str, Any]]:
+    """Roles, ClusterRoles and their bindings of a cluster: paginated raw JSON (no model classes)."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    try:
+        new_client: Any = k8s_config.new_client_from_config
+        api = new_client(config_file=kubeconfig, context=context, persist_config=False)
+    except (k8s_config.ConfigException, OSError) as exc:
+        fail(f"kubeconfig: {exc}")
+    custom: Any = k8s_client.CustomObjectsApi(api)
+    try:
+        for plural, kind in CLUSTER_KINDS:
+            token: str | None = None
+            while True:
+                extra = {"_continue": token} if token else {}
+                try:
+                    response = custom.list_cluster_custom_object(
+                        RBAC_GROUP, "v1", plural, limit=PAGE_SIZE, _preload_content=False, **extra
+                    )
+                except k8s_client.ApiException as exc:
+                    fail(f"listing {plural}: HTTP {exc.status} {exc.reason or ''}".strip())
+                except OSError as exc:
+                    fail(f"listing {plural}: {type(exc).__name__}: {exc}")
+                page = orjson.loads(response.data)
+                for obj in page.get("items") or ():
+                    obj["kind"] = kind
+                    yield obj
+                token = (page.get("metadata") or {}).get("continue") or None
+                if not token:
+                    break
+    finally:
+        api.close()
+
+
+def _graph(paths: list[str] | None, context: str | None, kubeconfig: str | None) -> RBACGraph:
+    if paths and context is not None:
+        fail("give manifest PATH… or --context, not both")
+    if not paths and context is None:
+        fail("give manifest PATH… or --context")
+    objects = cluster_objects(context, kubeconfig) if context is not None else _file_objects(paths or [])
+    return RBACGraph.from_objects(objects)
+
+
+# ---- output -------------------------------------------------------------------------------------------
+
+
+def _emit(data: object) -> None:
+    sys.stdout.write(orjson.dumps(data, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def _row(table: Table, *cells: str) -> None:
+    """Names (users, groups) are data, never rich markup."""
+    table.add_row(*(escape(c) for c in cells))
+
+
+def _rule_text(rule: PolicyRule) -> str:
+    verbs = ",".join(sorted(rule.verbs))
+    if rule.non_resource_urls:
+        return f"{verbs} {','.join(sorted(rule.non_resource_urls))}"
+    groups = ",".join(g or "core" for g in sorted(rule.api_groups))
+    names = f" names={','.join(sorted(rule.resource_names))}" if rule.resource_names else ""
+    return f"{verbs} {','.join(sorted(rule.resources))} [{groups}]{names}"
+
+
+def _grant_json(grant: Grant) -> dict[str, Any]:
+    return {**grant.as_json(), "rules": [r.as_json() for r in grant.rules]}
+
+
+def parse_resource(resource: str, subresource: str | None, api_group: str | None) -> tuple[str, str, str]:
+    """kubectl's spelling: `pods`, `pods/exec`, `deployments.apps`; bare built-ins get their group."""
+    res, _, sub = resource.partition("/")
+    res, dot, group = res.partition(".")
+    if not dot:
+        group = api_group if api_group is not None else KNOWN_GROUPS.get(res, "")
+    if subresource:
+        sub = subresource
+    if not res:
+        fail(f"RESOURCE {resource!r}: no resource name")
+    return group, res, sub
+
+
+# ---- commands ---------------------------------------------------------------------------------------
+
+
+@app.command("who-can")
+def who_can(
+    verb: Annotated[str, typer.Argument(help="get, list, create, impersonate, bind, ...")],
+    resource: Annotated[
+        str, typer.Argument(help="pods, pods/exec, deployments.apps, or a non-resource URL such as /metrics.")
+    ],
+    paths: Paths = None,
+    subresource: Annotated[str | None, typer.Option("--subresource", help="e.g. exec, token.")] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option("--namespace", "-n", help="Request in this namespace (default: cluster-wide)."),
+    ] = None,
+    name: Annotated[str, typer.Option("--name", help="A named object (for resourceNames rules).")] = "",
+    api_group: Annotated[str | None, typer.Option("--api-group", help="API group of RESOURCE.")] = None,
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    format: Format = OutFormat.table,
+) -> None:
+    """Subjects that may make a request, with the binding and role that allow it.
+
+    Without -n the request is cluster-wide (all namespaces, or a cluster-scoped resource), which
+    only ClusterRoleBindings grant; with -n, RoleBindings of that namespace count too.
+    """
+    graph = _graph(paths, context, kubeconfig)
+    if resource.startswith("/"):
+        found = graph.who_can_url(verb, resource)
+        request: dict[str, Any] = {"verb": verb, "nonResourceURL": resource}
+    else:
+        group, res, sub = parse_resource(resource, subresource, api_group)
+        found = graph.who_can(verb, group, res, sub, namespace, name)
+        request = {"verb": verb, "apiGroup": group, "resource": res, "subresource": sub, "name": name}
+        request["namespace"] = namespace
+    if format is OutFormat.json:
+        _emit({"request": request, "subjects": [{"subject": s.as_json(), **g.as_json()} for s, g in found]})
+        return
+    where = f"in namespace {namespace}" if namespace else "cluster-wide"
+    title = f"who can {verb} {resource}" + (f"/{subresource}" if subresource else "") + f" {where}"
+    table = Table(title=f"{title} ({len(found)})")
+    for col in ("Subject", "Binding", "Role", "Scope"):
+        table.add_column(col)
+    for s, g in found:
+        _row(table, str(s), str(g.binding), g.binding.role, g.scope_text)
+    Console(width=160).print(table)
+
+
+@app.command("explain")
+def explain(
+    subject: Annotated[
+        str,
+        typer.Argument(
+            help="User:NAME, Group:NAME, ServiceAccount:NS/NAME or system:serviceaccount:NS:NAME."
+        ),
+    ],
+    paths: Paths = None,
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    format: Format = OutFormat.table,
+) -> None:
+    """Every permission of a subject, the binding and role that grant it, and where it leads."""
+    try:
+        who = Subject.parse(subject)
+    except ValueError as exc:
+        fail(str(exc))
+    graph = _graph(paths, context, kubeconfig)
+    grants = graph.grants_of(who)
+    risky = graph.risky(who)
+    escalations = graph.escalations_from(who)
+    if format is OutFormat.json:
+        _emit(
+            {
+                "subject": who.as_json(),
+                "identities": [str(i) for i in who.identities()],
+                "grants": [_grant_json(g) for g in grants],
+                "risky": [r.as_json() for r in risky],
+                "escalations": [p.as_json() for p in escalations],
+            }
+        )
+        return
+    console = Console(width=160)
+    table = Table(title=f"{who}: {len(grants)} bindings (as {', '.join(str(i) for i in who.identities())})")
+    for col in ("Via", "Binding", "Role", "Scope", "Rules"):
+        table.add_column(col)
+    for g in grants:
+        rules = "\n".join(_rule_text(r) for r in g.rules) or ("(role not found)" if not g.role_found else "")
+        _row(table, str(g.via), str(g.binding), g.binding.role, g.scope_text, rules)
+    console.print(table)
+    if risky:
+        rt = Table(title="escalation-capable permissions")
+        for col in ("Rule", "Permission", "Scope", "Binding", "Role"):
+            rt.add_column(col)
+        for r in risky:
+            _row(rt, r.id, r.permission, r.grant.scope_text, str(r.grant.binding), r.grant.binding.role)
+        console.print(rt)
+    for p in escalations:
+        console.print(f"escalation to {p.target}: " + "; then ".join(s.text() for s in p.steps))
+        console.print(f"  gains: {', '.join(p.gains)}")
+
+
+@app.command("escalations")
+def escalations(
+    paths: Paths = None,
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    format: Format = OutFormat.table,
+) -> None:
+    """Every escalation path of every subject the bindings name, shortest first."""
+    graph = _graph(paths, context, kubeconfig)
+    found = graph.all_escalations()
+    if format is OutFormat.json:
+        _emit([p.as_json() for p in found])
+        return
+    table = Table(title=f"escalation paths ({len(found)})")
+    for col in ("Subject", "Escalates to", "Steps", "Gains"):
+        table.add_column(col)
+    for p in found:
+        _row(table, str(p.start), str(p.target), "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
+    Console(width=200).print(table)

@@ -1,0 +1,934 @@
+"""The RBAC permission graph: who can do what, with Kubernetes' own RBAC semantics, and how far it leads.
+
+Per-object rules (``policies/rego/rbac``) judge a Role or binding alone. What a subject can actually
+do needs the whole graph: every binding naming it (or a group it is in), the role each one refers to,
+aggregated ClusterRoles, and the scope of each binding. This module computes that once per inventory
+(:meth:`RBACGraph.of` caches it until an RBAC object changes), and hands rules the results as facts:
+
+- ``who_can`` / ``grants_of``: effective permissions, decided as the API server's RBAC authorizer does
+  (k8s.io/kubernetes plugin/pkg/auth/authorizer/rbac and pkg/apis/rbac/v1/evaluation_helpers.go):
+  a ClusterRoleBinding grants everywhere; a RoleBinding only inside its namespace, never cluster-scoped
+  resources or non-resource URLs; ``*`` matches subresources, ``pods`` does not match ``pods/exec`` but
+  ``*/exec`` does; empty ``resourceNames`` means all names and a create of a collection never matches a
+  rule with names; an aggregated ClusterRole is the union of the roles its selectors match; a
+  ServiceAccount is also the user ``system:serviceaccount:<ns>:<name>`` and in the groups
+  ``system:serviceaccounts``, ``system:serviceaccounts:<ns>`` and ``system:authenticated``.
+- ``risky``: which escalation-capable permissions (``RISKY``, the catalogue the Rego rules use too,
+  ``policies/rego/lib/rbac.rego``) a subject holds, and through which binding and role.
+- ``escalations_from`` / ``escalations_via``: escalation paths, breadth first, as chains of steps
+  ("can create pods in N, so can run pods as ServiceAccount N/S"; "can impersonate ..."; "can mint
+  tokens for ..."; "can bind/escalate roles, so can grant itself anything") ending at an identity
+  that holds escalation-capable permissions the start does not.
+
+The analyzer :func:`facts` gives workloads ``input.facts.rbac`` (what the ServiceAccount whose token
+their pods mount may do) and bindings the escalation paths whose first step they grant; the Rego rules
+STK-RBAC-030/031 decide what to report. Paths are not followed through Secrets (legacy token Secrets
+are not indexed) or through exec into running pods (pods are not indexed).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections import defaultdict, deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from stockade.policies.facts import serviceaccounts
+from stockade.policies.facts.inventory import Inventory
+from stockade.policies.facts.workloads import WORKLOAD_KINDS
+
+RBAC_GROUP = "rbac.authorization.k8s.io"
+ROLE_KINDS = ("Role", "ClusterRole")
+BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
+RBAC_KINDS = ROLE_KINDS + BINDING_KINDS
+#: Longest chain followed; rules report chains up to rbac.max_path_length (≤ this).
+MAX_PATH_LENGTH = 6
+
+#: Built-in cluster-scoped resources (group, resource): a RoleBinding never grants them.
+CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("", "namespaces"),
+        ("", "nodes"),
+        ("", "persistentvolumes"),
+        ("", "componentstatuses"),
+        ("", "users"),
+        ("", "groups"),
+        ("authentication.k8s.io", "uids"),
+        ("authentication.k8s.io", "userextras"),
+        ("authentication.k8s.io", "tokenreviews"),
+        ("authentication.k8s.io", "selfsubjectreviews"),
+        ("authorization.k8s.io", "subjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectaccessreviews"),
+        ("authorization.k8s.io", "selfsubjectrulesreviews"),
+        (RBAC_GROUP, "clusterroles"),
+        (RBAC_GROUP, "clusterrolebindings"),
+        ("admissionregistration.k8s.io", "validatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "mutatingwebhookconfigurations"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicies"),
+        ("admissionregistration.k8s.io", "validatingadmissionpolicybindings"),
+        ("apiextensions.k8s.io", "customresourcedefinitions"),
+        ("apiregistration.k8s.io", "apiservices"),
+        ("certificates.k8s.io", "certificatesigningrequests"),
+        ("certificates.k8s.io", "signers"),
+        ("certificates.k8s.io", "clustertrustbundles"),
+        ("storage.k8s.io", "storageclasses"),
+        ("storage.k8s.io", "csidrivers"),
+        ("storage.k8s.io", "csinodes"),
+        ("storage.k8s.io", "volumeattachments"),
+        ("scheduling.k8s.io", "priorityclasses"),
+        ("node.k8s.io", "runtimeclasses"),
+        ("networking.k8s.io", "ingressclasses"),
+        ("networking.k8s.io", "ipaddresses"),
+        ("networking.k8s.io", "servicecidrs"),
+        ("flowcontrol.apiserver.k8s.io", "flowschemas"),
+        ("flowcontrol.apiserver.k8s.io", "prioritylevelconfigurations"),
+        ("policy", "podsecuritypolicies"),
+    }
+)
+
+#: API group of built-in resources, so `who-can create deployments` needs no `.apps` suffix.
+KNOWN_GROUPS: dict[str, str] = {
+    "deployments": "apps",
+    "statefulsets": "apps",
+    "daemonsets": "apps",
+    "replicasets": "apps",
+    "controllerrevisions": "apps",
+    "jobs": "batch",
+    "cronjobs": "batch",
+    "roles": RBAC_GROUP,
+    "rolebindings": RBAC_GROUP,
+    "clusterroles": RBAC_GROUP,
+    "clusterrolebindings": RBAC_GROUP,
+    "networkpolicies": "networking.k8s.io",
+    "ingresses": "networking.k8s.io",
+    "ingressclasses": "networking.k8s.io",
+    "validatingwebhookconfigurations": "admissionregistration.k8s.io",
+    "mutatingwebhookconfigurations": "admissionregistration.k8s.io",
+    "certificatesigningrequests": "certificates.k8s.io",
+    "signers": "certificates.k8s.io",
+    "uids": "authentication.k8s.io",
+    "userextras": "authentication.k8s.io",
+    "tokenreviews": "authentication.k8s.io",
+    "subjectaccessreviews": "authorization.k8s.io",
+    "customresourcedefinitions": "apiextensions.k8s.io",
+    "storageclasses": "storage.k8s.io",
+    "runtimeclasses": "node.k8s.io",
+    "priorityclasses": "scheduling.k8s.io",
+    "poddisruptionbudgets": "policy",
+    "horizontalpodautoscalers": "autoscaling",
+    "leases": "coordination.k8s.io",
+}
+
+WORKLOAD_RESOURCES: tuple[tuple[str, str], ...] = (
+    ("", "pods"),
+    ("", "replicationcontrollers"),
+    ("apps", "deployments"),
+    ("apps", "statefulsets"),
+    ("apps", "daemonsets"),
+    ("apps", "replicasets"),
+    ("batch", "jobs"),
+    ("batch", "cronjobs"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Perm:
+    """One permission of the catalogue: verbs on group/resource[/subresource]; sub "*" = any."""
+
+    verbs: tuple[str, ...]
+    group: str
+    resource: str
+    sub: str = ""
+
+    def display(self, verb: str) -> str:
+        res = f"{self.resource}/{self.sub}" if self.sub else self.resource
+        return f"{verb} {res}.{self.group}" if self.group else f"{verb} {res}"
+
+
+def _p(verbs: str, group: str, *resources: str) -> tuple[Perm, ...]:
+    out = []
+    for res in resources:
+        resource, _, sub = res.partition("/")
+        out.append(Perm(tuple(verbs.split()), group, resource, sub))
+    return tuple(out)
+
+
+#: The escalation-capable permissions (kubernetes.io "RBAC good practices"); mirrors `catalogue` in
+#: policies/rego/lib/rbac.rego (tests/policies/test_rbac_rules.py checks they agree).
+RISKY: dict[str, tuple[Perm, ...]] = {
+    "STK-RBAC-002": _p("get list watch", "", "secrets"),
+    "STK-RBAC-003": tuple(p for g, r in WORKLOAD_RESOURCES for p in _p("create update patch", g, r)),
+    "STK-RBAC-004": _p("create", "", "persistentvolumes"),
+    "STK-RBAC-005": _p("get create", "", "nodes/proxy"),
+    "STK-RBAC-006": _p("escalate bind", RBAC_GROUP, "roles", "clusterroles"),
+    "STK-RBAC-007": _p("impersonate", "", "users", "groups", "serviceaccounts")
+    + _p("impersonate", "authentication.k8s.io", "uids", "userextras/*"),
+    "STK-RBAC-008": _p("update patch", "certificates.k8s.io", "certificatesigningrequests/approval")
+    + _p("approve", "certificates.k8s.io", "signers"),
+    "STK-RBAC-009": _p("create", "", "serviceaccounts/token"),
+    "STK-RBAC-010": _p(
+        "create update patch delete deletecollection",
+        "admissionregistration.k8s.io",
+        "validatingwebhookconfigurations",
+        "mutatingwebhookconfigurations",
+    ),
+    "STK-RBAC-011": _p("patch update", "", "namespaces"),
+    "STK-RBAC-012": _p("get create", "", "pods/exec", "pods/attach", "pods/portforward"),
+    "STK-RBAC-013": _p("update patch", "", "pods/ephemeralcontainers"),
+}
+
+
+def cluster_scoped(group: str, resource: str) -> bool:
+    return (group, resource) in CLUSTER_SCOPED
+
+
+# ---- rules ---------------------------------------------------------------------------------------
+
+
+def _strings(value: Any) -> frozenset[str]:
+    if not isinstance(value, list):
+        return frozenset()
+    return frozenset(str(v) for v in value if isinstance(v, str))
+
+
+@dataclass(frozen=True, slots=True)
+class PolicyRule:
+    """One entry of a role's `rules`, decided exactly as the RBAC authorizer decides it."""
+
+    verbs: frozenset[str]
+    api_groups: frozenset[str] = frozenset()
+    resources: frozenset[str] = frozenset()
+    resource_names: frozenset[str] = frozenset()
+    non_resource_urls: frozenset[str] = frozenset()
+
+    @classmethod
+    def parse(cls, raw: Any) -> PolicyRule | None:
+        if not isinstance(raw, Mapping):
+            return None
+        return cls(
+            _strings(raw.get("verbs")),
+            _strings(raw.get("apiGroups")),
+            _strings(raw.get("resources")),
+            _strings(raw.get("resourceNames")),
+            _strings(raw.get("nonResourceURLs")),
+        )
+
+    def verb_matches(self, verb: str) -> bool:
+        return "*" in self.verbs or verb in self.verbs
+
+    def resource_matches(self, group: str, resource: str, sub: str = "") -> bool:
+        """APIGroupMatches + ResourceMatches; `sub == "*"` asks whether *some* subresource matches."""
+        if not ("*" in self.api_groups or group in self.api_groups):
+            return False
+        if "*" in self.resources:
+            return True
+        if sub == "*":
+            return any(r.startswith((f"{resource}/", "*/")) for r in self.resources)
+        if (f"{resource}/{sub}" if sub else resource) in self.resources:
+            return True
+        return bool(sub) and f"*/{sub}" in self.resources
+
+    def allows(self, verb: str, group: str, resource: str, sub: str = "", name: str = "") -> bool:
+        """A resource request for one object (`name`) or a collection (`name == ""`)."""
+        if not self.verb_matches(verb) or not self.resource_matches(group, resource, sub):
+            return False
+        return not self.resource_names or name in self.resource_names
+
+    def allows_some_name(self, verb: str, group: str, resource: str, sub: str = "") -> bool:
+        """Whether the rule grants the request for at least one name: a create of a collection has
+        none, so a rule with resourceNames never grants it; subresources always name their object."""
+        if not self.verb_matches(verb) or not self.resource_matches(group, resource, sub):
+            return False
+        return not self.resource_names or verb != "create" or bool(sub)
+
+    def allows_url(self, verb: str, path: str) -> bool:
+        if not self.verb_matches(verb):
+            return False
+        for url in self.non_resource_urls:
+            if url == "*" or url == path or (url.endswith("*") and path.startswith(url[:-1])):
+                return True
+        return False
+
+    def as_json(self) -> dict[str, list[str]]:
+        out = {"verbs": sorted(self.verbs)}
+        if self.non_resource_urls:
+            out["nonResourceURLs"] = sorted(self.non_resource_urls)
+        if self.api_groups or self.resources:
+            out["apiGroups"] = sorted(self.api_groups)
+            out["resources"] = sorted(self.resources)
+        if self.resource_names:
+            out["resourceNames"] = sorted(self.resource_names)
+        return out
+
+
+ANY_RULE = PolicyRule(frozenset("*"), frozenset("*"), frozenset("*"), frozenset(), frozenset("*"))
+
+# ---- subjects and bindings -----------------------------------------------------------------------
+
+SA_USER_PREFIX = "system:serviceaccount:"
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Subject:
+    kind: str  # User | Group | ServiceAccount
+    name: str
+    namespace: str = ""  # ServiceAccounts only
+
+    def __str__(self) -> str:
+        if self.kind == "ServiceAccount":
+            return f"ServiceAccount {self.namespace}/{self.name}"
+        return f"{self.kind} {self.name}"
+
+    @classmethod
+    def parse(cls, text: str) -> Subject:
+        """`User:alice`, `Group:devs`, `ServiceAccount:ns/name` (or `sa:ns/name`), or a ServiceAccount's
+        user name `system:serviceaccount:ns:name`."""
+        text = text.strip()
+        if text.startswith(SA_USER_PREFIX):
+            ns, _, name = text[len(SA_USER_PREFIX) :].partition(":")
+            if ns and name:
+                return cls("ServiceAccount", name, ns)
+        kind, sep, rest = text.partition(":")
+        kinds = {"user": "User", "group": "Group", "serviceaccount": "ServiceAccount", "sa": "ServiceAccount"}
+        if sep and kind.lower() in kinds and rest:
+            k = kinds[kind.lower()]
+            if k == "ServiceAccount":
+                ns, slash, name = rest.partition("/")
+                if not slash or not ns or not name:
+                    raise ValueError(f"ServiceAccount subject must be NAMESPACE/NAME, got {rest!r}")
+                return cls(k, name, ns)
+            return cls(k, rest)
+        raise ValueError(f"subject must be User:NAME, Group:NAME or ServiceAccount:NS/NAME, got {text!r}")
+
+    def identities(self) -> tuple[Subject, ...]:
+        """Every subject a binding may name to grant this one something (appliesToUser)."""
+        if self.kind == "ServiceAccount":
+            return (
+                self,
+                Subject("User", f"{SA_USER_PREFIX}{self.namespace}:{self.name}"),
+                Subject("Group", "system:serviceaccounts"),
+                Subject("Group", f"system:serviceaccounts:{self.namespace}"),
+                Subject("Group", "system:authenticated"),
+            )
+        if self.kind == "User":
+            if self.name.startswith(SA_USER_PREFIX):
+                return Subject.parse(self.name).identities()
+            group = "system:unauthenticated" if self.name == "system:anonymous" else "system:authenticated"
+            return (self, Subject("Group", group))
+        return (self,)
+
+    def as_json(self) -> dict[str, str]:
+        out = {"kind": self.kind, "name": self.name}
+        if self.namespace:
+            out["namespace"] = self.namespace
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class Binding:
+    kind: str  # RoleBinding | ClusterRoleBinding
+    name: str
+    namespace: str  # "" for a ClusterRoleBinding
+    role_kind: str
+    role_name: str
+    subjects: tuple[Subject, ...]
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kind, self.namespace, self.name)
+
+    @property
+    def scope(self) -> str | None:
+        """The namespace a RoleBinding grants in; None (everywhere) for a ClusterRoleBinding."""
+        return self.namespace if self.kind == "RoleBinding" else None
+
+    def __str__(self) -> str:
+        where = f"{self.namespace}/" if self.namespace else ""
+        return f"{self.kind} {where}{self.name}"
+
+    @property
+    def role(self) -> str:
+        where = f"{self.namespace}/" if self.role_kind == "Role" else ""
+        return f"{self.role_kind} {where}{self.role_name}"
+
+    @classmethod
+    def parse(cls, obj: Mapping[str, Any]) -> Binding | None:
+        kind = str(obj.get("kind") or "")
+        md = _metadata(obj)
+        ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), Mapping) else {}
+        if kind not in BINDING_KINDS or not md or not ref:
+            return None
+        namespace = str(md.get("namespace") or "") if kind == "RoleBinding" else ""
+        role_kind = str(ref.get("kind") or "")
+        if role_kind not in ROLE_KINDS or (kind == "ClusterRoleBinding" and role_kind == "Role"):
+            return None
+        subjects = []
+        for s in obj.get("subjects") or ():
+            if not isinstance(s, Mapping) or not s.get("name"):
+                continue
+            skind = str(s.get("kind") or "")
+            if skind == "ServiceAccount":
+                # appliesToUser: a ServiceAccount subject without a namespace is in the binding's.
+                subjects.append(Subject(skind, str(s["name"]), str(s.get("namespace") or namespace)))
+            elif skind in ("User", "Group"):
+                subjects.append(Subject(skind, str(s["name"])))
+        return cls(
+            kind, str(md.get("name") or ""), namespace, role_kind, str(ref.get("name") or ""), tuple(subjects)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """A subject holds `rules` through `binding` (naming `via`, itself or one of its groups)."""
+
+    via: Subject
+    binding: Binding
+    rules: tuple[PolicyRule, ...]
+    role_found: bool
+
+    @property
+    def scope(self) -> str | None:
+        return self.binding.scope
+
+    def applies(self, group: str, resource: str, namespace: str | None) -> bool:
+        """A RoleBinding grants only in its namespace, never cluster-scoped resources."""
+        if self.scope is None:
+            return True
+        return namespace == self.scope and not cluster_scoped(group, resource)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "via": str(self.via),
+            "binding": str(self.binding),
+            "role": self.binding.role,
+            "roleFound": self.role_found,
+            "scope": self.scope_text,
+        }
+
+    @property
+    def scope_text(self) -> str:
+        return f"namespace {self.scope}" if self.scope is not None else "cluster-wide"
+
+
+@dataclass(frozen=True, slots=True)
+class Risky:
+    """An escalation-capable permission a subject holds: catalogue id, permission, scope, and how."""
+
+    id: str
+    permission: str
+    scope: str | None  # namespace, or None cluster-wide
+    grant: Grant = field(compare=False)
+
+    def key(self) -> tuple[str, str, str | None]:
+        return (self.id, self.permission, self.scope)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"id": self.id, "permission": self.permission, **self.grant.as_json()}
+
+
+# ---- label selectors (aggregation) ---------------------------------------------------------------
+
+
+def selector_matches(selector: Any, labels: Mapping[str, Any]) -> bool:
+    """metav1.LabelSelector semantics; an empty selector matches everything."""
+    if not isinstance(selector, Mapping):
+        return False
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or ():
+        if not isinstance(expr, Mapping):
+            return False
+        key, op = str(expr.get("key") or ""), expr.get("operator")
+        values = expr.get("values") or []
+        if op == "In" and labels.get(key) not in values:
+            return False
+        if op == "NotIn" and key in labels and labels.get(key) in values:
+            return False
+        if op == "Exists" and key not in labels:
+            return False
+        if op == "DoesNotExist" and key in labels:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def _metadata(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    md = obj.get("metadata")
+    return md if isinstance(md, Mapping) else {}
+
+
+def _labels(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    md = obj.get("metadata")
+    labels = md.get("labels") if isinstance(md, Mapping) else None
+    return labels if isinstance(labels, Mapping) else {}
+
+
+def _rules(obj: Mapping[str, Any]) -> tuple[PolicyRule, ...]:
+    return tuple(r for r in (PolicyRule.parse(x) for x in obj.get("rules") or ()) if r is not None)
+
+
+# ---- escalation paths ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """Where a step leads: an identity (`subject`), or anything (`anything` in `scope`), or a role."""
+
+    subject: Subject | None = None
+    anything: bool = False
+    scope: str | None = None
+    role: tuple[str, str] | None = None  # (role kind, name) whose rules the subject can bind
+
+    def __str__(self) -> str:
+        if self.subject is not None:
+            return str(self.subject)
+        if self.role is not None:
+            return f"{self.role[0]} {self.role[1]}"
+        return "any permission " + (
+            f"in namespace {self.scope}" if self.scope is not None else "cluster-wide"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    actor: Subject
+    action: str  # e.g. "can create pods in namespace ml"
+    grant: Grant
+    target: Node
+
+    def text(self) -> str:
+        return (
+            f"{self.actor} {self.action} ({self.grant.binding} -> {self.grant.binding.role}), "
+            f"so it acts as {self.target}"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Path:
+    start: Subject
+    steps: tuple[Step, ...]
+    gains: tuple[str, ...]  # "STK-RBAC-002 get secrets (cluster-wide)", ... or "every permission ..."
+
+    @property
+    def target(self) -> Node:
+        return self.steps[-1].target
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "subject": str(self.start),
+            "target": str(self.target),
+            "length": len(self.steps),
+            "steps": [s.text() for s in self.steps],
+            "bindings": [str(s.grant.binding) for s in self.steps],
+            "gains": list(self.gains),
+        }
+
+
+def _scope_text(scope: str | None) -> str:
+    return f"in namespace {scope}" if scope is not None else "cluster-wide"
+
+
+# ---- the graph -----------------------------------------------------------------------------------
+
+_CACHE: weakref.WeakKeyDictionary[Inventory, tuple[int, RBACGraph]] = weakref.WeakKeyDictionary()
+
+
+class RBACGraph:
+    """Roles, bindings and subjects of one cluster (or one scanned set), indexed for queries.
+
+    Build it with :meth:`of` (cached per inventory until an RBAC object is added or removed) or
+    :meth:`build` / :meth:`from_objects`. Building only indexes; permissions, risky sets and
+    escalation paths are computed on demand and memoized per subject.
+    """
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        self.roles: dict[tuple[str, str], tuple[PolicyRule, ...]] = {}
+        self._cluster_roles: dict[str, Mapping[str, Any]] = {}
+        self.bindings: list[Binding] = []
+        for obj in objects:
+            kind = obj.get("kind")
+            md = _metadata(obj)
+            name = str(md.get("name") or "")
+            if kind == "Role":
+                self.roles[(str(md.get("namespace") or ""), name)] = _rules(obj)
+            elif kind == "ClusterRole":
+                self._cluster_roles[name] = obj
+            elif kind in BINDING_KINDS:
+                b = Binding.parse(obj)
+                if b is not None:
+                    self.bindings.append(b)
+        self.cluster_roles: dict[str, tuple[PolicyRule, ...]] = {}
+        for name in self._cluster_roles:
+            self._resolve(name, set())
+        self.by_subject: dict[Subject, list[Binding]] = defaultdict(list)
+        self.cluster_bindings: list[Binding] = []
+        self.namespace_bindings: dict[str, list[Binding]] = defaultdict(list)
+        # ServiceAccounts named by bindings, per namespace: the identities a pod in it can run as
+        # (others hold only what their groups hold, which the namespace's "default" account stands for).
+        self.service_accounts: dict[str, set[Subject]] = defaultdict(set)
+        for b in self.bindings:
+            (
+                self.cluster_bindings
+                if b.kind == "ClusterRoleBinding"
+                else self.namespace_bindings[b.namespace]
+            ).append(b)
+            for s in b.subjects:
+                self.by_subject[s].append(b)
+                if s.kind == "ServiceAccount":
+                    self.service_accounts[s.namespace].add(s)
+                elif s.kind == "Group" and s.name.startswith("system:serviceaccounts:"):
+                    ns = s.name[len("system:serviceaccounts:") :]
+                    self.service_accounts[ns].add(Subject("ServiceAccount", "default", ns))
+        self._grants: dict[Subject, tuple[Grant, ...]] = {}
+        self._risky: dict[Subject, tuple[Risky, ...]] = {}
+        self._edges: dict[Subject, tuple[Step, ...]] = {}
+        self._paths: dict[Subject, tuple[Path, ...]] = {}
+
+    # -- construction ------------------------------------------------------------------------------
+
+    @classmethod
+    def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> RBACGraph:
+        return cls(o for o in objects if o.get("kind") in RBAC_KINDS)
+
+    @classmethod
+    def build(cls, inventory: Inventory) -> RBACGraph:
+        return cls(o for kind in RBAC_KINDS for o in inventory.of_kind(kind))
+
+    @classmethod
+    def of(cls, inventory: Inventory) -> RBACGraph:
+        """The graph of an inventory, built once and rebuilt only after an RBAC object changed."""
+        version = sum(inventory.versions.get(k, 0) for k in RBAC_KINDS)
+        cached = _CACHE.get(inventory)
+        if cached is not None and cached[0] == version:
+            return cached[1]
+        graph = cls.build(inventory)
+        _CACHE[inventory] = (version, graph)
+        return graph
+
+    def _resolve(self, name: str, visiting: set[str]) -> tuple[PolicyRule, ...]:
+        """A ClusterRole's rules; an aggregated one's are the union of the roles its selectors match
+        (what the aggregation controller writes into it), followed transitively, cycles cut."""
+        done = self.cluster_roles.get(name)
+        if done is not None:
+            return done
+        obj = self._cluster_roles.get(name)
+        if obj is None:
+            return ()
+        own = _rules(obj)
+        agg = obj.get("aggregationRule")
+        selectors = agg.get("clusterRoleSelectors") if isinstance(agg, Mapping) else None
+        if not selectors:
+            self.cluster_roles[name] = own
+            return own
+        visiting = visiting | {name}
+        rules = dict.fromkeys(own)
+        for other, other_obj in self._cluster_roles.items():
+            if other in visiting or not any(selector_matches(s, _labels(other_obj)) for s in selectors):
+                continue
+            rules.update(dict.fromkeys(self._resolve(other, visiting)))
+        resolved = tuple(rules)
+        self.cluster_roles[name] = resolved
+        return resolved
+
+    def role_rules(self, binding: Binding) -> tuple[tuple[PolicyRule, ...], bool]:
+        if binding.role_kind == "Role":
+            found = self.roles.get((binding.namespace, binding.role_name))
+        else:
+            found = self.cluster_roles.get(binding.role_name)
+        return (found, True) if found is not None else ((), False)
+
+    # -- effective permissions ---------------------------------------------------------------------
+
+    def grants_of(self, subject: Subject) -> tuple[Grant, ...]:
+        """Every binding that grants the subject something, through itself or one of its groups."""
+        done = self._grants.get(subject)
+        if done is not None:
+            return done
+        out = []
+        for ident in subject.identities():
+            for b in self.by_subject.get(ident, ()):
+                rules, found = self.role_rules(b)
+                out.append(Grant(ident, b, rules, found))
+        grants = tuple(out)
+        self._grants[subject] = grants
+        return grants
+
+    def subjects(self) -> list[Subject]:
+        return sorted(self.by_subject)
+
+    def who_can(
+        self,
+        verb: str,
+        group: str,
+        resource: str,
+        sub: str = "",
+        namespace: str | None = None,
+        name: str = "",
+    ) -> list[tuple[Subject, Grant]]:
+        """Subjects the bindings name that may make this request, with the grant that allows it.
+
+        `namespace` None asks about a cluster-wide request (all namespaces, or a cluster-scoped
+        resource), which only ClusterRoleBindings grant.
+        """
+        candidates: list[Binding] = list(self.cluster_bindings)
+        if namespace is not None and not cluster_scoped(group, resource):
+            candidates += self.namespace_bindings.get(namespace, ())
+        return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
+
+    def who_can_url(self, verb: str, path: str) -> list[tuple[Subject, Grant]]:
+        """Non-resource URLs (/metrics, /healthz ...): only ClusterRoleBindings grant them."""
+        return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path))
+
+    def _who(self, bindings: Iterable[Binding], allows: Any) -> list[tuple[Subject, Grant]]:
+        memo: dict[tuple[str, str, str], tuple[bool, tuple[PolicyRule, ...], bool]] = {}
+        out: list[tuple[Subject, Grant]] = []
+        for b in bindings:
+            key = (b.role_kind, b.namespace if b.role_kind == "Role" else "", b.role_name)
+            hit = memo.get(key)
+            if hit is None:
+                rules, found = self.role_rules(b)
+                hit = (any(allows(r) for r in rules), rules, found)
+                memo[key] = hit
+            if hit[0]:
+                out.extend((s, Grant(s, b, hit[1], hit[2])) for s in b.subjects)
+        return sorted(out, key=lambda sg: (sg[0], str(sg[1].binding)))
+
+    # -- escalation-capable permissions ------------------------------------------------------------
+
+    def risky(self, subject: Subject) -> tuple[Risky, ...]:
+        done = self._risky.get(subject)
+        if done is None:
+            done = self._risky[subject] = risky_of(self.grants_of(subject))
+        return done
+
+    # -- escalation paths --------------------------------------------------------------------------
+
+    def _risky_keys(self, subject: Subject) -> set[tuple[str, str, str | None]]:
+        return {r.key() for r in self.risky(subject)}
+
+    def _service_accounts(self, scope: str | None, names: frozenset[str]) -> Iterator[Subject]:
+        namespaces: Iterable[str] = [scope] if scope is not None else list(self.service_accounts)
+        for ns in namespaces:
+            accounts = set(self.service_accounts.get(ns, ()))
+            accounts.update(Subject("ServiceAccount", n, ns) for n in names)
+            for sa in sorted(accounts):
+                if not names or sa.name in names:
+                    yield sa
+
+    def steps_of(self, actor: Subject, grants: Iterable[Grant] | None = None) -> tuple[Step, ...]:
+        """The "can act as" edges out of `actor`, from its grants (or the given ones)."""
+        if grants is None and actor in self._edges:
+            return self._edges[actor]
+        out: dict[tuple[Node, str], Step] = {}
+
+        def add(action: str, grant: Grant, target: Node) -> None:
+            out.setdefault((target, action), Step(actor, action, grant, target))
+
+        for g in self.grants_of(actor) if grants is None else grants:
+            scope, where = g.scope, _scope_text(g.scope)
+            for rule in g.rules:
+                # Creating pods or controllers (a collection create: no names), or pointing an existing
+                # controller at another ServiceAccount, runs pods as any account of the namespace.
+                if any(rule.allows("create", gr, res) for gr, res in WORKLOAD_RESOURCES) or any(
+                    rule.allows_some_name(v, gr, res)
+                    for gr, res in WORKLOAD_RESOURCES
+                    if res != "pods"
+                    for v in ("update", "patch")
+                ):
+                    for sa in self._service_accounts(scope, frozenset()):
+                        add(f"can create pods {where}", g, Node(subject=sa))
+                if rule.allows_some_name("create", "", "serviceaccounts", "token"):
+                    for sa in self._service_accounts(scope, rule.resource_names):
+                        add(f"can mint tokens for ServiceAccounts {where}", g, Node(subject=sa))
+                if rule.allows_some_name("impersonate", "", "serviceaccounts"):
+                    for sa in self._service_accounts(scope, rule.resource_names):
+                        add(f"can impersonate ServiceAccounts {where}", g, Node(subject=sa))
+                if scope is None:
+                    for kind, resource in (("User", "users"), ("Group", "groups")):
+                        if not rule.allows_some_name("impersonate", "", resource):
+                            continue
+                        if rule.resource_names:
+                            for n in sorted(rule.resource_names):
+                                add(f"can impersonate {resource}", g, Node(subject=Subject(kind, n)))
+                        else:
+                            add(f"can impersonate any {kind.lower()}", g, Node(anything=True))
+                for role_res, binding_res in (
+                    ("roles", "rolebindings"),
+                    ("clusterroles", "clusterrolebindings"),
+                ):
+                    if scope is not None and role_res == "clusterroles":
+                        # A RoleBinding may bind a ClusterRole inside its namespace: bind on clusterroles
+                        # is checked at the namespace, and rolebindings are what it creates.
+                        binding_res = "rolebindings"
+                    escalate_ok = scope is None or role_res == "roles"  # ClusterRoles are cluster-scoped
+                    if (
+                        escalate_ok
+                        and rule.allows_some_name("escalate", RBAC_GROUP, role_res)
+                        and any(
+                            r.allows_some_name(v, RBAC_GROUP, role_res)
+                            for r in g.rules
+                            for v in ("create", "update", "patch")
+                        )
+                    ):
+                        add(f"can escalate {role_res} {where}", g, Node(anything=True, scope=scope))
+                    if rule.allows_some_name("bind", RBAC_GROUP, role_res) and any(
+                        r.allows("create", RBAC_GROUP, binding_res) for r in g.rules
+                    ):
+                        if not rule.resource_names:
+                            add(f"can bind any {role_res[:-1]} {where}", g, Node(anything=True, scope=scope))
+                        else:
+                            kind = "ClusterRole" if role_res == "clusterroles" else "Role"
+                            for n in sorted(rule.resource_names):
+                                add(f"can bind {kind} {n} {where}", g, Node(role=(kind, n), scope=scope))
+        steps = tuple(s for s in out.values() if s.target.subject != actor)
+        if grants is None:
+            self._edges[actor] = steps
+        return steps
+
+    def _node_risky(self, node: Node) -> tuple[Risky, ...]:
+        """The escalation-capable permissions reaching `node` gives."""
+        if node.anything:
+            b = Binding(
+                "RoleBinding" if node.scope is not None else "ClusterRoleBinding",
+                "(any)",
+                node.scope or "",
+                "ClusterRole",
+                "*",
+                (),
+            )
+            return risky_of([Grant(Subject("User", "(any)"), b, (ANY_RULE,), True)])
+        if node.subject is not None:
+            return self.risky(node.subject)
+        assert node.role is not None
+        kind, name = node.role
+        rules = (
+            self.roles.get((node.scope or "", name), ())
+            if kind == "Role"
+            else self.cluster_roles.get(name, ())
+        )
+        b = Binding(
+            "RoleBinding" if node.scope is not None else "ClusterRoleBinding",
+            "(new)",
+            node.scope or "",
+            kind,
+            name,
+            (),
+        )
+        return risky_of([Grant(Subject("User", "(bound)"), b, rules, True)])
+
+    def escalations_from(self, start: Subject, first: Iterable[Grant] | None = None) -> tuple[Path, ...]:
+        """Escalation paths of `start`, shortest first: chains of steps that end at an identity
+        (or role, or "anything") holding escalation-capable permissions `start` does not hold.
+
+        `first` restricts the first step to those grants (a binding being admitted, which the
+        inventory may not hold yet); its permissions count as the start's own.
+        """
+        if first is None and start in self._paths:
+            return self._paths[start]
+        first = None if first is None else tuple(first)
+        own = self._risky_keys(start)
+        if first is not None:
+            own |= {r.key() for r in risky_of(first)}
+        paths: list[Path] = []
+        seen: set[Node] = {Node(subject=start)}
+        queue: deque[tuple[Subject, tuple[Step, ...]]] = deque([(start, ())])
+        while queue:
+            actor, chain = queue.popleft()
+            if len(chain) >= MAX_PATH_LENGTH:
+                continue
+            for step in self.steps_of(actor, first if not chain else None):
+                if step.target in seen:
+                    continue
+                gains = tuple(_gains(self._node_risky(step.target), own))
+                if not gains:
+                    continue
+                if step.target.anything:
+                    gains = (f"every permission {_scope_text(step.target.scope)}",)
+                seen.add(step.target)
+                path = Path(start, (*chain, step), gains)
+                paths.append(path)
+                if step.target.subject is not None:
+                    queue.append((step.target.subject, path.steps))
+        result = tuple(paths)
+        if first is None:
+            self._paths[start] = result
+        return result
+
+    def escalations_via(self, binding: Binding) -> list[tuple[int, Path]]:
+        """Paths whose first step is granted by `binding`, per subject index of the binding."""
+        rules, found = self.role_rules(binding)
+        out = []
+        for i, s in enumerate(binding.subjects):
+            grant = Grant(s, binding, rules, found)
+            for path in self.escalations_from(s, first=(grant,)):
+                out.append((i, path))
+        return out
+
+    def all_escalations(self) -> list[Path]:
+        return [p for s in self.subjects() for p in self.escalations_from(s)]
+
+
+def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
+    """The catalogue permissions the grants give (one entry per id, permission and scope)."""
+    found: dict[tuple[str, str, str | None], Risky] = {}
+    for g in grants:
+        for rule in g.rules:
+            for rid, perms in RISKY.items():
+                for perm in perms:
+                    if g.scope is not None and cluster_scoped(perm.group, perm.resource):
+                        continue
+                    for verb in perm.verbs:
+                        if rule.allows_some_name(verb, perm.group, perm.resource, perm.sub):
+                            r = Risky(rid, perm.display(verb), g.scope, g)
+                            found.setdefault(r.key(), r)
+    return tuple(sorted(found.values(), key=lambda r: (r.id, r.permission, r.scope or "")))
+
+
+def _gains(reached: Sequence[Risky], own: set[tuple[str, str, str | None]]) -> list[str]:
+    """Permissions of `reached` that `own` lacks (a cluster-wide one covers every namespace)."""
+    out = []
+    for r in reached:
+        if r.key() in own or (r.id, r.permission, None) in own:
+            continue
+        out.append(f"{r.id} {r.permission} ({_scope_text(r.scope)})")
+    return sorted(set(out))
+
+
+# ---- the analyzer --------------------------------------------------------------------------------
+
+
+def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+    """`input.facts.rbac` for workloads (their ServiceAccount's risky permissions and escalation
+    paths) and bindings (the escalation paths whose first step they grant)."""
+    kind = obj.get("kind")
+    if kind in BINDING_KINDS:
+        binding = Binding.parse(obj)
+        if binding is None or not binding.subjects:
+            return {}
+        via = RBACGraph.of(inventory).escalations_via(binding)
+        if not via:
+            return {}
+        return {"rbac": {"escalations": [{"subjectIndex": i, **p.as_json()} for i, p in via]}}
+    if kind not in WORKLOAD_KINDS or not any(inventory.versions.get(k) for k in BINDING_KINDS):
+        return {}
+    sa_facts = serviceaccounts.facts(obj, inventory).get("serviceAccount")
+    md = _metadata(obj)
+    if not sa_facts or not md.get("namespace"):
+        return {}
+    sa = Subject("ServiceAccount", str(sa_facts["name"]), str(md["namespace"]))
+    graph = RBACGraph.of(inventory)
+    risky = graph.risky(sa)
+    paths = graph.escalations_from(sa)
+    if not risky and not paths:
+        return {}
+    return {
+        "rbac": {
+            "serviceAccount": f"{sa.namespace}/{sa.name}",
+            "tokenMounted": bool(sa_facts["tokenMounted"]),
+            "risky": [r.as_json() for r in risky],
+            "escalations": [p.as_json() for p in paths],
+        }
+    }

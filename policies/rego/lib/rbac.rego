@@ -1,0 +1,203 @@
+# Helpers shared by the RBAC rules: scope (bootstrap objects), exact RBAC rule matching, and the
+# catalogue of escalation-capable permissions (kubernetes.io "RBAC good practices").
+#
+# The catalogue is mirrored in policies/facts/rbac.py (RISKY), which the graph uses to attribute
+# permissions to ServiceAccounts; tests/policies/test_rbac_rules.py checks the two agree entry by entry.
+package stockade.lib.rbac
+
+import rego.v1
+
+role_kinds := {"Role", "ClusterRole"}
+
+binding_kinds := {"RoleBinding", "ClusterRoleBinding"}
+
+md := object.get(input.object, "metadata", {})
+
+name := object.get(md, "name", "")
+
+kind := input.object.kind
+
+# Bootstrap RBAC objects (system:* names, or the kubernetes.io/bootstrapping: rbac-defaults label) are
+# the API server's own and are reconciled by it on every start; they are out of scope unless
+# scope.include_system_rbac is true. Decided here so that every gate agrees.
+system_object if startswith(name, "system:")
+
+system_object if object.get(object.get(md, "labels", {}), "kubernetes.io/bootstrapping", "") == "rbac-defaults"
+
+in_scope if object.get(data.stockade.config, ["scope", "include_system_rbac"], false) == true
+
+in_scope if not system_object
+
+role_rules contains [i, r] if {
+	kind in role_kinds
+	some i, r in object.get(input.object, "rules", [])
+	is_object(r)
+}
+
+# --- exact RBAC matching (k8s.io/kubernetes pkg/apis/rbac/v1/evaluation_helpers.go) ----------------
+
+verb_matches(rule, verb) if {
+	some v in object.get(rule, "verbs", [])
+	v in {"*", verb}
+}
+
+group_matches(rule, group) if {
+	some g in object.get(rule, "apiGroups", [])
+	g in {"*", group}
+}
+
+# `*` matches every resource and subresource, `pods` only pods, `pods/exec` and `*/exec` only pods/exec.
+resource_matches(rule, _) if "*" in object.get(rule, "resources", [])
+
+resource_matches(rule, resource) if resource in object.get(rule, "resources", [])
+
+resource_matches(rule, resource) if {
+	parts := split(resource, "/")
+	count(parts) == 2
+	parts[1] != "*"
+	sprintf("*/%s", [parts[1]]) in object.get(rule, "resources", [])
+}
+
+# "userextras/*" in the catalogue stands for every userextras/<key> subresource.
+resource_matches(rule, "userextras/*") if {
+	some r in object.get(rule, "resources", [])
+	startswith(r, "userextras/")
+}
+
+resource_matches(rule, "userextras/*") if {
+	some r in object.get(rule, "resources", [])
+	startswith(r, "*/")
+}
+
+# A create of a top-level resource carries no name, so a rule with resourceNames never grants it;
+# everything else (and subresources, which always name their object) is granted for those names.
+names_allow(rule, verb, resource) if {
+	verb == "create"
+	not contains(resource, "/")
+	count(object.get(rule, "resourceNames", [])) == 0
+}
+
+names_allow(_, verb, _) if verb != "create"
+
+names_allow(_, "create", resource) if contains(resource, "/")
+
+grants(rule, verb, group, resource) if {
+	verb_matches(rule, verb)
+	group_matches(rule, group)
+	resource_matches(rule, resource)
+	names_allow(rule, verb, resource)
+}
+
+# --- the catalogue ------------------------------------------------------------------------------------
+
+workload_resources := [
+	["", "pods"], ["", "replicationcontrollers"], ["apps", "deployments"], ["apps", "statefulsets"],
+	["apps", "daemonsets"], ["apps", "replicasets"], ["batch", "jobs"], ["batch", "cronjobs"],
+]
+
+perm(verbs, group, resources) := {"verbs": verbs, "group": group, "resources": resources}
+
+catalogue := {
+	"STK-RBAC-002": {
+		"why": "reads Secrets, including ServiceAccount tokens and credentials of other workloads",
+		"perms": [perm(["get", "list", "watch"], "", ["secrets"])],
+	},
+	"STK-RBAC-003": {
+		"why": "runs pods as any ServiceAccount of the namespace, with any volume it may mount",
+		"perms": [perm(["create", "update", "patch"], g, [r]) | some [g, r] in workload_resources],
+	},
+	"STK-RBAC-004": {
+		"why": "creates PersistentVolumes, including hostPath volumes onto any node's filesystem",
+		"perms": [perm(["create"], "", ["persistentvolumes"])],
+	},
+	"STK-RBAC-005": {
+		"why": "reaches the kubelet API of every node (exec into any container, bypassing admission)",
+		"perms": [perm(["get", "create"], "", ["nodes/proxy"])],
+	},
+	"STK-RBAC-006": {
+		"why": "grants permissions it does not hold (bind) or edits roles beyond its own rights (escalate)",
+		"perms": [perm(["escalate", "bind"], "rbac.authorization.k8s.io", ["roles", "clusterroles"])],
+	},
+	"STK-RBAC-007": {
+		"why": "acts as other users, groups or ServiceAccounts and gains their permissions",
+		"perms": [
+			perm(["impersonate"], "", ["users", "groups", "serviceaccounts"]),
+			perm(["impersonate"], "authentication.k8s.io", ["uids", "userextras/*"]),
+		],
+	},
+	"STK-RBAC-008": {
+		"why": "approves certificate signing requests, i.e. issues client certificates for any identity",
+		"perms": [
+			perm(["update", "patch"], "certificates.k8s.io", ["certificatesigningrequests/approval"]),
+			perm(["approve"], "certificates.k8s.io", ["signers"]),
+		],
+	},
+	"STK-RBAC-009": {
+		"why": "mints tokens for ServiceAccounts and acts as them",
+		"perms": [perm(["create"], "", ["serviceaccounts/token"])],
+	},
+	"STK-RBAC-010": {
+		"why": "rewrites admission webhooks: reads or mutates every object admitted, or disables policy",
+		"perms": [perm(
+			["create", "update", "patch", "delete", "deletecollection"],
+			"admissionregistration.k8s.io",
+			["validatingwebhookconfigurations", "mutatingwebhookconfigurations"],
+		)],
+	},
+	"STK-RBAC-011": {
+		"why": "relabels namespaces, e.g. lowering their Pod Security level or joining network policy selectors",
+		"perms": [perm(["patch", "update"], "", ["namespaces"])],
+	},
+	"STK-RBAC-012": {
+		"why": "runs commands in running containers (get suffices before Kubernetes 1.35)",
+		"perms": [perm(["get", "create"], "", ["pods/exec", "pods/attach", "pods/portforward"])],
+	},
+	"STK-RBAC-013": {
+		"why": "adds ephemeral containers to running pods, with the pod's ServiceAccount and volumes",
+		"perms": [perm(["update", "patch"], "", ["pods/ephemeralcontainers"])],
+	},
+}
+
+display(group, resource) := resource if group == ""
+
+display(group, resource) := sprintf("%s.%s", [resource, group]) if group != ""
+
+# [rule index, "verb resource"] for every permission of catalogue entry `id` the object's rules grant.
+granted(id) := {[i, sprintf("%s %s", [verb, display(p.group, res)])] |
+	some [i, r] in role_rules
+	some p in catalogue[id].perms
+	some verb in p.verbs
+	some res in p.resources
+	grants(r, verb, p.group, res)
+}
+
+# One violation per rule entry of a Role/ClusterRole that grants a permission of catalogue entry `id`.
+permission_violations(id) := {v |
+	in_scope
+	hits := granted(id)
+	some i in {h[0] | some h in hits}
+	perms := sort([h[1] | some h in hits; h[0] == i])
+	v := {
+		"msg": sprintf("%s %q grants %s: it %s", [kind, name, concat(", ", perms), catalogue[id].why]),
+		"path": ["rules", i],
+		"details": {"permissions": perms},
+	}
+}
+
+# --- bindings -----------------------------------------------------------------------------------------
+
+subjects contains [i, s] if {
+	kind in binding_kinds
+	some i, s in object.get(input.object, "subjects", [])
+	is_object(s)
+}
+
+subject_display(s) := sprintf("%s %s/%s", [s.kind, subject_namespace(s), s.name]) if s.kind == "ServiceAccount"
+
+subject_display(s) := sprintf("%s %s", [s.kind, s.name]) if s.kind != "ServiceAccount"
+
+# A ServiceAccount subject without a namespace is in the RoleBinding's namespace (the authorizer does so).
+subject_namespace(s) := ns if {
+	ns := object.get(s, "namespace", "")
+	ns != ""
+} else := object.get(md, "namespace", "")

@@ -1,0 +1,22 @@
+# METADATA
+# title: Role approves certificate signing requests
+# description: >-
+#   update on certificatesigningrequests/approval or approve on signers lets a subject approve
+#   certificate signing requests, and so mint client certificates for any user or group (kube-apiserver-
+#   client signer), including system:masters. Rules granting it for some resourceNames count too (those
+#   objects are still reachable). System bootstrap objects are out of scope unless
+#   scope.include_system_rbac.
+# custom:
+#   id: STK-RBAC-008
+#   severity: high
+#   kinds: [Role, ClusterRole]
+#   frameworks: [rbac-good-practices]
+#   remediation: >-
+#     Leave CSR approval to the built-in approvers; grant approve on signers only with resourceNames
+#     naming a signer that is not kubernetes.io/kube-apiserver-client.
+package stockade.rbac.csr_approval
+
+import data.stockade.lib.rbac
+import rego.v1
+
+deny contains v if some v in rbac.permission_violations("STK-RBAC-008")

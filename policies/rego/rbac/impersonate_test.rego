@@ -1,0 +1,58 @@
+package stockade.rbac.impersonate_test
+
+import data.stockade.rbac.impersonate
+import rego.v1
+
+role(kind, name, rules) := {"kind": kind, "metadata": {"name": name, "namespace": "team-a"}, "rules": rules}
+
+deny(obj, include_system) := d if {
+	d := impersonate.deny with input as {"object": obj} with data.stockade.config as {"scope": {"include_system_rbac": include_system}}
+}
+
+test_denied_0 if {
+	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]), false)
+	count(vs) == 1
+	some v in vs
+	v.path == ["rules", 1]
+	contains(v.msg, "ClusterRole \"r\" grants ")
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]), false)) == 1
+}
+
+test_denied_1 if {
+	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}]), false)
+	count(vs) == 1
+	some v in vs
+	v.path == ["rules", 1]
+	contains(v.msg, "ClusterRole \"r\" grants ")
+	count(deny(role("Role", "r", [{"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}]), false)) == 1
+}
+
+test_denied_2 if {
+	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["*"], "resourceNames": ["sa"]}]), false)
+	count(vs) == 1
+	some v in vs
+	v.path == ["rules", 1]
+	contains(v.msg, "ClusterRole \"r\" grants ")
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["*"], "resourceNames": ["sa"]}]), false)) == 1
+}
+
+test_allowed_0 if {
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["users"], "verbs": ["get", "list"]}]), false)) == 0
+}
+
+test_allowed_1 if {
+	count(deny(role("Role", "r", [{"apiGroups": ["authentication.k8s.io"], "resources": ["userextras"], "verbs": ["impersonate"]}]), false)) == 0
+}
+
+test_bootstrap_objects_out_of_scope_unless_included if {
+	rules := [{"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]
+	count(deny(role("ClusterRole", "system:controller:x", rules), false)) == 0
+	labelled := {"kind": "ClusterRole", "metadata": {"name": "admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}, "rules": rules}
+	count(deny(labelled, false)) == 0
+	count(deny(labelled, true)) == 1
+	count(deny(role("ClusterRole", "system:controller:x", rules), true)) == 1
+}
+
+test_other_kinds_ignored if {
+	count(deny({"kind": "RoleBinding", "metadata": {"name": "b"}, "rules": [{"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]}, false)) == 0
+}

@@ -1,0 +1,21 @@
+# METADATA
+# title: Role execs, attaches or port-forwards into pods
+# description: >-
+#   pods/exec, pods/attach and pods/portforward run commands in, attach to, or open ports of running
+#   containers, with their ServiceAccount tokens and mounted Secrets. get is enough before Kubernetes
+#   1.35 (WebSocket upgrades), so both get and create count. Rules granting it for some resourceNames
+#   count too (those objects are still reachable). System bootstrap objects are out of scope unless
+#   scope.include_system_rbac.
+# custom:
+#   id: STK-RBAC-012
+#   severity: high
+#   kinds: [Role, ClusterRole]
+#   frameworks: [CIS-5.1.x, rbac-good-practices]
+#   remediation: >-
+#     Remove these subresources from standing roles; grant them just in time to named operators.
+package stockade.rbac.pod_exec
+
+import data.stockade.lib.rbac
+import rego.v1
+
+deny contains v if some v in rbac.permission_violations("STK-RBAC-012")

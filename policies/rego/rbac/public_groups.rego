@@ -1,0 +1,34 @@
+# METADATA
+# title: Binding grants permissions to anonymous or all authenticated users
+# description: >-
+#   A binding whose subjects include the user system:anonymous or the groups system:unauthenticated
+#   or system:authenticated grants its role to every unauthenticated request or to every identity the
+#   cluster accepts (every ServiceAccount of every namespace, every user of the identity provider),
+#   whatever the role. One finding per such subject. System bootstrap bindings (system:discovery,
+#   system:public-info-viewer, ...) are out of scope unless scope.include_system_rbac.
+# custom:
+#   id: STK-RBAC-021
+#   severity: critical
+#   kinds: [RoleBinding, ClusterRoleBinding]
+#   frameworks: [CIS-5.1.x, NSA-CISA, rbac-good-practices]
+#   remediation: >-
+#     Bind the role to the groups or ServiceAccounts that need it.
+package stockade.rbac.public_groups
+
+import data.stockade.lib.rbac
+import rego.v1
+
+public_names := {"system:anonymous", "system:unauthenticated", "system:authenticated"}
+
+deny contains v if {
+	rbac.in_scope
+	ref := object.get(input.object, "roleRef", {})
+	some [i, s] in rbac.subjects
+	s.kind in {"User", "Group"}
+	s.name in public_names
+	v := {
+		"msg": sprintf("%s %q grants %s %q to %s %s", [rbac.kind, rbac.name, object.get(ref, "kind", "role"), object.get(ref, "name", ""), s.kind, s.name]),
+		"path": ["subjects", i],
+		"details": {"subject": s.name, "role": object.get(ref, "name", "")},
+	}
+}

@@ -1,0 +1,36 @@
+package stockade.rbac.public_groups_test
+
+import data.stockade.rbac.public_groups
+import rego.v1
+
+binding(name, subjects) := {
+	"kind": "ClusterRoleBinding",
+	"metadata": {"name": name},
+	"roleRef": {"kind": "ClusterRole", "name": "view"},
+	"subjects": subjects,
+}
+
+deny(obj) := d if {
+	d := public_groups.deny with input as {"object": obj} with data.stockade.config as {"scope": {"include_system_rbac": false}}
+}
+
+test_each_public_subject_denied if {
+	vs := deny(binding("b", [
+		{"kind": "Group", "name": "system:authenticated"},
+		{"kind": "User", "name": "alice"},
+		{"kind": "User", "name": "system:anonymous"},
+		{"kind": "Group", "name": "system:unauthenticated"},
+	]))
+	{v.path | some v in vs} == {["subjects", 0], ["subjects", 2], ["subjects", 3]}
+	some v in vs
+	v.msg == "ClusterRoleBinding \"b\" grants ClusterRole \"view\" to Group system:authenticated"
+}
+
+test_ordinary_subjects_allowed if {
+	count(deny(binding("b", [{"kind": "Group", "name": "developers"}, {"kind": "ServiceAccount", "name": "system:authenticated", "namespace": "x"}]))) == 0
+	count(deny(binding("b", []))) == 0
+}
+
+test_bootstrap_bindings_out_of_scope if {
+	count(deny(binding("system:public-info-viewer", [{"kind": "Group", "name": "system:unauthenticated"}]))) == 0
+}

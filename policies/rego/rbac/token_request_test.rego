@@ -1,0 +1,49 @@
+package stockade.rbac.token_request_test
+
+import data.stockade.rbac.token_request
+import rego.v1
+
+role(kind, name, rules) := {"kind": kind, "metadata": {"name": name, "namespace": "team-a"}, "rules": rules}
+
+deny(obj, include_system) := d if {
+	d := token_request.deny with input as {"object": obj} with data.stockade.config as {"scope": {"include_system_rbac": include_system}}
+}
+
+test_denied_0 if {
+	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]), false)
+	count(vs) == 1
+	some v in vs
+	v.path == ["rules", 1]
+	contains(v.msg, "ClusterRole \"r\" grants ")
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]), false)) == 1
+}
+
+test_denied_1 if {
+	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["*/token"], "verbs": ["*"]}]), false)
+	count(vs) == 1
+	some v in vs
+	v.path == ["rules", 1]
+	contains(v.msg, "ClusterRole \"r\" grants ")
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["*/token"], "verbs": ["*"]}]), false)) == 1
+}
+
+test_allowed_0 if {
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["create"]}]), false)) == 0
+}
+
+test_allowed_1 if {
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["get"]}]), false)) == 0
+}
+
+test_bootstrap_objects_out_of_scope_unless_included if {
+	rules := [{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]
+	count(deny(role("ClusterRole", "system:controller:x", rules), false)) == 0
+	labelled := {"kind": "ClusterRole", "metadata": {"name": "admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}, "rules": rules}
+	count(deny(labelled, false)) == 0
+	count(deny(labelled, true)) == 1
+	count(deny(role("ClusterRole", "system:controller:x", rules), true)) == 1
+}
+
+test_other_kinds_ignored if {
+	count(deny({"kind": "RoleBinding", "metadata": {"name": "b"}, "rules": [{"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}]}, false)) == 0
+}

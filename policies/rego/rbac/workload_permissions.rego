@@ -1,0 +1,52 @@
+# METADATA
+# title: Workload mounts a token with escalation-capable permissions
+# description: >-
+#   Attribution of the RBAC graph to running workloads: the pods of the workload mount the token of
+#   their ServiceAccount (the pod's automountServiceAccountToken, else the ServiceAccount's, else true),
+#   and that ServiceAccount holds escalation-capable permissions (STK-RBAC-002..013), directly or
+#   through its groups, or can escalate further (take over another identity, bind or escalate roles).
+#   Whoever compromises a container holds all of it. One finding per catalogue rule id held and one per
+#   escalation path (up to rbac.max_path_length steps), computed in policies/facts/rbac.py from the
+#   inventory of the gate (the scanned set, the webhook's cache, the audited cluster).
+# custom:
+#   id: STK-RBAC-030
+#   severity: high
+#   kinds: ["@workloads"]
+#   frameworks: [CIS-5.1.6, rbac-good-practices]
+#   remediation: >-
+#     Give the workload a dedicated ServiceAccount with only what it calls, or set
+#     automountServiceAccountToken: false if it does not call the API.
+package stockade.rbac.workload_permissions
+
+import data.stockade.lib.pods
+import rego.v1
+
+facts := input.facts.rbac if is_object(input.facts.rbac)
+
+max_length := object.get(data.stockade.config, ["rbac", "max_path_length"], 3)
+
+mounted if facts.tokenMounted == true
+
+sa_path := pods.spec_path(["serviceAccountName"])
+
+deny contains v if {
+	mounted
+	some id in {r.id | some r in facts.risky}
+	held := sort([sprintf("%s (%s, %s -> %s)", [r.permission, r.scope, r.binding, r.role]) | some r in facts.risky; r.id == id])
+	v := {
+		"msg": sprintf("pods mount the token of ServiceAccount %s, which holds %s permissions: %s", [facts.serviceAccount, id, concat("; ", held)]),
+		"path": sa_path,
+		"details": {"serviceAccount": facts.serviceAccount, "rule": id, "permissions": held},
+	}
+}
+
+deny contains v if {
+	mounted
+	some p in facts.escalations
+	p.length <= max_length
+	v := {
+		"msg": sprintf("pods mount the token of ServiceAccount %s, which escalates to %s: %s; it gains %s", [facts.serviceAccount, p.target, concat("; then ", p.steps), concat(", ", p.gains)]),
+		"path": sa_path,
+		"details": {"serviceAccount": facts.serviceAccount, "target": p.target, "bindings": p.bindings, "gains": p.gains},
+	}
+}

@@ -1,0 +1,201 @@
+"""`stockade rbac who-can|explain|escalations`: over manifests and over a (fake, loopback) cluster."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+
+runner = CliRunner()
+
+RBAC = "rbac.authorization.k8s.io/v1"
+OBJECTS: list[dict[str, Any]] = [
+    {
+        "apiVersion": RBAC,
+        "kind": "ClusterRole",
+        "metadata": {"name": "secret-reader"},
+        "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}],
+    },
+    {
+        "apiVersion": RBAC,
+        "kind": "ClusterRoleBinding",
+        "metadata": {"name": "sync"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "secret-reader"},
+        "subjects": [{"kind": "ServiceAccount", "name": "sync", "namespace": "ml"}],
+    },
+    {
+        "apiVersion": RBAC,
+        "kind": "Role",
+        "metadata": {"name": "deployer", "namespace": "ml"},
+        "rules": [
+            {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create", "get"]},
+            {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+        ],
+    },
+    {
+        "apiVersion": RBAC,
+        "kind": "RoleBinding",
+        "metadata": {"name": "deployers", "namespace": "ml"},
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "deployer"},
+        "subjects": [{"kind": "Group", "name": "ml-devs"}],
+    },
+]
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> Path:
+    path = tmp_path / "rbac.yaml"
+    path.write_text(yaml.safe_dump_all(OBJECTS))
+    return path
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["rbac", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_who_can_table_and_json(manifests: Path) -> None:
+    code, out, _ = run("who-can", "get", "secrets", str(manifests))
+    assert code == 0
+    assert "ServiceAccount ml/sync" in out and "ClusterRoleBinding sync" in out
+    code, out, _ = run("who-can", "create", "deployments", "-n", "ml", str(manifests), "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["request"]["apiGroup"] == "apps"
+    assert [s["subject"] for s in data["subjects"]] == [{"kind": "Group", "name": "ml-devs"}]
+    assert data["subjects"][0]["binding"] == "RoleBinding ml/deployers"
+    # cluster-wide (no -n): a RoleBinding does not count
+    _, out, _ = run("who-can", "create", "deployments.apps", str(manifests), "-f", "json")
+    assert json.loads(out)["subjects"] == []
+
+
+def test_who_can_subresources(manifests: Path) -> None:
+    for args in (("pods/exec",), ("pods", "--subresource", "exec")):
+        _, out, _ = run("who-can", "create", *args, "-n", "ml", str(manifests), "-f", "json")
+        assert [s["subject"]["name"] for s in json.loads(out)["subjects"]] == ["ml-devs"]
+    _, out, _ = run("who-can", "create", "pods", "-n", "ml", str(manifests), "-f", "json")
+    assert json.loads(out)["subjects"] == []
+
+
+def test_explain(manifests: Path) -> None:
+    code, out, _ = run("explain", "system:serviceaccount:ml:sync", str(manifests), "-f", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["subject"] == {"kind": "ServiceAccount", "name": "sync", "namespace": "ml"}
+    assert [g["binding"] for g in data["grants"]] == ["ClusterRoleBinding sync"]
+    assert data["grants"][0]["rules"] == [
+        {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["secrets"]}
+    ]
+    assert {r["id"] for r in data["risky"]} == {"STK-RBAC-002"}
+    code, out, _ = run("explain", "Group:ml-devs", str(manifests))
+    assert code == 0
+    assert "escalation to ServiceAccount ml/sync" in out
+    assert "create,get deployments [apps]" in out  # rules shown literally, not as rich markup
+
+
+def test_escalations(manifests: Path) -> None:
+    code, out, _ = run("escalations", str(manifests), "-f", "json")
+    assert code == 0
+    paths = json.loads(out)
+    assert [(p["subject"], p["target"]) for p in paths] == [("Group ml-devs", "ServiceAccount ml/sync")]
+    assert paths[0]["bindings"] == ["RoleBinding ml/deployers"]
+
+
+def test_usage_errors(manifests: Path, tmp_path: Path) -> None:
+    code, _, err = run("explain", "alice", str(manifests))
+    assert code == 2 and "subject must be" in err
+    code, _, err = run("who-can", "get", "pods")
+    assert code == 2 and "give manifest PATH" in err
+    code, _, err = run("who-can", "get", "pods", str(manifests), "--context", "x")
+    assert code == 2 and "not both" in err
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Role\nmetadata: {name: x\n")
+    code, _, err = run("who-can", "get", "pods", str(bad))
+    assert code == 2 and f"{bad}:" in err
+    code, _, err = run("who-can", "get", "pods", str(tmp_path / "missing.yaml"))
+    assert code == 2 and "no such file" in err
+
+
+# ---- --context: a fake API server on 127.0.0.1 ---------------------------------------------------------
+
+
+def _fake_apiserver_module() -> Any:
+    name = "stockade_tests_fake_apiserver"
+    if name not in sys.modules:
+        path = Path(__file__).resolve().parents[1] / "admission" / "fake_apiserver.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+    return sys.modules[name]
+
+
+KINDS = {
+    "roles": ("Role", RBAC),
+    "clusterroles": ("ClusterRole", RBAC),
+    "rolebindings": ("RoleBinding", RBAC),
+    "clusterrolebindings": ("ClusterRoleBinding", RBAC),
+}
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[Any, Path]]:
+    server = _fake_apiserver_module().FakeApiServer(KINDS).start()
+    plural = {o["kind"]: p for p, (o_kind, _) in KINDS.items() for o in OBJECTS if o["kind"] == o_kind}
+    for obj in OBJECTS:
+        server.put(plural[obj["kind"]], obj)
+    # more ClusterRoles than a page, so listing must follow `continue`
+    for i in range(501):
+        server.put("clusterroles", {"metadata": {"name": f"filler-{i}"}, "rules": []})
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "fake", "cluster": {"server": server.url}}],
+                "users": [{"name": "u", "user": {"token": "not-a-secret"}}],
+                "contexts": [{"name": "fake", "context": {"cluster": "fake", "user": "u"}}],
+                "current-context": "fake",
+            }
+        )
+    )
+    try:
+        yield server, kubeconfig
+    finally:
+        server.stop()
+
+
+def test_context_reads_the_cluster_page_by_page(cluster: tuple[Any, Path]) -> None:
+    server, kubeconfig = cluster
+    code, out, err = run(
+        "who-can", "get", "secrets", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json"
+    )
+    assert code == 0, err
+    assert [s["subject"]["name"] for s in json.loads(out)["subjects"]] == ["sync"]
+    lists = server.seen("clusterroles", watch=False)
+    assert len(lists) == 2 and all(s.query.get("limit") == "500" for s in lists)
+    assert "continue" in lists[1].query
+    code, out, _ = run("escalations", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json")
+    assert [p["target"] for p in json.loads(out)] == ["ServiceAccount ml/sync"]
+
+
+def test_context_errors_are_one_line(cluster: tuple[Any, Path]) -> None:
+    server, kubeconfig = cluster
+    server.fail_next("roles", 403)
+    code, _, err = run("who-can", "get", "pods", "--context", "fake", "--kubeconfig", str(kubeconfig))
+    assert code == 2
+    assert err.strip().startswith("stockade: error: listing roles: HTTP 403")
+    assert "not-a-secret" not in err
+    code, _, err = run("who-can", "get", "pods", "--context", "nope", "--kubeconfig", str(kubeconfig))
+    assert code == 2 and "kubeconfig" in err

@@ -1,0 +1,211 @@
+"""The RBAC rules (STK-RBAC-*) through the public pipeline, and the two catalogues agreeing.
+
+The escalation-capable permissions are written twice on purpose: in Rego (policies/rego/lib/rbac.rego,
+for the per-object rules every gate runs without a graph) and in Python (policies/facts/rbac.py RISKY,
+for the graph's attribution). `test_catalogues_agree` grants each permission of each entry alone and
+checks that both name exactly that entry, so the two cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from stockade.policies.config import parse_config
+from stockade.policies.engine import load_library
+from stockade.policies.evaluate import Evaluator, InventoryFacts
+from stockade.policies.facts import inventory_of
+from stockade.policies.facts.rbac import RISKY, RBACGraph, Subject
+from stockade.policies.model import Operation, Resource
+
+RBAC = "rbac.authorization.k8s.io/v1"
+
+
+@cache
+def evaluator(config: str = "") -> Evaluator:
+    return Evaluator.default(parse_config(config))
+
+
+def rbac_ids(obj: dict[str, Any], config: str = "", objects: tuple[dict[str, Any], ...] = ()) -> list[str]:
+    """Rule ids (STK-RBAC-*) one object gets, with facts from `objects` (the rest of the cluster)."""
+    source = InventoryFacts(inventory_of(objects))
+    res = Resource(obj)
+    findings = evaluator(config).evaluate(
+        res, operation=Operation.SCAN, namespace=source.namespace(res.namespace), facts=source.facts(obj)
+    )
+    return sorted(f.rule.id for f in findings if f.rule.id.startswith("STK-RBAC"))
+
+
+def cluster_role(name: str, *rules: dict[str, Any], labels: dict[str, str] | None = None) -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name, **({"labels": labels} if labels else {})}
+    return {"apiVersion": RBAC, "kind": "ClusterRole", "metadata": md, "rules": list(rules)}
+
+
+def binding(kind: str, name: str, role: str, *subjects: dict[str, Any], ns: str = "ml") -> dict[str, Any]:
+    md: dict[str, Any] = {"name": name}
+    if kind == "RoleBinding":
+        md["namespace"] = ns
+    return {
+        "apiVersion": RBAC,
+        "kind": kind,
+        "metadata": md,
+        "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+        "subjects": list(subjects),
+    }
+
+
+def test_every_catalogue_entry_is_a_rule() -> None:
+    lib = load_library()
+    ids = {rid for rid in lib.rules if rid.startswith("STK-RBAC-")}
+    assert set(RISKY) <= ids
+    assert ids == set(RISKY) | {
+        "STK-RBAC-001",
+        "STK-RBAC-020",
+        "STK-RBAC-021",
+        "STK-RBAC-030",
+        "STK-RBAC-031",
+    }
+    for rid in RISKY:
+        assert set(lib.rules[rid].kinds) == {"Role", "ClusterRole"}
+
+
+CASES = [
+    (
+        rid,
+        verb,
+        perm.group,
+        f"{perm.resource}/{'scopes' if perm.sub == '*' else perm.sub}" if perm.sub else perm.resource,
+    )
+    for rid, perms in RISKY.items()
+    for perm in perms
+    for verb in perm.verbs
+]
+
+
+@pytest.mark.parametrize(
+    ("rid", "verb", "group", "resource"), CASES, ids=[f"{c[0]}:{c[1]}:{c[3]}" for c in CASES]
+)
+def test_catalogues_agree(rid: str, verb: str, group: str, resource: str) -> None:
+    rule = {"apiGroups": [group], "resources": [resource], "verbs": [verb]}
+    role = cluster_role("r", rule)
+    assert rbac_ids(role) == [rid]
+    graph = RBACGraph.from_objects(
+        [role, binding("ClusterRoleBinding", "b", "r", {"kind": "User", "name": "u"})]
+    )
+    assert {r.id for r in graph.risky(Subject("User", "u"))} == {rid}
+
+
+def test_wildcard_role_triggers_every_catalogue_rule_and_the_wildcard_rule() -> None:
+    ids = rbac_ids(cluster_role("god", {"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}))
+    assert ids == sorted(["STK-RBAC-001"] * 3 + list(RISKY))
+
+
+def test_bootstrap_objects_only_with_include_system_rbac() -> None:
+    role = cluster_role(
+        "system:controller:x", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
+    )
+    labelled = cluster_role(
+        "admin",
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
+        labels={"kubernetes.io/bootstrapping": "rbac-defaults"},
+    )
+    assert rbac_ids(role) == rbac_ids(labelled) == []
+    include = "scope: {include_system_rbac: true}"
+    assert rbac_ids(role, include) == rbac_ids(labelled, include) == ["STK-RBAC-002"]
+
+
+def test_privileged_bindings_and_break_glass_config() -> None:
+    crb = binding(
+        "ClusterRoleBinding",
+        "ops",
+        "cluster-admin",
+        {"kind": "Group", "name": "oncall"},
+        {"kind": "User", "name": "alice"},
+    )
+    assert rbac_ids(crb) == ["STK-RBAC-020", "STK-RBAC-020"]
+    glass = "rbac: {break_glass_subjects: [{kind: Group, name: oncall}]}"
+    assert rbac_ids(crb, glass) == ["STK-RBAC-020"]
+    both = "rbac: {break_glass_subjects: [{kind: Group, name: oncall}, {kind: User, name: 'ali*'}]}"
+    assert rbac_ids(crb, both) == []
+    assert rbac_ids(crb, "rbac: {privileged_roles: [admin]}") == []
+
+
+def test_break_glass_config_is_validated() -> None:
+    from stockade.policies.config import ConfigError
+
+    with pytest.raises(ConfigError, match=r"rbac\.break_glass_subjects\.0\.kind"):
+        parse_config("rbac: {break_glass_subjects: [{kind: Robot, name: x}]}")
+    with pytest.raises(ConfigError, match="unknown key"):
+        parse_config("rbac: {break_glass: []}")
+
+
+def test_public_groups() -> None:
+    crb = binding("ClusterRoleBinding", "b", "view", {"kind": "Group", "name": "system:authenticated"})
+    assert rbac_ids(crb) == ["STK-RBAC-021"]
+
+
+# ---- graph rules through the pipeline --------------------------------------------------------------
+
+
+SECRET_READER = cluster_role(
+    "secret-reader", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list"]}
+)
+DEPLOYER = cluster_role(
+    "deployer", {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]}
+)
+SYNC_BINDING = binding(
+    "ClusterRoleBinding",
+    "sync",
+    "secret-reader",
+    {"kind": "ServiceAccount", "name": "sync", "namespace": "ml"},
+)
+DEVS_BINDING = binding("RoleBinding", "devs", "deployer", {"kind": "Group", "name": "ml-devs"})
+CLUSTER = (SECRET_READER, DEPLOYER, SYNC_BINDING, DEVS_BINDING)
+
+
+def workload(sa: str, automount: bool | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"serviceAccountName": sa, "containers": [{"name": "c", "image": "x"}]}
+    if automount is not None:
+        spec["automountServiceAccountToken"] = automount
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "ml"},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+def test_workload_attribution() -> None:
+    assert rbac_ids(workload("sync"), objects=CLUSTER) == ["STK-RBAC-030"]
+    assert rbac_ids(workload("sync", automount=False), objects=CLUSTER) == []
+    assert rbac_ids(workload("other"), objects=CLUSTER) == []
+    assert rbac_ids(workload("sync")) == []  # no graph, nothing to attribute
+
+
+def test_escalation_path_on_the_binding_same_in_scan_and_admission() -> None:
+    """Scan sees the binding in the inventory; admission sees it before the cache does."""
+    scan = rbac_ids(DEVS_BINDING, objects=CLUSTER)
+    admission = rbac_ids(DEVS_BINDING, objects=(SECRET_READER, DEPLOYER, SYNC_BINDING))
+    assert scan == admission == ["STK-RBAC-031"]
+    assert rbac_ids(DEVS_BINDING, objects=(DEPLOYER,)) == []  # nothing more privileged to reach
+
+
+def test_escalation_path_length_is_configurable() -> None:
+    tokens = cluster_role(
+        "tokens", {"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}
+    )
+    ci = binding(
+        "RoleBinding", "ci", "tokens", {"kind": "ServiceAccount", "name": "ci", "namespace": "dev"}, ns="ops"
+    )
+    devs = binding("RoleBinding", "devs", "deployer", {"kind": "Group", "name": "devs"}, ns="dev")
+    root = binding(
+        "ClusterRoleBinding",
+        "root",
+        "secret-reader",
+        {"kind": "ServiceAccount", "name": "root", "namespace": "ops"},
+    )
+    cluster = (tokens, DEPLOYER, SECRET_READER, ci, devs, root)
+    assert rbac_ids(devs, objects=cluster) == ["STK-RBAC-031", "STK-RBAC-031"]  # ci, then ops/root
+    assert rbac_ids(devs, "rbac: {max_path_length: 1}", objects=cluster) == ["STK-RBAC-031"]
