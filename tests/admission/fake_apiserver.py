@@ -29,8 +29,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-#: plural -> (kind, apiVersion)
-CORE_KINDS = {"namespaces": ("Namespace", "v1"), "serviceaccounts": ("ServiceAccount", "v1")}
+from stockade.admission.inventory import DEFAULT_KINDS
+
+#: plural -> (kind, apiVersion): by default every kind the webhook's cache watches (empty until put)
+CORE_KINDS = {k.plural: (k.kind, k.api_version) for k in DEFAULT_KINDS}
 
 
 @dataclass(frozen=True)
