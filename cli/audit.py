@@ -15,6 +15,7 @@ from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, default_workers
 from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader
 
 
@@ -50,6 +51,7 @@ def audit(
     ] = False,
     qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
     burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
+    workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
     print_rbac: Annotated[
         bool, typer.Option("--print-rbac", help="Print the least ClusterRoles the audit needs, and exit.")
     ] = False,
@@ -76,7 +78,10 @@ def audit(
         chosen = [current]
     else:
         fail("no --context given and the kubeconfig has no current context")
-    evaluator, _ = load_evaluator(config, policy_dir or [])
+    evaluator, cfg = load_evaluator(config, policy_dir or [])
+    if workers is not None and workers < 1:
+        fail("--workers must be >= 1")
+    options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
     if framework is not None:
         from stockade.policies.frameworks import FrameworkError, restrict_to_framework
 
@@ -103,6 +108,7 @@ def audit(
             version=tool_version(),
             progress=progress,
             on_snapshot=writer.write if writer is not None else None,
+            options=options,
         )
     if framework is not None:
         result.framework = framework

@@ -30,13 +30,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from stockade.policies.engine import KIND_ALIASES, RuleEvaluationError
+from stockade.policies.engine import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.workloads import TEMPLATE_PATHS
 from stockade.policies.kinds import KINDS, KindInfo
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
+from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs
 from stockade.scanner.sources.cluster import HTTP_FORBIDDEN, HTTP_NOT_FOUND, ClusterReader, ListError
 
 #: Controllers whose pods are folded into the workload that owns them.
@@ -274,34 +275,57 @@ def _evaluable(snap: ClusterSnapshot) -> list[tuple[Resource, Resource | None, i
 
 
 def evaluate_snapshot(
-    snap: ClusterSnapshot, evaluator: Evaluator, result: Result, progress: AuditProgress
+    snap: ClusterSnapshot,
+    evaluator: Evaluator,
+    result: Result,
+    progress: AuditProgress,
+    workers: Workers | None = None,
 ) -> None:
-    """Evaluate one cluster's snapshot into `result` (findings, errors, stats)."""
+    """Evaluate one cluster's snapshot into `result` (findings, errors, stats).
+
+    Inputs (namespace, facts) are built here, from the cluster's inventory; the engine runs in the
+    scan's worker processes when `workers` allows (regorus holds the GIL), and decisions are made
+    here, so exception usage is counted once.
+    """
     source = InventoryFacts(snap.inventory)
     todo = [t for t in _evaluable(snap) if evaluator.in_scope(t[0])]
     progress.evaluating(snap.name, len(todo))
-    findings_before = len(result.findings)
-    seen: set[tuple[Any, ...]] = set()
-    for n, (resource, owner, replicas) in enumerate(todo, 1):
-        try:
-            violations = evaluator.violations(
+    jobs: list[Job] = [
+        (
+            i,
+            resource.kind,
+            evaluator.build_input(
                 resource,
                 operation=Operation.AUDIT,
                 namespace=namespace_for(resource, source),
                 facts=source.facts(resource.obj),
-            )
-        except RuleEvaluationError as exc:
-            result.errors.append(InputError(f"{snap.name}/{resource.ref().display()}", str(exc)))
+            ),
+            None,
+        )
+        for i, (resource, _, _) in enumerate(todo)
+    ]
+    enabled = getattr(evaluator.engine, "enabled", None)
+    findings_before = len(result.findings)
+    seen: set[tuple[Any, ...]] = set()
+    done = 0
+    options = workers.options if workers is not None else ScanOptions(evaluator.config, workers=1)
+    for index, outcome, _ in evaluate_jobs(jobs, evaluator, options, workers or Workers(options), None):
+        resource, owner, replicas = todo[index]
+        done += 1
+        if isinstance(outcome, str):
+            result.errors.append(InputError(f"{snap.name}/{resource.ref().display()}", outcome))
             continue
-        for finding in evaluator.decide(owner or resource, violations):
+        if enabled is not None:  # workers run the whole library; --framework narrows it here
+            outcome = [v for v in outcome if v.rule.id in enabled]
+        for finding in evaluator.decide(owner or resource, outcome):
             finding.replicas = replicas if replicas else None
             key = (finding.resource, finding.rule.id, finding.message, finding.path)
             if key in seen:  # two templates of one workload during a rollout: report once
                 continue
             seen.add(key)
             result.findings.append(finding)
-        if n % 200 == 0 or n == len(todo):
-            progress.evaluated(snap.name, n, len(result.findings) - findings_before)
+        if done % 200 == 0 or done == len(todo):
+            progress.evaluated(snap.name, done, len(result.findings) - findings_before)
     snap.stats.evaluated = len(todo)
 
 
@@ -313,6 +337,7 @@ def run_audit(
     progress: AuditProgress | None = None,
     max_parallel: int = 8,
     on_snapshot: Callable[[ClusterSnapshot, Result], None] | None = None,
+    options: ScanOptions | None = None,
 ) -> Result:
     """Audit every target: list them in parallel, evaluate each as its lists complete."""
     progress = progress or QuietProgress()
@@ -332,7 +357,11 @@ def run_audit(
             reader.name = target.name
             return collect(reader, kinds, progress)
 
-    with ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(targets) or 1))) as pool:
+    options = options or ScanOptions(evaluator.config, workers=1)
+    workers = Workers(options)
+    if options.workers > 1:
+        workers.get()  # fork the evaluation processes before any listing thread starts
+    with workers, ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(targets) or 1))) as pool:
         futures: list[Future[ClusterSnapshot]] = [pool.submit(list_one, t) for t in targets]
         for future in futures:
             snap = future.result()
@@ -340,7 +369,7 @@ def run_audit(
                 result.gaps.extend(snap.gaps)
                 result.clusters.append(snap.stats)
                 if snap.failed is None:
-                    evaluate_snapshot(snap, evaluator, result, progress)
+                    evaluate_snapshot(snap, evaluator, result, progress, workers)
                     if on_snapshot is not None:
                         on_snapshot(snap, result)
                 progress.finished(snap.name, snap.failed is None, snap.failed or "")

@@ -61,8 +61,8 @@ def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
 
-class _Workers:
-    """A process pool started on first use and shared by both parallel steps."""
+class Workers:
+    """A process pool started on first use and shared by both parallel steps (and the audit's)."""
 
     def __init__(self, options: ScanOptions) -> None:
         self.options = options
@@ -85,7 +85,7 @@ class _Workers:
         if self._pool is not None:
             self._pool.shutdown()
 
-    def __enter__(self) -> _Workers:
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -120,7 +120,7 @@ def run_scan(
     progress: Callable[[int], None] | None = None,
 ) -> Result:
     """Read every source, then evaluate: the whole `stockade scan` pipeline."""
-    with batch_gc(), _Workers(options) as workers:
+    with batch_gc(), Workers(options) as workers:
         items: list[Item] = list(files.stdin_items())
         paths: list[Path] = []
         for target in files.targets():
@@ -161,7 +161,7 @@ def scan(
     errors: Sequence[InputError] = (),
     files: int = 0,
     progress: Callable[[int], None] | None = None,
-    workers: _Workers | None = None,
+    workers: Workers | None = None,
 ) -> Result:
     """Evaluate resources already read."""
     source = InventoryFacts(inventory_of(r.obj for r in resources))
@@ -182,9 +182,9 @@ def scan(
     ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
     own_pool = workers is None
-    workers = workers or _Workers(options)
+    workers = workers or Workers(options)
     try:
-        for index, outcome, lines in _evaluate(jobs, evaluator, options, workers, progress):
+        for index, outcome, lines in evaluate_jobs(jobs, evaluator, options, workers, progress):
             resource = todo[index]
             if isinstance(outcome, str):
                 where = resource.origin.file or resource.ref().display()
@@ -225,11 +225,11 @@ def _evaluate_one(evaluator: Evaluator, kind: str, inp: dict[str, Any]) -> Outco
         return f"rule evaluation failed: {exc}"
 
 
-def _evaluate(
+def evaluate_jobs(
     jobs: list[Job],
     evaluator: Evaluator,
     options: ScanOptions,
-    workers: _Workers,
+    workers: Workers,
     progress: Callable[[int], None] | None,
 ) -> Iterable[tuple[int, Outcome, Lines | None]]:
     if options.workers <= 1 or len(jobs) < PARALLEL_OBJECTS:

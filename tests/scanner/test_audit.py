@@ -448,3 +448,40 @@ def test_progress_shows_each_cluster_on_a_terminal(kubeconfig: Path) -> None:
     screen = console.export_text()
     assert "aks-prod-eastus" in screen and "gpu-bm-1" in screen
     assert re.search(r"\d+ findings", screen)
+
+
+def test_evaluation_in_worker_processes_gives_the_same_findings() -> None:
+    from stockade.scanner.scan import PARALLEL_OBJECTS, ScanOptions
+
+    objects: list[dict[str, Any]] = [{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "apps"}}]
+    for i in range(PARALLEL_OBJECTS + 50):
+        container = {"name": "c", "image": "nginx" if i % 3 else "myregistry.azurecr.io/x:1"}
+        if i % 5 == 0:
+            container["securityContext"] = {"privileged": True}
+        objects.append(
+            {
+                "apiVersion": "apps/v1",
+                "kind": "Deployment",
+                "metadata": {"name": f"web-{i}", "namespace": "apps"},
+                "spec": {
+                    "replicas": 2,
+                    "template": {
+                        "metadata": {"labels": {"app": f"web-{i}"}},
+                        "spec": {"containers": [container]},
+                    },
+                },
+            }
+        )
+    cluster = fake.FakeCluster.from_objects("many", objects, nodes=2)
+    evaluator = Evaluator.default()
+
+    def findings(workers: int) -> set[tuple[Any, ...]]:
+        with fake.ServedCluster(cluster) as served:
+            target = Target("many", lambda: _reader(served.url, "many"))
+            options = ScanOptions(evaluator.config, workers=workers)
+            result = run_audit([target], evaluator, version="test", options=options)
+        assert not result.errors and result.clusters[0].evaluated > PARALLEL_OBJECTS
+        return {(f.resource, f.rule.id, f.message, f.replicas) for f in result.findings}
+
+    serial, parallel = findings(1), findings(2)
+    assert serial and serial == parallel
