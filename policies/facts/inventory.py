@@ -11,12 +11,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
-INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount"})
+# RuntimeClass: policies/facts/sandbox.py (cluster-scoped, a handful per cluster).
+INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount", "RuntimeClass"})
 
 
 class Inventory:
-    def __init__(self, *, complete: bool = False) -> None:
+    def __init__(self, *, complete: bool = False, cluster: str | None = None) -> None:
         self.complete = complete
+        # The cluster these objects come from (audit context, webhook's cluster); None in a scan.
+        # It selects per-cluster settings such as the sandbox profile (facts/sandbox.py).
+        self.cluster = cluster
         self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
