@@ -30,10 +30,14 @@ import rego.v1
 
 mig_prefix := "nvidia.com/mig-"
 
-# Containers asking for a MIG slice, with the path of that resource.
-mig_containers contains {"container": c, "path": array.concat(e.path, ["resources", kind, r]), "resource": r} if {
+# Containers asking for a MIG slice, with the path of that resource (its limit if set, else its request).
+mig_containers contains {"container": c, "path": pods.gpu_path(e.path, c, r), "resource": r} if {
 	some e in pods.resource_containers
 	c := e.container
+	some r in mig_resources_of(c)
+}
+
+mig_resources_of(c) := {r |
 	some kind in ["limits", "requests"]
 	some r, q in pods.resource_list(c, kind)
 	startswith(r, mig_prefix)
