@@ -161,7 +161,7 @@ class BareMetalSandboxProfile(SandboxProfile):
 
 
 class SandboxCluster(_Model):
-    """The profile of the clusters whose name matches (audit contexts, the webhook's cluster)."""
+    """The profile of the clusters whose name matches: the gate's Inventory.cluster (audit contexts)."""
 
     clusters: tuple[str, ...] = Field(min_length=1)
     profile: SandboxProfileName
@@ -175,10 +175,11 @@ def _default_sandbox_selectors() -> tuple[SandboxSelector, ...]:
 class SandboxConfig(_Model):
     """Sandboxed runtime classes: which workloads are high-risk and what sandboxes them per platform.
 
-    `profile` applies where no `clusters` entry matches (the last match wins), and always in
-    `stockade scan`, which does not know the target cluster. Its default is `baremetal`, the profile
-    that knows both sandboxes, so a gVisor or Kata class is accepted in CI and the GPU rule still
-    requires the nvproxy pool; an AKS-only repository sets `profile: aks`.
+    `profile` applies where no `clusters` entry matches (the last match wins), and wherever the cluster
+    name is unknown: always in `stockade scan`, and in the webhook until it is told its name. Its
+    default is `baremetal`, the profile that knows both sandboxes, so a gVisor or Kata class is
+    accepted in CI and the GPU rule still requires the nvproxy pool; an AKS-only repository sets
+    `profile: aks`.
     """
 
     profile: SandboxProfileName = "baremetal"
@@ -424,8 +425,8 @@ gpu:
 # Sandboxed runtime classes (gVisor / Kata) for high-risk workloads. A workload is high-risk when
 # one selector matches (every field given: namespace globs, namespace labels, labels of the workload
 # or its pod template). Profiles: aks (Kata only, no GPUs in a sandbox) or baremetal (gVisor runsc
-# with GPUs through nvproxy, or Kata); `profile` applies to scans and to clusters (audit contexts,
-# the webhook's cluster) no `clusters` entry matches (last match wins).
+# with GPUs through nvproxy, or Kata). `clusters` picks a profile by cluster name (audit contexts;
+# last match wins); `profile` applies to the rest, and to scans, which do not know the cluster.
 sandbox:
   profile: baremetal
   clusters: []
