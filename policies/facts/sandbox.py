@@ -189,22 +189,28 @@ def sandbox_summary(
           "cluster": str | None, "profile": "aks" | "baremetal", "complete": bool,
           "classes": [{"name", "handler", "sandboxHandler": bool, "approved": bool,
                        "nodeSelector": {...}, "nodes": [node names] | None}],   # sorted by name
-          "missingApprovedClasses": [names],   # approved names (not globs) absent; complete only
+          "sandboxAvailable": bool | None,     # some class is approved and has a sandbox handler;
+                                               # None: none seen in an incomplete inventory
           "highRisk": {status: [{"kind", "namespace", "name", "runtimeClassName", "gpu": bool}]},
           "counts": {status: int},             # every status of STATUSES, zeros included
         }
+
+    Statuses of high-risk workloads (those a `sandbox.selectors` entry matches): `sandboxed` (an
+    approved class with a sandbox handler), `unverified` (an approved class not seen in an incomplete
+    inventory), `class-missing` (an approved class the cluster lacks: STK-RT-002), `not-a-sandbox-handler`
+    (an approved class whose handler is not a sandbox: STK-RT-003), `unsandboxed` (no class, or one the
+    profile does not approve: STK-RT-001). `gpu` tells whether the pods ask for GPUs (STK-RT-006
+    decides whether that can be satisfied).
     """
     sandbox = config.sandbox
     profile: SandboxProfileName = sandbox.profile_for(inventory.cluster)
     settings = sandbox.settings(profile)
     node_list = None if nodes is None else list(nodes)
     classes = []
-    present = set()
     for rc in sorted(
         inventory.of_kind("RuntimeClass"), key=lambda o: str(_mapping(o.get("metadata")).get("name"))
     ):
         cf = facts(rc, inventory)["runtimeClass"]
-        present.add(cf["name"])
         matching = None
         if node_list is not None:
             matching = sorted(
@@ -222,9 +228,9 @@ def sandbox_summary(
                 "nodes": matching,
             }
         )
-    missing: list[str] = []
-    if inventory.complete:
-        missing = sorted(c for c in settings.classes if not any(ch in c for ch in "*?[") and c not in present)
+    available: bool | None = any(c["approved"] and c["sandboxHandler"] for c in classes)
+    if not available and not inventory.complete:
+        available = None
     by_status: dict[str, list[dict[str, Any]]] = {s: [] for s in STATUSES}
     for obj in workloads:
         pod = pod_template(obj)
@@ -249,7 +255,7 @@ def sandbox_summary(
         "profile": profile,
         "complete": inventory.complete,
         "classes": classes,
-        "missingApprovedClasses": missing,
+        "sandboxAvailable": available,
         "highRisk": by_status,
         "counts": {s: len(v) for s, v in by_status.items()},
     }

@@ -451,7 +451,7 @@ def test_sandbox_summary_reports_classes_nodes_and_workloads() -> None:
             "nodes": ["n1", "n2", "n3"],
         },
     ]
-    assert out["missingApprovedClasses"] == ["kata", "kata-clh", "kata-fc", "kata-qemu", "runsc"]
+    assert out["sandboxAvailable"] is True
     names = {s: [(e["kind"], e["runtimeClassName"], e["gpu"]) for e in v] for s, v in out["highRisk"].items()}
     assert names == {
         "sandboxed": [("Deployment", "gvisor", False), ("CronJob", "gvisor", True)],
@@ -474,12 +474,15 @@ def test_sandbox_summary_partial_inventory_and_aks_profile() -> None:
     cfg = parse_config(config_text(AKS_CLUSTERS))
     inv = inventory([SANDBOX_NS, runtime_class("gvisor-fake", "runc")], complete=False, cluster="aks-west")
     out = sb.sandbox_summary(inv, [wrap("Job", spec("kata-vm-isolation"), {})], cfg)
-    assert out["profile"] == "aks" and out["missingApprovedClasses"] == []
+    assert out["profile"] == "aks" and out["sandboxAvailable"] is None  # not seen, not absent
     assert out["classes"][0]["nodes"] is None and out["classes"][0]["sandboxHandler"] is False
     assert out["counts"]["unverified"] == 1
     labelled = wrap("Job", spec(), SANDBOX_LABEL)
     labelled["metadata"]["namespace"] = "elsewhere"
     assert sb.sandbox_summary(inv, [labelled], cfg)["counts"]["unsandboxed"] == 1
+    # A whole AKS cluster whose only class is gVisor offers no sandbox of its profile.
+    bare = sb.sandbox_summary(inventory([GVISOR], complete=True, cluster="aks-1"), [], cfg)
+    assert bare["sandboxAvailable"] is False and bare["counts"] == dict.fromkeys(sb.STATUSES, 0)
 
 
 # ---- configuration -----------------------------------------------------------------------------------
