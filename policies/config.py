@@ -132,7 +132,7 @@ class NvproxyConfig(_Model):
 class SandboxProfile(_Model):
     """What counts as a sandbox on one platform."""
 
-    # RuntimeClass names (globs) a high-risk workload may use.
+    # RuntimeClass names a high-risk workload may use (exact names: an approval, not a pattern).
     classes: tuple[str, ...]
     # Handlers (globs) that are sandboxes: `runsc` is gVisor, `kata*` is Kata Containers.
     handlers: tuple[str, ...]

@@ -132,8 +132,8 @@ def high_risk_selector(
 
 
 def approved_class(settings: SandboxProfile, name: str | None) -> bool:
-    """The profile approves this RuntimeClass name for high-risk workloads."""
-    return name is not None and glob_match(settings.classes, name)
+    """The profile approves this RuntimeClass name (an exact name) for high-risk workloads."""
+    return name is not None and name in settings.classes
 
 
 def sandbox_handler(settings: SandboxProfile, handler: str | None) -> bool:
