@@ -434,7 +434,10 @@ sandbox:
   selectors:
     - namespace_labels: {stockade.io/sandbox: required}
     - pod_labels: {stockade.io/sandbox: required}
+  # Class names (globs) that claim to be sandboxes: their handler must be a sandbox handler.
   class_patterns: ["*gvisor*", "*runsc*", "*kata*", "*sandbox*"]
+  # Per profile: approved class names (exact), sandbox handlers (globs), the sandbox pool's labels
+  # one of which a sandbox class's scheduling.nodeSelector must hold.
   aks:
     classes: [kata-vm-isolation, kata-mshv-vm-isolation]
     handlers: ["kata*"]
