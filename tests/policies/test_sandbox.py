@@ -337,8 +337,19 @@ def test_summary_status_agrees_with_the_rules(case: Case) -> None:
 def class_findings(
     rc: Mapping[str, Any], *, cluster: str | None = None, config: str = ""
 ) -> set[tuple[str, tuple[Any, ...]]]:
+    """STK-RT findings of a RuntimeClass (the VM's, checked against the interpreter's)."""
+    ev = evaluator(config)
     inv = inventory([rc], complete=True, cluster=cluster)
-    found = evaluator(config).evaluate(Resource(dict(rc)), facts=facts_for(rc, inv))
+    found = ev.evaluate(Resource(dict(rc)), facts=facts_for(rc, inv))
+    engine = ev.engine
+    assert isinstance(engine, EmbeddedEngine) and engine.uses_vm
+    inp = ev.build_input(Resource(dict(rc)), facts=facts_for(rc, inv))
+    interpreted = engine.evaluate_interpreted(
+        "RuntimeClass", engine.rules_for("RuntimeClass"), orjson.dumps(inp).decode()
+    )
+    assert {(v.rule.id, v.path, v.msg) for v in interpreted} == {
+        (f.rule.id, f.path, f.message) for f in found
+    }
     return {(f.rule.id, f.path) for f in found}
 
 

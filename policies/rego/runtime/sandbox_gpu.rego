@@ -46,12 +46,10 @@ mig_resources_of(c) := {r |
 
 gpu_containers := pods.gpu_containers | mig_containers
 
-# The first GPU container by name, for messages and the finding's path.
-first_gpu := g if {
-	count(gpu_containers) > 0
-	first := min({[pods.container_name(x.container), x.resource] | some x in gpu_containers})
-	some g in gpu_containers
-	[pods.container_name(g.container), g.resource] == first
+# The first GPU container by name, for messages and the finding's path (one answer even when a
+# malformed manifest repeats a container name).
+first_gpu := {"name": m[0], "resource": m[1], "path": m[2]} if {
+	m := min({[pods.container_name(x.container), x.resource, x.path] | some x in gpu_containers})
 }
 
 nvproxy := object.get(data.stockade.config, ["sandbox", "baremetal", "nvproxy"], {})
@@ -71,7 +69,7 @@ deny contains v if {
 	v := {
 		"msg": sprintf("not satisfiable: pod (%s) asks for GPUs (container %q: %s), but AKS Pod Sandboxing (Kata) gives pods no GPU", [
 			sandbox.sandbox_reason,
-			pods.container_name(g.container),
+			g.name,
 			g.resource,
 		]),
 		"path": g.path,

@@ -80,3 +80,9 @@ test_zero_gpus_allowed if {
 	zero := {"name": "g", "resources": {"limits": {"nvidia.com/gpu": 0}}}
 	paths(f.pod(f.spec({"runtimeClassName": "gvisor", "containers": [zero]}), f.ns_sandbox, f.rc_unknown("gvisor"))) == set()
 }
+
+test_repeated_container_names_do_not_break_the_rule if {
+	dup := {"runtimeClassName": "kata-vm-isolation", "initContainers": [f.gpu_container], "containers": [f.gpu_container]}
+	inp := f.pod(dup, f.ns_sandbox, f.on_cluster(f.rc_unknown("kata-vm-isolation"), "aks-1"))
+	paths(inp) == {["spec", "containers", 0, "resources", "limits", "nvidia.com/gpu"]} with data.stockade.config.sandbox.clusters as f.aks_clusters
+}
