@@ -91,6 +91,117 @@ class GPUConfig(_Model):
     node_selector: dict[str, str] = Field(default_factory=dict)
 
 
+SandboxProfileName = Literal["aks", "baremetal"]
+
+# nvproxy (gVisor's GPU proxy) supports these GPUs only (gvisor.dev "GPU support"): T4, A10G, A100,
+# L4, H100, as NVIDIA GPU Feature Discovery names them in `nvidia.com/gpu.product` (Tesla-T4,
+# NVIDIA-A10G, NVIDIA-A100-SXM4-80GB, NVIDIA-L4, NVIDIA-H100-80GB-HBM3, ...). MIG is never supported.
+DEFAULT_NVPROXY_PRODUCTS = ("*-T4", "*-A10G", "*-A100", "*-A100-*", "*-L4", "*-H100", "*-H100-*")
+
+
+class SandboxSelector(_Model):
+    """One kind of high-risk workload: every field given must match (globs for names, exact labels).
+
+    `pod_labels` match the labels of the workload object or of its pod template. A selector must say
+    something: use `namespaces: ["*"]` to make every workload high-risk.
+    """
+
+    namespaces: tuple[str, ...] = ()
+    namespace_labels: dict[str, str] = Field(default_factory=dict)
+    pod_labels: dict[str, str] = Field(default_factory=dict, validate_default=True)
+
+    @field_validator("pod_labels")
+    @classmethod
+    def _not_empty(cls, value: dict[str, str], info: Any) -> dict[str, str]:
+        data = info.data
+        if not value and not data.get("namespaces") and not data.get("namespace_labels"):
+            raise ValueError("a sandbox selector needs namespaces, namespace_labels or pod_labels")
+        return value
+
+
+class NvproxyConfig(_Model):
+    """The bare-metal pool where gVisor can give pods GPUs through nvproxy."""
+
+    # Labels of the nvproxy-capable pool; a sandboxed GPU pod (or its RuntimeClass) must select all.
+    node_selector: dict[str, str] = Field(default_factory=dict)
+    # Without node_selector, the pod must select a GPU model nvproxy supports through this label.
+    product_label: str = "nvidia.com/gpu.product"
+    products: tuple[str, ...] = DEFAULT_NVPROXY_PRODUCTS
+
+
+class SandboxProfile(_Model):
+    """What counts as a sandbox on one platform."""
+
+    # RuntimeClass names a high-risk workload may use (exact names: an approval, not a pattern).
+    classes: tuple[str, ...]
+    # Handlers (globs) that are sandboxes: `runsc` is gVisor, `kata*` is Kata Containers.
+    handlers: tuple[str, ...]
+    # A sandbox class must pin its pods to the sandbox pool: its scheduling.nodeSelector holds every
+    # label of one of these. Empty: any non-empty nodeSelector.
+    node_selectors: tuple[dict[str, str], ...] = ()
+
+
+class AKSSandboxProfile(SandboxProfile):
+    """AKS Pod Sandboxing: Kata only (`kata-vm-isolation`, preview `kata-mshv-vm-isolation`), no GPUs."""
+
+    classes: tuple[str, ...] = ("kata-vm-isolation", "kata-mshv-vm-isolation")
+    handlers: tuple[str, ...] = ("kata*",)
+    node_selectors: tuple[dict[str, str], ...] = (
+        {"kubernetes.azure.com/kata-vm-isolation": "true"},
+        {"kubernetes.azure.com/kata-mshv-vm-isolation": "true"},
+    )
+
+
+class BareMetalSandboxProfile(SandboxProfile):
+    """Bare metal: gVisor (`runsc`, GPUs through nvproxy) or Kata."""
+
+    classes: tuple[str, ...] = ("gvisor", "runsc", "kata", "kata-qemu", "kata-clh", "kata-fc")
+    handlers: tuple[str, ...] = ("runsc", "kata*")
+    nvproxy: NvproxyConfig = NvproxyConfig()
+
+
+class SandboxCluster(_Model):
+    """The profile of the clusters whose name matches: the gate's Inventory.cluster (audit contexts)."""
+
+    clusters: tuple[str, ...] = Field(min_length=1)
+    profile: SandboxProfileName
+
+
+def _default_sandbox_selectors() -> tuple[SandboxSelector, ...]:
+    label = {"stockade.io/sandbox": "required"}
+    return (SandboxSelector(namespace_labels=label), SandboxSelector(pod_labels=label))
+
+
+class SandboxConfig(_Model):
+    """Sandboxed runtime classes: which workloads are high-risk and what sandboxes them per platform.
+
+    `profile` applies where no `clusters` entry matches (the last match wins), and wherever the cluster
+    name is unknown: always in `stockade scan`, and in the webhook until it is told its name. Its
+    default is `baremetal`, the profile that knows both sandboxes, so a gVisor or Kata class is
+    accepted in CI and the GPU rule still requires the nvproxy pool; an AKS-only repository sets
+    `profile: aks`.
+    """
+
+    profile: SandboxProfileName = "baremetal"
+    clusters: tuple[SandboxCluster, ...] = ()
+    selectors: tuple[SandboxSelector, ...] = Field(default_factory=_default_sandbox_selectors)
+    # RuntimeClass names (globs) that claim to be sandboxes: their handler must be a sandbox handler.
+    class_patterns: tuple[str, ...] = ("*gvisor*", "*runsc*", "*kata*", "*sandbox*")
+    aks: AKSSandboxProfile = AKSSandboxProfile()
+    baremetal: BareMetalSandboxProfile = BareMetalSandboxProfile()
+
+    def profile_for(self, cluster: str | None) -> SandboxProfileName:
+        """The profile of `cluster` (None: unknown, as in a scan): the last matching entry, else `profile`."""
+        found = self.profile
+        for entry in self.clusters:
+            if cluster is not None and glob_match(entry.clusters, cluster):
+                found = entry.profile
+        return found
+
+    def settings(self, profile: SandboxProfileName) -> SandboxProfile:
+        return self.aks if profile == "aks" else self.baremetal
+
+
 DEFAULT_FORBIDDEN_HOST_PATHS = (
     "/",
     "/proc",
@@ -221,6 +332,7 @@ class Config(_Model):
     images: ImagesConfig = ImagesConfig()
     resources: ResourcesConfig = ResourcesConfig()
     gpu: GPUConfig = GPUConfig()
+    sandbox: SandboxConfig = SandboxConfig()
     host_paths: HostPathConfig = HostPathConfig()
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
     rbac: RBACConfig = RBACConfig()
@@ -330,6 +442,37 @@ gpu:
   tolerations:
     - {key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}
   node_selector: {}
+
+# Sandboxed runtime classes (gVisor / Kata) for high-risk workloads. A workload is high-risk when
+# one selector matches (every field given: namespace globs, namespace labels, labels of the workload
+# or its pod template). Profiles: aks (Kata only, no GPUs in a sandbox) or baremetal (gVisor runsc
+# with GPUs through nvproxy, or Kata). `clusters` picks a profile by cluster name (audit contexts;
+# last match wins); `profile` applies to the rest, and to scans, which do not know the cluster.
+sandbox:
+  profile: baremetal
+  clusters: []
+  #  - {clusters: ["aks-*"], profile: aks}
+  selectors:
+    - namespace_labels: {stockade.io/sandbox: required}
+    - pod_labels: {stockade.io/sandbox: required}
+  # Class names (globs) that claim to be sandboxes: their handler must be a sandbox handler.
+  class_patterns: ["*gvisor*", "*runsc*", "*kata*", "*sandbox*"]
+  # Per profile: approved class names (exact), sandbox handlers (globs), the sandbox pool's labels
+  # one of which a sandbox class's scheduling.nodeSelector must hold.
+  aks:
+    classes: [kata-vm-isolation, kata-mshv-vm-isolation]
+    handlers: ["kata*"]
+    node_selectors:
+      - {kubernetes.azure.com/kata-vm-isolation: "true"}
+      - {kubernetes.azure.com/kata-mshv-vm-isolation: "true"}
+  baremetal:
+    classes: [gvisor, runsc, kata, kata-qemu, kata-clh, kata-fc]
+    handlers: [runsc, "kata*"]
+    node_selectors: []       # empty: a sandbox class needs some scheduling.nodeSelector
+    nvproxy:
+      node_selector: {}      # the nvproxy-capable pool; empty: select a supported GPU model instead
+      product_label: nvidia.com/gpu.product
+      products: ["*-T4", "*-A10G", "*-A100", "*-A100-*", "*-L4", "*-H100", "*-H100-*"]
 
 # hostPath targets never allowed, even where the Pod Security level allows hostPath.
 host_paths:

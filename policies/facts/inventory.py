@@ -11,14 +11,18 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
+# RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster).
 INDEXED_KINDS = frozenset(
-    {"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding"}
+    {"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "RuntimeClass"}
 )
 
 
 class Inventory:
-    def __init__(self, *, complete: bool = False) -> None:
+    def __init__(self, *, complete: bool = False, cluster: str | None = None) -> None:
         self.complete = complete
+        # The cluster these objects come from (audit context, webhook's cluster); None in a scan.
+        # It selects per-cluster settings such as the sandbox profile (facts/sandbox.py).
+        self.cluster = cluster
         self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
         # Bumped per kind on every add/remove, so analyzers can cache what they derive from a kind.
         self.versions: dict[str, int] = {}

@@ -78,6 +78,7 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "images",
         "resources",
         "gpu",
+        "sandbox",
         "host_paths",
         "service_accounts",
         "rbac",
