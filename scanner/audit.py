@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from stockade.policies.engine import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
+from stockade.policies.facts.sandbox import sandbox_summary
 from stockade.policies.facts.workloads import TEMPLATE_PATHS
 from stockade.policies.kinds import KINDS, KindInfo
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
@@ -98,7 +99,8 @@ class Target:
 
 def kinds_to_list(evaluator: Evaluator) -> list[KindInfo]:
     """The kinds the enabled rules apply to, those the analyzers index, and the pod controllers."""
-    wanted: set[str] = set(INDEXED_KINDS) | set(CONTROLLER_KINDS) | {"Pod", "Namespace"}
+    # Nodes: only their names and labels, for the sandbox summary (which classes' pools exist).
+    wanted: set[str] = set(INDEXED_KINDS) | set(CONTROLLER_KINDS) | {"Pod", "Namespace", "Node"}
     for rule in evaluator.rules.values():
         if rule.id not in getattr(evaluator.engine, "enabled", {rule.id}):
             continue
@@ -125,6 +127,7 @@ class ClusterSnapshot:
     controllers: dict[str, dict[str, Any]] = field(default_factory=dict)  # uid -> controller object
     pod_groups: dict[tuple[str, str], _PodGroup] = field(default_factory=dict)  # (owner uid, hash)
     bare_pods: list[dict[str, Any]] = field(default_factory=list)
+    nodes: list[dict[str, Any]] = field(default_factory=list)  # name and labels only
     inventory: Inventory = field(default_factory=lambda: Inventory(complete=False))
     gaps: list[CoverageGap] = field(default_factory=list)
     stats: ClusterStats = field(default_factory=lambda: ClusterStats(name=""))
@@ -154,6 +157,7 @@ def _template_hash(pod: Mapping[str, Any]) -> str:
 def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditProgress) -> ClusterSnapshot:
     """List one cluster and keep only what the audit needs (module docstring, step 2)."""
     snap = ClusterSnapshot(name=reader.name, stats=ClusterStats(name=reader.name))
+    snap.inventory.cluster = reader.name  # per-cluster settings (the sandbox profile) follow the context
     started = time.monotonic()
     listed_indexed: set[str] = set()
     for info in kinds:
@@ -165,6 +169,12 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
                 for page in reader.pages(info, on_restart=kept.clear):
                     kept.extend(page)
                 for obj in kept:
+                    if info.kind == "Node":
+                        md = obj.get("metadata") or {}
+                        snap.nodes.append(
+                            {"metadata": {"name": md.get("name"), "labels": md.get("labels") or {}}}
+                        )
+                        continue
                     if info.kind in CONTROLLER_KINDS:
                         snap.controllers[_uid(obj)] = obj
                     else:
@@ -327,6 +337,23 @@ def evaluate_snapshot(
         if done % 200 == 0 or done == len(todo):
             progress.evaluated(snap.name, done, len(result.findings) - findings_before)
     snap.stats.evaluated = len(todo)
+    workloads = [r.obj for r, owner, replicas in todo if owner is None and replicas is not None]
+    workloads += [owner.obj for _, owner, _ in todo if owner is not None]
+    nodes = snap.nodes if "Node" in snap.stats.kinds else None  # None: Nodes could not be listed
+    snap.stats.extras["sandbox"] = sandbox_summary(
+        snap.inventory, _unique(workloads), evaluator.config, nodes
+    )
+
+
+def _unique(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    seen: set[str] = set()
+    out = []
+    for obj in objects:
+        uid = _uid(obj)
+        if uid not in seen:
+            seen.add(uid)
+            out.append(obj)
+    return out
 
 
 def run_audit(

@@ -13,7 +13,15 @@ from typing import Any
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
 # RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster).
 INDEXED_KINDS = frozenset(
-    {"Namespace", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "RuntimeClass"}
+    {
+        "Namespace",
+        "ServiceAccount",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",
+        "RuntimeClass",
+    }
 )
 
 

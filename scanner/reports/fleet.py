@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 from stockade.policies.frameworks import ControlResult, control_results, get_framework
 from stockade.policies.model import Finding, Severity
@@ -63,6 +64,7 @@ class FleetView:
     framework_title: str | None = None
     controls: list[ControlResult] = field(default_factory=list)
     max_severity_count: int = 1
+    sandbox: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (cluster, sandbox_summary)
 
 
 def fleet_view(result: Result) -> FleetView | None:
@@ -101,6 +103,9 @@ def fleet_view(result: Result) -> FleetView | None:
                 ),
             )
         )
+    view.sandbox = [
+        (c.name, summary) for c in result.clusters if isinstance(summary := c.extras.get("sandbox"), dict)
+    ]
     view.max_severity_count = max([1, *(n for c in view.clusters for n in c.by_severity.values())])
     view.top = _top(active)
     view.hotspots = _hotspots(active)

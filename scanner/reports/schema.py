@@ -146,6 +146,9 @@ class ClusterInfo(_Model):
     evaluated: int = Field(description="Objects and pod templates evaluated.")
     requests: int = Field(description="API requests made, retries included.")
     seconds: float = Field(description="Wall time of the cluster's listing.")
+    sandbox: dict[str, Any] | None = Field(
+        description="Sandbox runtime classes and high-risk workloads by sandbox status (see docs)."
+    )
 
 
 class ActionCounts(_Model):
@@ -211,6 +214,7 @@ def build(result: Result) -> ReportDocument:
                 evaluated=c.evaluated,
                 requests=c.requests,
                 seconds=round(c.seconds, 3),
+                sandbox=c.extras.get("sandbox"),
             )
             for c in result.clusters
         ],

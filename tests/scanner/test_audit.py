@@ -485,3 +485,23 @@ def test_evaluation_in_worker_processes_gives_the_same_findings() -> None:
 
     serial, parallel = findings(1), findings(2)
     assert serial and serial == parallel
+
+
+def test_each_cluster_reports_its_sandbox_classes_and_high_risk_workloads(fleet_result: Result) -> None:
+    summaries = {c.name: c.extras["sandbox"] for c in fleet_result.clusters}
+    aks = summaries["aks-prod-eastus"]
+    assert isinstance(aks, dict)
+    handlers = {c["name"]: c["handler"] for c in aks["classes"]}
+    assert handlers["gvisor"] == "runsc" and handlers["kata-vm-isolation"] == "kata"
+    assert handlers["gvisor-debug"] == "runc"  # examples/manifests/violations/sandbox.yaml
+    assert all(c["nodes"] is not None for c in aks["classes"])  # Nodes were listed
+    assert sum(aks["counts"].values()) >= 1  # the model-eval namespace is labelled for sandboxes
+    bare = summaries["gpu-bm-1"]
+    assert isinstance(bare, dict) and bare["classes"] == []
+    html = get_report("html").render(fleet_result)
+    assert "Sandboxed runtime classes" in html and "kata-vm-isolation" in html
+    doc = orjson.loads(get_report("json").render(fleet_result))
+    assert {c["name"]: c["sandbox"]["profile"] for c in doc["clusters"]} == {
+        "aks-prod-eastus": aks["profile"],
+        "gpu-bm-1": bare["profile"],
+    }
