@@ -53,6 +53,8 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 #: Updates of an object that is being deleted (finalizers removed by its controller) are not sent: a
 #: policy that tightened since the object was created must not hold up its deletion.
 MATCH_CONDITIONS = [{"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}]
+#: cert-manager's cainjector copies the named Certificate's CA into the caBundle.
+CA_INJECT_ANNOTATION = "cert-manager.io/inject-ca-from"
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -113,6 +115,10 @@ class Options:
         except ConfigError as exc:
             raise ManifestError(str(exc)) from None
 
+    def validated(self) -> Options:
+        self.validate()
+        return self
+
     @property
     def image_ref(self) -> str:
         return f"{self.image}@{self.image_digest}" if self.image_digest else self.image
@@ -170,7 +176,7 @@ def render(
         },
     ]
     if options.cert_manager:
-        objects += _cert_manager(ns, options.dns_names)
+        objects += cert_manager_objects(ns, options.dns_names)
     objects += [
         {
             "apiVersion": "v1",
@@ -233,7 +239,7 @@ def _rbac(ns: str, watched: Sequence[WatchedKind]) -> list[Obj]:
     ]
 
 
-def _cert_manager(ns: str, dns_names: Sequence[str]) -> list[Obj]:
+def cert_manager_objects(ns: str, dns_names: Sequence[str]) -> list[Obj]:
     """A private CA of the webhook's own (self-signed root -> CA Issuer -> serving Certificate), so
     serving certificates rotate without the caBundle changing; cainjector fills the caBundle."""
     root, ca = f"{NAME}-selfsigned", f"{NAME}-ca"
@@ -446,7 +452,7 @@ def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Ob
     }
     metadata = _meta(NAME)
     if options.cert_manager:
-        metadata["annotations"] = {"cert-manager.io/inject-ca-from": f"{options.namespace}/{NAME}"}
+        metadata["annotations"] = {CA_INJECT_ANNOTATION: f"{options.namespace}/{NAME}"}
     else:
         assert options.ca_bundle is not None
         client["caBundle"] = base64.b64encode(options.ca_bundle).decode()
@@ -466,11 +472,7 @@ def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Ob
                 # Also sent when a request uses another version of a kind (converted to the one listed).
                 "matchPolicy": "Equivalent",
                 "clientConfig": client,
-                "namespaceSelector": {
-                    "matchExpressions": [
-                        {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": excluded}
-                    ]
-                },
+                "namespaceSelector": {"matchExpressions": [excluded]},
                 "matchConditions": [dict(c) for c in MATCH_CONDITIONS],
                 "rules": webhook_rules(library_kinds),
             }

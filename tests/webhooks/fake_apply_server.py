@@ -14,6 +14,7 @@ the object paths kube-apiserver serves:
   manager owning every field), with server fields added; an apply that changes nothing keeps the
   resourceVersion (201 on create, 200 otherwise). Deployments get a `metadata.generation` bumped
   on spec changes and, when `deployments_roll_out` is true, a rolled-out status.
+- `fail_next` failures answer object requests too.
 - GET returns the object (the `/status` subresource too), DELETE removes it; 404 when absent. Deleting
   a Namespace deletes the objects in it, as the namespace controller eventually does.
 """
@@ -140,6 +141,10 @@ class FakeApplyServer(_base.FakeApiServer):  # type: ignore[misc]
             return self._error(request, 404, "NotFound", f"the server could not find the resource {plural}")
         if (plural in self.namespaced) != (namespace is not None):
             return self._error(request, 404, "NotFound", f"{plural} addressed in the wrong scope")
+        with self._lock:  # the parent's injected failures (fail_next) apply to object requests too
+            failure = self._failures[plural].pop(0) if self._failures[plural] else None
+        if failure is not None:
+            return self._error(request, failure, "InternalError", "injected failure")
         key = (namespace or "", name)
         if request.method == "GET":
             obj = self.get(plural, namespace, name)
