@@ -20,7 +20,7 @@ from stockade.cli.errors import fail
 from stockade.cli.loading import load_evaluator
 from stockade.policies.config import STARTER_CONFIG, Config, load_config
 from stockade.policies.engine import PolicyError, load_library
-from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs
+from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
 from stockade.webhooks.install import InstallError, install, install_objects, uninstall, uninstall_objects
 from stockade.webhooks.kinds import UnknownKind
 from stockade.webhooks.manifests import (
@@ -213,6 +213,9 @@ def manifests(
             options = replace(options, ca_bundle=ca_bundle(certs_dir))
         except FileNotFoundError as exc:
             fail(str(exc))
+        host = f"{WEBHOOK}.{namespace}.svc"  # the name the API server calls
+        if host not in serving_dns_names(certs_dir):
+            fail(f"{certs_dir}/tls.crt does not name {host}: run `stockade webhook certs -n {namespace}`")
     try:
         objects = render(options, _library_kinds())
     except (ManifestError, UnknownKind) as exc:

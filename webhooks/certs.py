@@ -199,6 +199,12 @@ def ca_bundle(directory: Path) -> bytes:
     return path.read_bytes()
 
 
+def serving_dns_names(directory: Path) -> set[str]:
+    """The DNS names of `tls.crt` in `directory` (empty when there is none)."""
+    served = _load_pems(directory / TLS_CERT)
+    return _dns_names(served[0]) if served else set()
+
+
 def ensure_certs(
     directory: Path,
     dns_names: Sequence[str],

@@ -7,6 +7,8 @@ never written by hand:
 - the RBAC of the webhook's ServiceAccount is `list` + `watch` on exactly the kinds the inventory
   cache watches (`stockade.admission.inventory.DEFAULT_KINDS`, itself the watchable kinds in
   `INDEXED_KINDS`): a new analyzer that indexes a kind gets it granted, and nothing else is granted;
+- the webhook's namespaceSelector leaves out kube-system, its own namespace and the config's
+  `scope.excluded_namespaces` (those given by exact name), all of which it would allow anyway;
 - the ValidatingWebhookConfiguration's rules send exactly the kinds the library's rules cover
   (METADATA `kinds`, `@workloads` expanded by the engine), plus `pods/ephemeralcontainers`, the one
   subresource the webhook evaluates: a new rule area is sent to the webhook without a change here.
@@ -446,6 +448,14 @@ def webhook_rules(library_kinds: Iterable[str]) -> list[Obj]:
     ]
 
 
+def unsent_namespaces(config_text: str) -> list[str]:
+    """The config's out-of-scope namespaces that a label selector can name (globs cannot be): the
+    webhook allows everything in them anyway, so not sending them changes no verdict, saves the calls,
+    and keeps them working while the webhook is down."""
+    excluded = parse_config(config_text).scope.excluded_namespaces
+    return [n for n in excluded if _DNS_LABEL.match(n)]
+
+
 def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Obj:
     client: Obj = {
         "service": {"namespace": options.namespace, "name": NAME, "path": "/validate", "port": 443}
@@ -456,7 +466,7 @@ def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Ob
     else:
         assert options.ca_bundle is not None
         client["caBundle"] = base64.b64encode(options.ca_bundle).decode()
-    names = sorted({"kube-system", options.namespace})
+    names = sorted({"kube-system", options.namespace, *unsent_namespaces(options.config_text)})
     excluded = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": names}
     return {
         "apiVersion": "admissionregistration.k8s.io/v1",

@@ -187,8 +187,14 @@ def test_webhook_configuration() -> None:
     assert expr == {
         "key": "kubernetes.io/metadata.name",
         "operator": "NotIn",
-        "values": ["guard", "kube-system"],
+        "values": ["guard", "kube-node-lease", "kube-public", "kube-system", "stockade-system"],
     }
+    # The config's exact out-of-scope names are left out too (globs cannot be in a selector).
+    config = "scope: {excluded_namespaces: [team-a, 'kube-*']}\n"
+    (hook,) = one(objects(namespace="guard", config_text=config), "ValidatingWebhookConfiguration")[
+        "webhooks"
+    ]
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["guard", "kube-system", "team-a"]
     assert hook["matchConditions"] == [
         {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
     ]
@@ -311,6 +317,8 @@ def test_manifests_command(tmp_path: Path) -> None:
     result = runner.invoke(app, ["webhook", "manifests", "--cert-manager", "--config", str(bad)])
     assert result.exit_code == 2
     assert f"{bad}:2: images.allowed_registry: unknown key" in result.output
+    result = runner.invoke(app, ["webhook", "manifests", "--certs-dir", str(certs), "--namespace", "other"])
+    assert result.exit_code == 2 and "tls.crt does not name stockade-webhook.other.svc" in result.output
     result = runner.invoke(app, ["webhook", "manifests"])
     assert result.exit_code == 2 and "--certs-dir" in result.output
 
