@@ -1,7 +1,8 @@
 """Fixtures for the deployment tests: the fake apply server on 127.0.0.1 and a real client for it.
 
 The tests folders have no `__init__.py` (pytest runs with `--import-mode=importlib`), so the fake
-server's module is loaded from its path, as tests/admission/conftest.py does for its parent.
+server's module is loaded from its path. `api_client` is the admission tests' fixture (the official
+client with a bearer token, for whatever `fake_apiserver` is), here pointed at the apply server.
 """
 
 from __future__ import annotations
@@ -13,9 +14,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from kubernetes import client as k8s_client
-
-TOKEN = "stockade-deploy-test-token-41b7"
 
 
 def _load() -> Any:
@@ -23,10 +21,12 @@ def _load() -> Any:
     if name not in sys.modules:
         spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("fake_apply_server.py"))
         assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+        sys.modules[name] = module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     return sys.modules[name]
+
+
+api_client = _load().admission_conftest.api_client
 
 
 @pytest.fixture
@@ -35,7 +35,8 @@ def fake_apply_module() -> Any:
 
 
 @pytest.fixture
-def apply_server(fake_apply_module: Any) -> Iterator[Any]:
+def fake_apiserver(fake_apply_module: Any) -> Iterator[Any]:
+    """A started FakeApplyServer (what `api_client` connects to)."""
     server = fake_apply_module.FakeApplyServer().start()
     try:
         yield server
@@ -44,12 +45,5 @@ def apply_server(fake_apply_module: Any) -> Iterator[Any]:
 
 
 @pytest.fixture
-def api_client(apply_server: Any) -> Iterator[Any]:
-    """The official client, configured for the fake server over plain HTTP, with a bearer token."""
-    configuration = k8s_client.Configuration(host=apply_server.url)
-    configuration.api_key["authorization"] = f"Bearer {TOKEN}"
-    api = k8s_client.ApiClient(configuration)
-    try:
-        yield api
-    finally:
-        api.close()
+def apply_server(fake_apiserver: Any) -> Any:
+    return fake_apiserver

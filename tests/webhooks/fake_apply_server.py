@@ -33,19 +33,23 @@ import yaml
 from aiohttp import web
 
 
-def _parent() -> Any:
-    name = "stockade_tests_fake_apiserver"  # the name tests/admission/conftest.py loads it under
+def load_module(name: str, path: Path) -> Any:
+    """Import a test helper from its path once (test folders are not packages)."""
     if name not in sys.modules:
-        path = Path(__file__).resolve().parents[1] / "admission" / "fake_apiserver.py"
         spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
+        sys.modules[name] = module  # dataclasses look their module up while the class is built
         spec.loader.exec_module(module)
     return sys.modules[name]
 
 
-_base = _parent()
+#: tests/admission/conftest.py: its loader (so the parent class is loaded once, under its usual
+#: name) and its `api_client` fixture, reused by tests/webhooks/conftest.py
+admission_conftest = load_module(
+    "stockade_tests_admission_conftest", Path(__file__).resolve().parents[1] / "admission" / "conftest.py"
+)
+_base = admission_conftest._load_fake_apiserver()
 
 #: plural -> (kind, apiVersion, namespaced) for what `stockade webhook install` touches
 APPLY_KINDS: dict[str, tuple[str, str, bool]] = {
