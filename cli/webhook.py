@@ -279,13 +279,16 @@ def _api_client(kubeconfig: Path | None, context: str | None) -> Any:
         fail(f"kubeconfig: {exc}")
 
 
-def _run_against_cluster(action: Callable[[], object]) -> None:
+def _run_against_cluster(api_client: Any, action: Callable[[], object]) -> None:
+    """Run `action`, turning refusals and connection failures into one line (host, never credentials)."""
     try:
         action()
     except InstallError as exc:
         fail(str(exc))
     except urllib3.exceptions.HTTPError as exc:
-        fail(f"cannot reach the API server: {type(exc).__name__}")
+        fail(f"cannot reach the API server at {api_client.configuration.host}: {type(exc).__name__}")
+    finally:
+        api_client.close()
 
 
 @app.command("install")
@@ -335,12 +338,9 @@ def install_cmd(
     if report is not None:
         typer.echo(f"certificates in {certs_dir}: CA {report.ca}, serving certificate {report.serving}")
     api_client = _api_client(kubeconfig, context)
-    try:
-        _run_against_cluster(
-            lambda: install(api_client, objects, float(wait), on_outcome=lambda o: typer.echo(str(o)))
-        )
-    finally:
-        api_client.close()
+    _run_against_cluster(
+        api_client, lambda: install(api_client, objects, float(wait), on_outcome=lambda o: typer.echo(str(o)))
+    )
 
 
 @app.command("uninstall")
@@ -359,9 +359,7 @@ def uninstall_cmd(
         fail(str(exc))
     api_client = _api_client(kubeconfig, context)
     objects = uninstall_objects(namespace)
-    try:
-        _run_against_cluster(
-            lambda: uninstall(api_client, objects, keep_namespace, on_outcome=lambda o: typer.echo(str(o)))
-        )
-    finally:
-        api_client.close()
+    _run_against_cluster(
+        api_client,
+        lambda: uninstall(api_client, objects, keep_namespace, on_outcome=lambda o: typer.echo(str(o))),
+    )

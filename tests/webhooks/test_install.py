@@ -198,3 +198,13 @@ def test_command_errors_are_one_line(apply_server: Any, tmp_path: Path) -> None:
     result = runner.invoke(app, ["webhook", "install", *args])
     assert result.exit_code == 2
     assert "applying Namespace /stockade-system: HTTP 500" in result.output
+
+
+def test_an_unreachable_api_server_is_one_line(tmp_path: Path) -> None:
+    kubeconfig = _kubeconfig(tmp_path / "kubeconfig", type("Closed", (), {"url": "http://127.0.0.1:1"})())
+    args = ["webhook", "uninstall", "--kubeconfig", str(kubeconfig), "--context", "fake-ctx"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert (
+        result.output == "stockade: error: cannot reach the API server at http://127.0.0.1:1: MaxRetryError\n"
+    )

@@ -19,7 +19,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
+from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, WatchedKind
 from stockade.cli.main import app
 from stockade.policies.config import Config, parse_config
 from stockade.policies.engine import load_library
@@ -29,7 +29,7 @@ from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource
 from stockade.webhooks.certs import CertificateAuthority
-from stockade.webhooks.kinds import API_RESOURCES, resource_of
+from stockade.webhooks.kinds import resource_of
 from stockade.webhooks.manifests import (
     NAME,
     TLS_SECRET,
@@ -115,7 +115,7 @@ def test_rbac_is_list_and_watch_on_exactly_the_watched_kinds() -> None:
     granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     assert granted == {(k.group, k.plural) for k in DEFAULT_KINDS}
     assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
-    assert {k.kind for k in DEFAULT_KINDS} == {k for k in INDEXED_KINDS if k in API_RESOURCES}
+    assert {k.kind for k in DEFAULT_KINDS} == {k for k in INDEXED_KINDS if k in WATCHABLE}
     assert not [o for o in objs if o["kind"] in ("Role", "RoleBinding")]
     binding = one(objs, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
