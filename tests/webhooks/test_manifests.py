@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
+from kubernetes.client import ApiClient
 from typer.testing import CliRunner
 
 from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, WatchedKind
@@ -37,6 +39,7 @@ from stockade.webhooks.manifests import (
     Options,
     covered_kinds,
     render,
+    tls_secret,
     to_documents,
     webhook_rules,
 )
@@ -334,3 +337,25 @@ def test_rendering_does_not_share_state() -> None:
     snapshot = copy.deepcopy(first)
     one(first, "ValidatingWebhookConfiguration")["webhooks"][0]["matchConditions"].clear()
     assert objects() == snapshot
+
+
+@pytest.mark.parametrize("cert_manager", [False, True], ids=["certs-dir", "cert-manager"])
+def test_built_in_objects_have_no_unknown_or_misspelt_field(cert_manager: bool) -> None:
+    """Each built-in object survives a round trip through the `kubernetes` client's typed models (the
+    OpenAPI schema): a misspelt or misplaced field would be dropped, and the round trip would differ."""
+    api = ApiClient()
+    checked = 0
+    for obj in [*objects(cert_manager=cert_manager), tls_secret("stockade-system", b"c", b"k")]:
+        if "." in obj["apiVersion"].split("/")[0] and not obj["apiVersion"].endswith(".k8s.io/v1"):
+            continue  # cert-manager's kinds have no model here
+        model = obj["apiVersion"].split("/")[-1].capitalize() + obj["kind"]
+        back = api.sanitize_for_serialization(api.deserialize(json.dumps(obj), model, "application/json"))
+        assert back == obj, model
+        checked += 1
+    assert checked >= 11
+    broken = copy.deepcopy(one(objects(), "Deployment"))
+    broken["spec"]["template"]["spec"]["containers"][0]["securityContex"] = {}  # the control
+    back = api.sanitize_for_serialization(
+        api.deserialize(json.dumps(broken), "V1Deployment", "application/json")
+    )
+    assert back != broken
