@@ -9,10 +9,12 @@ fields we stop sending are removed because we own them. `force` takes over field
 Requests go through the `kubernetes` client's generated typed methods (`patch_namespaced_deployment`,
 `CustomObjectsApi.patch_namespaced_custom_object` for cert-manager's kinds, ...) found by name from the
 kind, with `_content_type` set to the apply patch type and `_preload_content=False` (raw JSON back, no
-model classes). Those methods carry authentication (and in-cluster token refresh) and exist with these
-parameters across the client versions `pyproject.toml` allows, while `ApiClient.call_api` changed its
-signature between generator generations, and the dynamic client costs a discovery round trip per
-group and keeps a discovery cache on disk.
+model classes). Those methods carry authentication (and in-cluster token refresh), and the
+`_content_type` override is part of both generator generations the client has shipped (the older
+`local_var_params` style and the current one; tested here on the installed 37.x), while
+`ApiClient.call_api` changed its signature between them (positional path/query/auth arguments
+before, a pre-serialized request after), and the dynamic client costs discovery round trips and
+keeps a discovery cache on disk.
 
 Order: the ValidatingWebhookConfiguration is applied last, and only once the Deployment has rolled out
 (when waiting): with `failurePolicy: Fail`, registering the webhook before a pod can answer would
