@@ -359,3 +359,12 @@ def test_built_in_objects_have_no_unknown_or_misspelt_field(cert_manager: bool) 
         api.deserialize(json.dumps(broken), "V1Deployment", "application/json")
     )
     assert back != broken
+
+
+def test_the_container_command_is_one_serve_accepts() -> None:
+    """The Deployment's args parse as `stockade webhook serve` options (it stops at the missing file)."""
+    (container,) = one(objects(), "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["stockade"]
+    result = CliRunner().invoke(app, container["args"])
+    assert result.exit_code == 2
+    assert result.output == "stockade: error: /tls/tls.crt: no such file\n"
