@@ -16,7 +16,6 @@ from stockade.admission.inventory import WATCHABLE, WatchedKind
 
 #: kind -> (group, version, plural, kind, namespaced); one entry per kind name.
 API_RESOURCES: dict[str, WatchedKind] = {
-    **WATCHABLE,
     **{
         k.kind: k
         for k in (
@@ -72,6 +71,7 @@ API_RESOURCES: dict[str, WatchedKind] = {
             ),
         )
     },
+    **WATCHABLE,  # last: where the inventory's table knows a kind, it decides
 }
 
 
