@@ -148,21 +148,20 @@ def test_every_kind_the_library_covers_is_mapped_and_sent() -> None:
 
 
 def test_a_new_rule_area_is_sent_without_changes_here(tmp_path: Path) -> None:
-    (tmp_path / "ingress_tls.rego").write_text(
+    (tmp_path / "priority.rego").write_text(
         "# METADATA\n# title: t\n# description: d\n# custom:\n#   id: STK-TST-001\n#   severity: low\n"
-        "#   kinds: [Ingress, ClusterRole]\n#   frameworks: []\n#   remediation: r\n"
-        "package stockade.test.ingress_tls\n\nimport rego.v1\n\ndeny contains v if {\n\tfalse\n\tv := {}\n}\n"
+        "#   kinds: [PriorityClass, Pod]\n#   frameworks: []\n#   remediation: r\n"
+        "package stockade.test.priority\n\nimport rego.v1\n\ndeny contains v if {\n\tfalse\n\tv := {}\n}\n"
     )
-    kinds = covered_kinds(load_library([tmp_path]))
-    rules = webhook_rules(kinds)
-    assert {
-        "apiGroups": ["networking.k8s.io"],
+    wanted = {
+        "apiGroups": ["scheduling.k8s.io"],
         "apiVersions": ["v1"],
-        "resources": ["ingresses"],
-    }.items() <= next(r for r in rules if r["apiGroups"] == ["networking.k8s.io"]).items()
-    assert any(
-        r["apiGroups"] == ["rbac.authorization.k8s.io"] and r["resources"] == ["clusterroles"] for r in rules
-    )
+        "resources": ["priorityclasses"],
+        "operations": ["CREATE", "UPDATE"],
+        "scope": "*",
+    }
+    assert wanted not in webhook_rules(library_kinds())
+    assert wanted in webhook_rules(covered_kinds(load_library([tmp_path])))
 
 
 def test_an_unmapped_kind_is_an_error() -> None:
