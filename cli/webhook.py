@@ -18,7 +18,7 @@ from starlette.applications import Starlette
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
 from stockade.cli.loading import load_evaluator
-from stockade.policies.config import STARTER_CONFIG, Config, load_config
+from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.engine import PolicyError, load_library
 from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
 from stockade.webhooks.install import InstallError, install, install_objects, uninstall, uninstall_objects
@@ -147,6 +147,10 @@ def _options(
             config_text = config.read_text(encoding="utf-8")
         except OSError as exc:
             fail(f"{config}: cannot read config: {exc.strerror or exc}")
+        try:
+            parse_config(config_text, str(config))  # errors name the file and line
+        except ConfigError as exc:
+            fail(str(exc))
     options = Options(
         namespace=namespace,
         replicas=replicas,
@@ -162,7 +166,7 @@ def _options(
     try:
         options.validate()
     except ManifestError as exc:
-        fail(str(exc).replace("--config", str(config)) if config else str(exc))
+        fail(str(exc))
     return options
 
 
