@@ -1,19 +1,41 @@
-"""`stockade webhook serve`: the admission gate."""
+"""`stockade webhook serve` is the admission gate; `manifests`, `certs`, `install`, `uninstall` deploy it."""
 
 from __future__ import annotations
 
+import datetime as dt
 import logging
 import sys
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+import urllib3
+from kubernetes import config as k8s_config
 from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
 from stockade.cli.loading import load_evaluator
-from stockade.policies.config import Config, load_config
+from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
+from stockade.policies.engine import PolicyError, load_library
+from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
+from stockade.webhooks.install import InstallError, install, install_objects, uninstall, uninstall_objects
+from stockade.webhooks.kinds import UnknownKind
+from stockade.webhooks.manifests import (
+    CA_INJECT_ANNOTATION,
+    DEFAULT_NAMESPACE,
+    ManifestError,
+    Options,
+    cert_manager_objects,
+    covered_kinds,
+    default_image,
+    render,
+    to_documents,
+    write_kustomize,
+)
+from stockade.webhooks.manifests import NAME as WEBHOOK
 
 app = typer.Typer(help="The validating admission webhook.", no_args_is_help=True)
 
@@ -75,3 +97,273 @@ def serve(
     from stockade.admission.server import serve as run
 
     run(host, port, tls_cert, tls_key, factory, workers)
+
+
+# -- deployment: manifests, certs, install, uninstall -------------------------------------------------------
+
+Namespace = Annotated[str, typer.Option("--namespace", "-n", help="The webhook's namespace.")]
+Replicas = Annotated[int, typer.Option("--replicas", help="Webhook pods (at least 2).")]
+FailurePolicy = Annotated[
+    str, typer.Option("--failure-policy", help="Fail (reject when unreachable) or Ignore.")
+]
+Timeout = Annotated[int, typer.Option("--timeout", help="Seconds the API server waits (1-30).")]
+CertManager = Annotated[
+    bool, typer.Option("--cert-manager", help="cert-manager issues and rotates the certificate.")
+]
+CertsDir = Annotated[
+    Path | None, typer.Option("--certs-dir", help="From `stockade webhook certs`: ca.crt is the caBundle.")
+]
+Image = Annotated[
+    str | None, typer.Option("--image", help="Default: ghcr.io/stockade-dev/stockade:<version>.")
+]
+ImageDigest = Annotated[str | None, typer.Option("--image-digest", help="Pin the image: sha256:<hex>.")]
+ConfigFile = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="stockade.yaml for the ConfigMap (default: starter file)."),
+]
+Dns = Annotated[list[str] | None, typer.Option("--dns", help="Extra DNS name for the certificate.")]
+ApiserverCidr = Annotated[
+    list[str] | None, typer.Option("--apiserver-cidr", help="Restrict the webhook's egress to these CIDRs.")
+]
+Kubeconfig = Annotated[Path | None, typer.Option("--kubeconfig", help="Default: ~/.kube/config.")]
+Context = Annotated[str | None, typer.Option("--context", help="Default: the current context.")]
+
+
+def _options(
+    namespace: str,
+    replicas: int,
+    failure_policy: str,
+    timeout: int,
+    cert_manager: bool,
+    image: str | None,
+    image_digest: str | None,
+    config: Path | None,
+    dns: list[str] | None,
+    apiserver_cidr: list[str] | None,
+) -> Options:
+    config_text = STARTER_CONFIG
+    if config is not None:
+        try:
+            config_text = config.read_text(encoding="utf-8")
+        except OSError as exc:
+            fail(f"{config}: cannot read config: {exc.strerror or exc}")
+        try:
+            parse_config(config_text, str(config))  # errors name the file and line
+        except ConfigError as exc:
+            fail(str(exc))
+    options = Options(
+        namespace=namespace,
+        replicas=replicas,
+        failure_policy=failure_policy,  # type: ignore[arg-type]  # validated below
+        timeout_seconds=timeout,
+        cert_manager=cert_manager,
+        image=image or default_image(),
+        image_digest=image_digest,
+        config_text=config_text,
+        extra_dns_names=tuple(dns or ()),
+        apiserver_cidrs=tuple(apiserver_cidr or ()),
+    )
+    try:
+        options.validate()
+    except ManifestError as exc:
+        fail(str(exc))
+    return options
+
+
+def _library_kinds() -> list[str]:
+    try:
+        return covered_kinds(load_library())
+    except PolicyError as exc:
+        fail(str(exc))
+
+
+@app.command("manifests")
+def manifests(
+    namespace: Namespace = DEFAULT_NAMESPACE,
+    replicas: Replicas = 3,
+    failure_policy: FailurePolicy = "Fail",
+    timeout: Timeout = 5,
+    cert_manager: CertManager = False,
+    certs_dir: CertsDir = None,
+    image: Image = None,
+    image_digest: ImageDigest = None,
+    config: ConfigFile = None,
+    dns: Dns = None,
+    apiserver_cidr: ApiserverCidr = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    kustomize_dir: Annotated[
+        Path | None, typer.Option("--kustomize-dir", help="Write a kustomize base (one file per object).")
+    ] = None,
+) -> None:
+    """Render everything the webhook needs in a cluster (never the TLS key: `install` creates that Secret)."""
+    options = _options(
+        namespace,
+        replicas,
+        failure_policy,
+        timeout,
+        cert_manager,
+        image,
+        image_digest,
+        config,
+        dns,
+        apiserver_cidr,
+    )
+    if not cert_manager:
+        if certs_dir is None:
+            fail("give --certs-dir DIR (see `stockade webhook certs`) or --cert-manager")
+        try:
+            options = replace(options, ca_bundle=ca_bundle(certs_dir))
+        except FileNotFoundError as exc:
+            fail(str(exc))
+        host = f"{WEBHOOK}.{namespace}.svc"  # the name the API server calls
+        if host not in serving_dns_names(certs_dir):
+            fail(f"{certs_dir}/tls.crt does not name {host}: run `stockade webhook certs -n {namespace}`")
+    try:
+        objects = render(options, _library_kinds())
+    except (ManifestError, UnknownKind) as exc:
+        fail(str(exc))
+    if kustomize_dir is not None:
+        write_kustomize(objects, kustomize_dir)
+        typer.echo(f"wrote {len(objects)} objects and kustomization.yaml to {kustomize_dir}", err=True)
+    text = to_documents(objects)
+    if output is not None:
+        output.write_text(text, encoding="utf-8")
+    elif kustomize_dir is None:
+        typer.echo(text, nl=False)
+
+
+@app.command("certs")
+def certs(
+    output_dir: Annotated[
+        Path | None,
+        typer.Option("--output-dir", help="ca.crt, ca.key, tls.crt, tls.key (created or renewed)."),
+    ] = None,
+    dns: Dns = None,
+    namespace: Namespace = DEFAULT_NAMESPACE,
+    renew_before_days: Annotated[
+        int, typer.Option("--renew-before-days", help="Re-issue a serving certificate this close to expiry.")
+    ] = SERVING_RENEW_BEFORE.days,
+    cert_manager: Annotated[
+        bool, typer.Option("--cert-manager", help="Print cert-manager Issuer/Certificate objects instead.")
+    ] = False,
+) -> None:
+    """Create the webhook's CA and serving certificate, or renew them before they expire (idempotent)."""
+    try:
+        names = Options(namespace=namespace, extra_dns_names=tuple(dns or ())).validated().dns_names
+    except ManifestError as exc:
+        fail(str(exc))
+    if cert_manager:
+        typer.echo(to_documents(cert_manager_objects(namespace, names)), nl=False)
+        typer.echo(
+            f"# and on the ValidatingWebhookConfiguration: {CA_INJECT_ANNOTATION}: {namespace}/{WEBHOOK}"
+        )
+        return
+    if output_dir is None:
+        fail("give --output-dir DIR (or --cert-manager)")
+    if renew_before_days < 1:
+        fail("--renew-before-days must be at least 1")
+    try:
+        report = ensure_certs(output_dir, names, serving_renew_before=dt.timedelta(days=renew_before_days))
+    except (OSError, ValueError) as exc:
+        fail(f"{output_dir}: {exc}")
+    typer.echo(f"CA: {report.ca} (expires {report.ca_not_after:%Y-%m-%d})")
+    typer.echo(f"serving certificate: {report.serving} (expires {report.serving_not_after:%Y-%m-%d})")
+    typer.echo(f"names: {', '.join(report.dns_names)}")
+
+
+def _api_client(kubeconfig: Path | None, context: str | None) -> Any:
+    try:
+        new_client: Any = k8s_config.new_client_from_config  # untyped in some client versions
+        return new_client(
+            config_file=str(kubeconfig) if kubeconfig else None, context=context, persist_config=False
+        )
+    except (k8s_config.ConfigException, OSError, TypeError) as exc:
+        fail(f"kubeconfig: {exc}")
+
+
+def _run_against_cluster(api_client: Any, action: Callable[[], object]) -> None:
+    """Run `action`, turning refusals and connection failures into one line (host, never credentials)."""
+    try:
+        action()
+    except InstallError as exc:
+        fail(str(exc))
+    except urllib3.exceptions.HTTPError as exc:
+        fail(f"cannot reach the API server at {api_client.configuration.host}: {type(exc).__name__}")
+    finally:
+        api_client.close()
+
+
+@app.command("install")
+def install_cmd(
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    namespace: Namespace = DEFAULT_NAMESPACE,
+    replicas: Replicas = 3,
+    failure_policy: FailurePolicy = "Fail",
+    timeout: Timeout = 5,
+    cert_manager: CertManager = False,
+    certs_dir: Annotated[
+        Path | None, typer.Option("--certs-dir", help="Certificates to use, created or renewed first.")
+    ] = None,
+    image: Image = None,
+    image_digest: ImageDigest = None,
+    config: ConfigFile = None,
+    dns: Dns = None,
+    apiserver_cidr: ApiserverCidr = None,
+    wait: Annotated[
+        int,
+        typer.Option(
+            "--wait", help="Seconds to wait for the rollout before registering the webhook (0: no)."
+        ),
+    ] = 300,
+) -> None:
+    """Server-side apply everything (idempotent); the webhook is registered once its pods are ready."""
+    options = _options(
+        namespace,
+        replicas,
+        failure_policy,
+        timeout,
+        cert_manager,
+        image,
+        image_digest,
+        config,
+        dns,
+        apiserver_cidr,
+    )
+    if not cert_manager and certs_dir is None:
+        fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")
+    kinds = _library_kinds()
+    try:
+        objects, report = install_objects(options, kinds, certs_dir)
+    except (ManifestError, UnknownKind, OSError, ValueError) as exc:
+        fail(str(exc))
+    if report is not None:
+        typer.echo(f"certificates in {certs_dir}: CA {report.ca}, serving certificate {report.serving}")
+    api_client = _api_client(kubeconfig, context)
+    _run_against_cluster(
+        api_client, lambda: install(api_client, objects, float(wait), on_outcome=lambda o: typer.echo(str(o)))
+    )
+
+
+@app.command("uninstall")
+def uninstall_cmd(
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    namespace: Namespace = DEFAULT_NAMESPACE,
+    keep_namespace: Annotated[
+        bool, typer.Option("--keep-namespace", help="Delete the objects but not the namespace.")
+    ] = False,
+) -> None:
+    """Remove the webhook: its configuration first, then everything install created."""
+    try:
+        Options(namespace=namespace).validate()
+    except ManifestError as exc:
+        fail(str(exc))
+    api_client = _api_client(kubeconfig, context)
+    objects = uninstall_objects(namespace)
+    _run_against_cluster(
+        api_client,
+        lambda: uninstall(api_client, objects, keep_namespace, on_outcome=lambda o: typer.echo(str(o))),
+    )

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cryptography import x509
+from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
@@ -53,10 +54,13 @@ class CertificateAuthority:
 
     @classmethod
     def create(
-        cls, common_name: str = "stockade-webhook-ca", valid: dt.timedelta = dt.timedelta(days=365)
+        cls,
+        common_name: str = "stockade-webhook-ca",
+        valid: dt.timedelta = dt.timedelta(days=365),
+        now: dt.datetime | None = None,
     ) -> CertificateAuthority:
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.UTC)
+        now = now or dt.datetime.now(dt.UTC)
         cert = (
             x509.CertificateBuilder()
             .subject_name(_name(common_name))
@@ -93,6 +97,7 @@ class CertificateAuthority:
         dns_names: Sequence[str] = (),
         ip_addresses: Sequence[str] = (),
         valid: dt.timedelta = dt.timedelta(days=90),
+        now: dt.datetime | None = None,
     ) -> Issued:
         """A serving certificate for these names (the first DNS name, or IP, is the common name)."""
         names: list[x509.GeneralName] = [x509.DNSName(n) for n in dns_names]
@@ -100,7 +105,7 @@ class CertificateAuthority:
         if not names:
             raise ValueError("a serving certificate needs at least one DNS name or IP address")
         key = ec.generate_private_key(ec.SECP256R1())
-        now = dt.datetime.now(dt.UTC)
+        now = now or dt.datetime.now(dt.UTC)
         serial = x509.random_serial_number()
         cert = (
             x509.CertificateBuilder()
@@ -119,3 +124,145 @@ class CertificateAuthority:
             serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
         )
         return Issued(cert.public_bytes(serialization.Encoding.PEM), key_pem, serial)
+
+    @property
+    def key_pem(self) -> bytes:
+        return self.key.private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()
+        )
+
+
+# -- a certificate directory, kept valid by `stockade webhook certs` ------------------------------------
+
+CA_CERT, CA_KEY, TLS_CERT, TLS_KEY = "ca.crt", "ca.key", "tls.crt", "tls.key"
+#: The CA outlives many serving certificates, so rotating a serving certificate never changes the
+#: caBundle; it is replaced only when it nears its own end.
+CA_VALIDITY = dt.timedelta(days=5 * 365)
+CA_RENEW_BEFORE = dt.timedelta(days=180)
+#: A year, renewed in its last 30 days: rotation is a re-run of `certs` (or `install`), so the window
+#: in which a forgotten run becomes an outage is long; cert-manager mode rotates on its own.
+SERVING_VALIDITY = dt.timedelta(days=365)
+SERVING_RENEW_BEFORE = dt.timedelta(days=30)
+
+
+@dataclass(frozen=True, slots=True)
+class CertDirReport:
+    """What :func:`ensure_certs` did, for one line of output each: never key material."""
+
+    ca: str  # "created" | "kept" | "rotated: <why>"
+    serving: str  # "created" | "kept" | "reissued: <why>"
+    ca_not_after: dt.datetime
+    serving_not_after: dt.datetime
+    dns_names: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return self.ca != "kept" or self.serving != "kept"
+
+
+def _load_pems(path: Path) -> list[x509.Certificate]:
+    return x509.load_pem_x509_certificates(path.read_bytes()) if path.is_file() else []
+
+
+def _load_key(path: Path) -> ec.EllipticCurvePrivateKey | None:
+    if not path.is_file():
+        return None
+    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    return key if isinstance(key, ec.EllipticCurvePrivateKey) else None
+
+
+def _same_key(key: ec.EllipticCurvePrivateKey | None, cert: x509.Certificate) -> bool:
+    return key is not None and key.public_key() == cert.public_key()
+
+
+def _dns_names(cert: x509.Certificate) -> set[str]:
+    try:
+        san = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
+    except x509.ExtensionNotFound:
+        return set()
+    return set(san.get_values_for_type(x509.DNSName))
+
+
+def _issued_by(cert: x509.Certificate, ca: x509.Certificate) -> bool:
+    try:
+        cert.verify_directly_issued_by(ca)
+    except (ValueError, TypeError, InvalidSignature):
+        return False
+    return True
+
+
+def ca_bundle(directory: Path) -> bytes:
+    """The PEM CA bundle a ValidatingWebhookConfiguration must trust (`ca.crt`: current CA first)."""
+    path = directory / CA_CERT
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no CA certificate (run `stockade webhook certs` first)")
+    return path.read_bytes()
+
+
+def serving_dns_names(directory: Path) -> set[str]:
+    """The DNS names of `tls.crt` in `directory` (empty when there is none)."""
+    served = _load_pems(directory / TLS_CERT)
+    return _dns_names(served[0]) if served else set()
+
+
+def ensure_certs(
+    directory: Path,
+    dns_names: Sequence[str],
+    now: dt.datetime | None = None,
+    serving_renew_before: dt.timedelta = SERVING_RENEW_BEFORE,
+    ca_renew_before: dt.timedelta = CA_RENEW_BEFORE,
+) -> CertDirReport:
+    """Create, or keep valid, the CA and serving certificate in `directory`; idempotent.
+
+    The serving certificate is re-issued when it is missing, does not match its key, was not issued
+    by the current CA, expires within `serving_renew_before`, or names other DNS names than asked.
+    The CA is kept unless missing, unreadable, or expiring within `ca_renew_before`; a rotated CA's
+    `ca.crt` also carries the previous CA until that one expires, so webhook pods still serving a
+    certificate of the old CA stay trusted while the new Secret propagates.
+    """
+    now = now or dt.datetime.now(dt.UTC)
+    directory.mkdir(parents=True, exist_ok=True)
+    wanted = tuple(dict.fromkeys(dns_names))
+    if not wanted:
+        raise ValueError("a serving certificate needs at least one DNS name")
+    cas = _load_pems(directory / CA_CERT)
+    ca_key = _load_key(directory / CA_KEY)
+    ca: CertificateAuthority | None = None
+    ca_state = "created"
+    if cas and ca_key is not None and _same_key(ca_key, cas[0]):
+        if cas[0].not_valid_after_utc - now > ca_renew_before:
+            ca, ca_state = CertificateAuthority(ca_key, cas[0]), "kept"
+        else:
+            ca_state = f"rotated: expires {cas[0].not_valid_after_utc:%Y-%m-%d}"
+    elif cas:
+        ca_state = "rotated: ca.key missing or does not match ca.crt"
+    if ca is None:
+        ca = CertificateAuthority.create(valid=CA_VALIDITY, now=now)
+        previous = [c for c in cas if c.not_valid_after_utc > now]
+        bundle = ca.cert_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in previous)
+        write_private(directory / CA_KEY, ca.key_pem)
+        (directory / CA_CERT).write_bytes(bundle)
+
+    served = _load_pems(directory / TLS_CERT)
+    serving_state = "kept"
+    if not served:
+        serving_state = "created"
+    elif not _same_key(_load_key(directory / TLS_KEY), served[0]):
+        serving_state = "reissued: tls.key missing or does not match tls.crt"
+    elif not _issued_by(served[0], ca.cert):
+        serving_state = "reissued: not issued by the current CA"
+    elif served[0].not_valid_after_utc - now <= serving_renew_before:
+        serving_state = f"reissued: expires {served[0].not_valid_after_utc:%Y-%m-%d}"
+    elif _dns_names(served[0]) != set(wanted):
+        serving_state = "reissued: DNS names changed"
+    if serving_state != "kept":
+        issued = ca.issue(wanted, valid=SERVING_VALIDITY, now=now)
+        issued.write(directory / TLS_CERT, directory / TLS_KEY)
+        served = _load_pems(directory / TLS_CERT)
+    return CertDirReport(
+        ca_state,
+        serving_state,
+        ca.cert.not_valid_after_utc,
+        served[0].not_valid_after_utc,
+        wanted,
+    )

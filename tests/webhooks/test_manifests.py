@@ -1,0 +1,369 @@
+"""The rendered deployment: what each object must say, what is derived, and the dogfood scan.
+
+Dogfood: the manifests pass `stockade scan` with the restricted profile and the whole bundled library,
+under a config that takes nothing out of scope (the default config excludes `stockade-system`, which
+would make the scan vacuous), approves the image's registry, requires digests everywhere and lists the
+webhook as the API client it is (it mounts its token to list and watch). The rendered image is pinned
+by digest, as production should; a control test shows the same scan does find a weakened Deployment.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from kubernetes.client import ApiClient
+from typer.testing import CliRunner
+
+from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, WatchedKind
+from stockade.cli.main import app
+from stockade.policies.config import Config, parse_config
+from stockade.policies.engine import load_library
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.files import FileSource
+from stockade.webhooks.certs import CertificateAuthority
+from stockade.webhooks.kinds import resource_of
+from stockade.webhooks.manifests import (
+    NAME,
+    TLS_SECRET,
+    ManifestError,
+    Options,
+    covered_kinds,
+    render,
+    tls_secret,
+    to_documents,
+    webhook_rules,
+)
+
+DIGEST = "sha256:" + "ab" * 32
+DOGFOOD_CONFIG = """\
+apiVersion: stockade.io/v1alpha1
+kind: Config
+pss: {default_level: restricted}
+scope: {excluded_namespaces: []}
+images:
+  allowed_registries: [ghcr.io/stockade-dev/]
+  require_digest_namespaces: ["*"]
+service_accounts:
+  api_clients:
+    - {namespaces: [stockade-system], kinds: [Deployment], names: [stockade-webhook]}
+"""
+CA_PEM = CertificateAuthority.create().cert_pem
+
+
+def library_kinds() -> list[str]:
+    return covered_kinds(load_library())
+
+
+def objects(**options: Any) -> list[dict[str, Any]]:
+    base: dict[str, Any] = {"ca_bundle": CA_PEM, "image_digest": DIGEST}
+    return render(Options(**{**base, **options}), library_kinds())
+
+
+def one(objs: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    (found,) = [o for o in objs if o["kind"] == kind]
+    return found
+
+
+def scan(objs: list[dict[str, Any]], tmp_path: Path) -> Result:
+    (tmp_path / "webhook.yaml").write_text(to_documents(objs))
+    config = parse_config(DOGFOOD_CONFIG)
+    files = FileSource([str(tmp_path)])
+    return run_scan(files, [], Evaluator.default(config), ScanOptions(config, workers=1), version="test")
+
+
+# -- dogfood ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cert_manager", [False, True], ids=["certs-dir", "cert-manager"])
+def test_rendered_manifests_pass_the_whole_library_at_restricted(tmp_path: Path, cert_manager: bool) -> None:
+    result = scan(objects(cert_manager=cert_manager), tmp_path)
+    assert result.errors == []
+    active = [
+        f"{f.rule.id} {f.resource.kind}/{f.resource.name}: {f.message}"
+        for f in result.findings
+        if not f.waived
+    ]
+    assert active == []
+
+
+def test_the_dogfood_scan_finds_a_weakened_deployment(tmp_path: Path) -> None:
+    """Control: the scan above is not vacuous (the namespace is in scope, the Deployment evaluated)."""
+    objs = objects()
+    pod = one(objs, "Deployment")["spec"]["template"]["spec"]
+    del pod["securityContext"]["seccompProfile"]
+    del pod["containers"][0]["securityContext"]["seccompProfile"]
+    pod["containers"][0]["securityContext"]["allowPrivilegeEscalation"] = True
+    pod["containers"][0]["image"] = "docker.io/library/python:3.12"
+    ids = {f.rule.id for f in scan(objs, tmp_path).findings if not f.waived}
+    assert {"STK-IMG-001", "STK-IMG-003"} <= ids
+    assert len(ids) >= 4
+
+
+# -- derived lists ---------------------------------------------------------------------------------------
+
+
+def test_rbac_is_list_and_watch_on_exactly_the_watched_kinds() -> None:
+    objs = objects()
+    role = one(objs, "ClusterRole")
+    granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    assert granted == {(k.group, k.plural) for k in DEFAULT_KINDS}
+    assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
+    assert {k.kind for k in DEFAULT_KINDS} == {k for k in INDEXED_KINDS if k in WATCHABLE}
+    assert not [o for o in objs if o["kind"] in ("Role", "RoleBinding")]
+    binding = one(objs, "ClusterRoleBinding")
+    assert binding["roleRef"]["name"] == role["metadata"]["name"]
+    assert binding["subjects"] == [{"kind": "ServiceAccount", "name": NAME, "namespace": "stockade-system"}]
+
+
+def test_rbac_follows_the_watched_kinds() -> None:
+    watched = (*DEFAULT_KINDS, WatchedKind("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False))
+    role = one(render(Options(ca_bundle=CA_PEM), library_kinds(), watched), "ClusterRole")
+    assert {
+        "apiGroups": ["node.k8s.io"],
+        "resources": ["runtimeclasses"],
+        "verbs": ["list", "watch"],
+    } in role["rules"]
+
+
+def test_every_kind_the_library_covers_is_mapped_and_sent() -> None:
+    kinds = library_kinds()
+    assert "Pod" in kinds and "Deployment" in kinds
+    hook = one(objects(), "ValidatingWebhookConfiguration")["webhooks"][0]
+    sent = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
+    for kind in kinds:
+        resource = resource_of(kind)
+        assert (resource.group, resource.plural) in sent, kind
+    assert ("", "pods/ephemeralcontainers") in sent
+    assert all(rule["operations"] == ["CREATE", "UPDATE"] for rule in hook["rules"])
+
+
+def test_a_new_rule_area_is_sent_without_changes_here(tmp_path: Path) -> None:
+    (tmp_path / "priority.rego").write_text(
+        "# METADATA\n# title: t\n# description: d\n# custom:\n#   id: STK-TST-001\n#   severity: low\n"
+        "#   kinds: [PriorityClass, Pod]\n#   frameworks: []\n#   remediation: r\n"
+        "package stockade.test.priority\n\nimport rego.v1\n\ndeny contains v if {\n\tfalse\n\tv := {}\n}\n"
+    )
+    wanted = {
+        "apiGroups": ["scheduling.k8s.io"],
+        "apiVersions": ["v1"],
+        "resources": ["priorityclasses"],
+        "operations": ["CREATE", "UPDATE"],
+        "scope": "*",
+    }
+    assert wanted not in webhook_rules(library_kinds())
+    assert wanted in webhook_rules(covered_kinds(load_library([tmp_path])))
+
+
+def test_an_unmapped_kind_is_an_error() -> None:
+    with pytest.raises(KeyError, match="FancyThing has no API resource mapping"):
+        webhook_rules(["FancyThing"])
+
+
+# -- what each object says ------------------------------------------------------------------------------
+
+
+def test_webhook_configuration() -> None:
+    objs = objects(namespace="guard", failure_policy="Ignore", timeout_seconds=7)
+    (hook,) = one(objs, "ValidatingWebhookConfiguration")["webhooks"]
+    assert hook["admissionReviewVersions"] == ["v1"]
+    assert hook["sideEffects"] == "None"
+    assert (hook["timeoutSeconds"], hook["failurePolicy"]) == (7, "Ignore")
+    assert hook["clientConfig"]["service"] == {
+        "namespace": "guard",
+        "name": NAME,
+        "path": "/validate",
+        "port": 443,
+    }
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == CA_PEM
+    (expr,) = hook["namespaceSelector"]["matchExpressions"]
+    assert expr == {
+        "key": "kubernetes.io/metadata.name",
+        "operator": "NotIn",
+        "values": ["guard", "kube-node-lease", "kube-public", "kube-system", "stockade-system"],
+    }
+    # The config's exact out-of-scope names are left out too (globs cannot be in a selector).
+    config = "scope: {excluded_namespaces: [team-a, 'kube-*']}\n"
+    (hook,) = one(objects(namespace="guard", config_text=config), "ValidatingWebhookConfiguration")[
+        "webhooks"
+    ]
+    assert hook["namespaceSelector"]["matchExpressions"][0]["values"] == ["guard", "kube-system", "team-a"]
+    assert hook["matchConditions"] == [
+        {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}
+    ]
+    service = one(objs, "Service")
+    assert service["metadata"]["namespace"] == "guard" and service["spec"]["ports"][0]["port"] == 443
+
+
+def test_cert_manager_mode_injects_the_ca() -> None:
+    objs = objects(cert_manager=True, ca_bundle=None)
+    hook = one(objs, "ValidatingWebhookConfiguration")
+    assert hook["metadata"]["annotations"] == {"cert-manager.io/inject-ca-from": f"stockade-system/{NAME}"}
+    assert "caBundle" not in hook["webhooks"][0]["clientConfig"]
+    certificates = {o["metadata"]["name"]: o for o in objs if o["kind"] == "Certificate"}
+    serving = certificates[NAME]["spec"]
+    assert serving["secretName"] == TLS_SECRET
+    assert f"{NAME}.stockade-system.svc" in serving["dnsNames"]
+    ca_issuer = [o for o in objs if o["kind"] == "Issuer" and "ca" in o["spec"]]
+    assert serving["issuerRef"] == {"kind": "Issuer", "name": ca_issuer[0]["metadata"]["name"]}
+
+
+def test_deployment_shape() -> None:
+    objs = objects(replicas=4)
+    deployment = one(objs, "Deployment")
+    assert deployment["spec"]["replicas"] == 4
+    pod = deployment["spec"]["template"]["spec"]
+    (container,) = pod["containers"]
+    assert container["image"] == f"ghcr.io/stockade-dev/stockade:{_version()}@{DIGEST}"
+    assert container["imagePullPolicy"] == "IfNotPresent"
+    assert container["command"] + container["args"][:8] == [
+        "stockade",
+        "webhook",
+        "serve",
+        "--tls-cert",
+        "/tls/tls.crt",
+        "--tls-key",
+        "/tls/tls.key",
+        "--config",
+        "/config/stockade.yaml",
+    ]
+    sc = container["securityContext"]
+    assert sc["readOnlyRootFilesystem"] and sc["runAsNonRoot"] and not sc["allowPrivilegeEscalation"]
+    assert sc["capabilities"] == {"drop": ["ALL"]} and sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert pod["securityContext"]["runAsUser"] > 0
+    assert {"/readyz", "/healthz"} == {
+        container["readinessProbe"]["httpGet"]["path"],
+        container["livenessProbe"]["httpGet"]["path"],
+    }
+    assert container["resources"]["requests"].keys() == {"cpu", "memory"} and container["resources"]["limits"]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["tls"]["secret"]["secretName"] == TLS_SECRET
+    assert volumes["config"]["configMap"]["name"] == one(objs, "ConfigMap")["metadata"]["name"]
+    assert all("subPath" not in m for m in container["volumeMounts"])  # updates must reach the files
+    assert pod["affinity"]["podAntiAffinity"]
+    assert one(objs, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
+    namespace = one(objs, "Namespace")["metadata"]["labels"]
+    assert namespace["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_tag_only_image_is_always_pulled() -> None:
+    container = one(objects(image_digest=None, image="registry.example/stockade:1.2"), "Deployment")["spec"][
+        "template"
+    ]["spec"]["containers"][0]
+    assert (container["image"], container["imagePullPolicy"]) == ("registry.example/stockade:1.2", "Always")
+
+
+def test_network_policy_limits_egress_when_told() -> None:
+    spec = one(objects(apiserver_cidrs=("10.0.0.1/32",)), "NetworkPolicy")["spec"]
+    assert spec["policyTypes"] == ["Ingress", "Egress"]
+    assert spec["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8443}]}]
+    assert spec["egress"][0]["to"] == [{"ipBlock": {"cidr": "10.0.0.1/32"}}]
+
+
+def test_config_map_carries_the_config() -> None:
+    text = DOGFOOD_CONFIG
+    cm = one(objects(config_text=text), "ConfigMap")
+    assert cm["data"]["stockade.yaml"] == text
+    assert parse_config(one(objects(), "ConfigMap")["data"]["stockade.yaml"]) == Config()
+
+
+def test_no_secret_or_key_material_is_rendered() -> None:
+    text = to_documents(objects())
+    assert "PRIVATE KEY" not in text
+    assert not [d for d in yaml.safe_load_all(text) if d["kind"] == "Secret"]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"replicas": 1}, "--replicas must be at least 2"),
+        ({"timeout_seconds": 31}, "--timeout"),
+        ({"failure_policy": "Maybe"}, "--failure-policy"),
+        ({"namespace": "Bad_NS"}, "--namespace"),
+        ({"image_digest": "sha256:short"}, "--image-digest"),
+        ({"config_text": "kind: Config\nbogus: 1\n"}, "bogus: unknown key"),
+        ({"ca_bundle": None}, "caBundle is needed"),
+    ],
+)
+def test_bad_options_are_one_line_errors(options: dict[str, Any], message: str) -> None:
+    with pytest.raises(ManifestError, match=re.escape(message)):
+        objects(**options)
+
+
+# -- the command -----------------------------------------------------------------------------------------
+
+
+def test_manifests_command(tmp_path: Path) -> None:
+    runner = CliRunner()
+    certs = tmp_path / "certs"
+    assert runner.invoke(app, ["webhook", "certs", "--output-dir", str(certs)]).exit_code == 0
+    result = runner.invoke(app, ["webhook", "manifests", "--certs-dir", str(certs), "--image-digest", DIGEST])
+    assert result.exit_code == 0, result.output
+    docs = list(yaml.safe_load_all(result.stdout))
+    assert [d["kind"] for d in docs] == [o["kind"] for o in objects()]
+    hook = one(docs, "ValidatingWebhookConfiguration")["webhooks"][0]
+    assert base64.b64decode(hook["clientConfig"]["caBundle"]) == (certs / "ca.crt").read_bytes()
+    assert "PRIVATE KEY" not in result.output
+
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("kind: Config\nimages: {allowed_registry: []}\n")
+    result = runner.invoke(app, ["webhook", "manifests", "--cert-manager", "--config", str(bad)])
+    assert result.exit_code == 2
+    assert f"{bad}:2: images.allowed_registry: unknown key" in result.output
+    result = runner.invoke(app, ["webhook", "manifests", "--certs-dir", str(certs), "--namespace", "other"])
+    assert result.exit_code == 2 and "tls.crt does not name stockade-webhook.other.svc" in result.output
+    result = runner.invoke(app, ["webhook", "manifests"])
+    assert result.exit_code == 2 and "--certs-dir" in result.output
+
+
+def _version() -> str:
+    from stockade.webhooks.manifests import tool_version
+
+    return tool_version()
+
+
+def test_rendering_does_not_share_state() -> None:
+    first = objects()
+    snapshot = copy.deepcopy(first)
+    one(first, "ValidatingWebhookConfiguration")["webhooks"][0]["matchConditions"].clear()
+    assert objects() == snapshot
+
+
+@pytest.mark.parametrize("cert_manager", [False, True], ids=["certs-dir", "cert-manager"])
+def test_built_in_objects_have_no_unknown_or_misspelt_field(cert_manager: bool) -> None:
+    """Each built-in object survives a round trip through the `kubernetes` client's typed models (the
+    OpenAPI schema): a misspelt or misplaced field would be dropped, and the round trip would differ."""
+    api = ApiClient()
+    checked = 0
+    for obj in [*objects(cert_manager=cert_manager), tls_secret("stockade-system", b"c", b"k")]:
+        if "." in obj["apiVersion"].split("/")[0] and not obj["apiVersion"].endswith(".k8s.io/v1"):
+            continue  # cert-manager's kinds have no model here
+        model = obj["apiVersion"].split("/")[-1].capitalize() + obj["kind"]
+        back = api.sanitize_for_serialization(api.deserialize(json.dumps(obj), model, "application/json"))
+        assert back == obj, model
+        checked += 1
+    assert checked >= 11
+    broken = copy.deepcopy(one(objects(), "Deployment"))
+    broken["spec"]["template"]["spec"]["containers"][0]["securityContex"] = {}  # the control
+    back = api.sanitize_for_serialization(
+        api.deserialize(json.dumps(broken), "V1Deployment", "application/json")
+    )
+    assert back != broken
+
+
+def test_the_container_command_is_one_serve_accepts() -> None:
+    """The Deployment's args parse as `stockade webhook serve` options (it stops at the missing file)."""
+    (container,) = one(objects(), "Deployment")["spec"]["template"]["spec"]["containers"]
+    assert container["command"] == ["stockade"]
+    result = CliRunner().invoke(app, container["args"])
+    assert result.exit_code == 2
+    assert result.output == "stockade: error: /tls/tls.crt: no such file\n"

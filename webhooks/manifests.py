@@ -1,0 +1,569 @@
+"""Everything a cluster needs to run the webhook, rendered as plain dicts from one set of options.
+
+`stockade webhook manifests` prints them, `stockade webhook install` applies them, and the kustomize
+base in `webhooks/deploy/` is written from them, so the three never drift. Two lists are derived,
+never written by hand:
+
+- the RBAC of the webhook's ServiceAccount is `list` + `watch` on exactly the kinds the inventory
+  cache watches (`stockade.admission.inventory.DEFAULT_KINDS`, itself the watchable kinds in
+  `INDEXED_KINDS`): a new analyzer that indexes a kind gets it granted, and nothing else is granted;
+- the webhook's namespaceSelector leaves out kube-system, its own namespace and the config's
+  `scope.excluded_namespaces` (those given by exact name), all of which it would allow anyway;
+- the ValidatingWebhookConfiguration's rules send exactly the kinds the library's rules cover
+  (METADATA `kinds`, `@workloads` expanded by the engine), plus `pods/ephemeralcontainers`, the one
+  subresource the webhook evaluates: a new rule area is sent to the webhook without a change here.
+
+The serving certificate comes from `stockade webhook certs` (its `ca.crt` becomes the caBundle, its
+key is put in a Secret by `install` only, never rendered to text) or from cert-manager (`cert_manager`:
+a self-signed root, a CA Issuer, a serving Certificate, and the cainjector annotation).
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
+from stockade.policies.config import STARTER_CONFIG, ConfigError, parse_config
+from stockade.policies.engine import Library
+from stockade.webhooks.kinds import resource_of
+
+Obj = dict[str, Any]
+
+NAME = "stockade-webhook"
+DEFAULT_NAMESPACE = "stockade-system"
+TLS_SECRET = f"{NAME}-tls"
+CONFIG_MAP = f"{NAME}-config"
+CONFIG_KEY = "stockade.yaml"
+WEBHOOK_NAME = "validate.stockade.io"
+PORT = 8443
+#: UID/GID of the container (no root, no name needed: the image's files are world-readable).
+RUN_AS = 65532
+DEFAULT_IMAGE_REPOSITORY = "ghcr.io/stockade-dev/stockade"
+SELECTOR = {"app.kubernetes.io/name": NAME}
+LABELS = {**SELECTOR, "app.kubernetes.io/part-of": "stockade", "app.kubernetes.io/component": "admission"}
+#: kubernetes.io/metadata.name is set by the API server on every namespace (1.21+): selecting on it
+#: cannot be dodged by relabelling a namespace.
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Updates of an object that is being deleted (finalizers removed by its controller) are not sent: a
+#: policy that tightened since the object was created must not hold up its deletion.
+MATCH_CONDITIONS = [{"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}]
+#: cert-manager's cainjector copies the named Certificate's CA into the caBundle.
+CA_INJECT_ANNOTATION = "cert-manager.io/inject-ca-from"
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+
+
+class ManifestError(ValueError):
+    """Options that cannot be rendered; the message is one line naming the option."""
+
+
+def tool_version() -> str:
+    try:
+        return version("stockade")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree
+        return "0+unknown"
+
+
+def default_image() -> str:
+    return f"{DEFAULT_IMAGE_REPOSITORY}:{tool_version()}"
+
+
+@dataclass(frozen=True)
+class Options:
+    """What `stockade webhook manifests` is told; defaults are the production shape."""
+
+    namespace: str = DEFAULT_NAMESPACE
+    replicas: int = 3
+    failure_policy: Literal["Fail", "Ignore"] = "Fail"
+    timeout_seconds: int = 5
+    cert_manager: bool = False
+    image: str = field(default_factory=default_image)
+    image_digest: str | None = None
+    #: the stockade.yaml put in the ConfigMap (validated): the commented starter file by default
+    config_text: str = STARTER_CONFIG
+    #: PEM CA bundle for clientConfig.caBundle; required unless cert_manager
+    ca_bundle: bytes | None = None
+    extra_dns_names: tuple[str, ...] = ()
+    #: where the API server is, for the NetworkPolicy's egress; empty: any address, ports 443/6443
+    apiserver_cidrs: tuple[str, ...] = ()
+
+    def validate(self) -> None:
+        if not _DNS_LABEL.match(self.namespace):
+            raise ManifestError(f"--namespace {self.namespace!r} is not a valid namespace name")
+        if self.replicas < 2:
+            raise ManifestError(
+                "--replicas must be at least 2: one webhook pod is an outage on every rollout"
+            )
+        if self.failure_policy not in ("Fail", "Ignore"):
+            raise ManifestError(f"--failure-policy must be Fail or Ignore, not {self.failure_policy!r}")
+        if not 1 <= self.timeout_seconds <= 30:
+            raise ManifestError("--timeout must be between 1 and 30 seconds (the API server's limits)")
+        if self.image_digest is not None and not _DIGEST.match(self.image_digest):
+            raise ManifestError(
+                f"--image-digest must look like sha256:<64 hex digits>, not {self.image_digest!r}"
+            )
+        if "@" in self.image and self.image_digest:
+            raise ManifestError("--image already has a digest; drop --image-digest")
+        try:
+            parse_config(self.config_text, "--config")
+        except ConfigError as exc:
+            raise ManifestError(str(exc)) from None
+
+    def validated(self) -> Options:
+        self.validate()
+        return self
+
+    @property
+    def image_ref(self) -> str:
+        return f"{self.image}@{self.image_digest}" if self.image_digest else self.image
+
+    @property
+    def dns_names(self) -> tuple[str, ...]:
+        return service_dns_names(self.namespace) + tuple(
+            n for n in self.extra_dns_names if n not in service_dns_names(self.namespace)
+        )
+
+
+def service_dns_names(namespace: str) -> tuple[str, ...]:
+    """The names the webhook's Service answers to; the API server calls `<name>.<ns>.svc`."""
+    return (NAME, f"{NAME}.{namespace}", f"{NAME}.{namespace}.svc", f"{NAME}.{namespace}.svc.cluster.local")
+
+
+def covered_kinds(library: Library) -> list[str]:
+    """The kinds the library's rules cover, in a stable order (`*` if any rule covers every kind)."""
+    return sorted({k for rule in library.rules.values() for k in rule.kinds})
+
+
+def _meta(name: str, namespace: str | None = None, **extra: Any) -> Obj:
+    md: Obj = {"name": name}
+    if namespace is not None:
+        md["namespace"] = namespace
+    md["labels"] = dict(LABELS)
+    md.update(extra)
+    return md
+
+
+def render(
+    options: Options, library_kinds: Iterable[str], watched: Sequence[WatchedKind] = DEFAULT_KINDS
+) -> list[Obj]:
+    """Every object, in apply order (the webhook configuration last, after what it calls)."""
+    options.validate()
+    if not options.cert_manager and not options.ca_bundle:
+        raise ManifestError(
+            "a caBundle is needed: give --certs-dir (from `stockade webhook certs`) or --cert-manager"
+        )
+    ns = options.namespace
+    objects: list[Obj] = [
+        _namespace(ns),
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": _meta(NAME, ns),
+            "automountServiceAccountToken": True,  # the inventory cache lists and watches the API
+        },
+        *_rbac(ns, watched),
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": _meta(CONFIG_MAP, ns),
+            "data": {CONFIG_KEY: options.config_text},
+        },
+    ]
+    if options.cert_manager:
+        objects += cert_manager_objects(ns, options.dns_names)
+    objects += [
+        {
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": _meta(NAME, ns),
+            "spec": {
+                "type": "ClusterIP",
+                "selector": dict(SELECTOR),
+                "ports": [{"name": "https", "port": 443, "targetPort": "https", "protocol": "TCP"}],
+            },
+        },
+        _deployment(options),
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": _meta(NAME, ns),
+            "spec": {"maxUnavailable": 1, "selector": {"matchLabels": dict(SELECTOR)}},
+        },
+        _network_policy(ns, options.apiserver_cidrs),
+        _webhook_configuration(options, library_kinds),
+    ]
+    return objects
+
+
+def _namespace(ns: str) -> Obj:
+    md = _meta(ns)
+    md["labels"].update(
+        {
+            "pod-security.kubernetes.io/enforce": "restricted",
+            "pod-security.kubernetes.io/enforce-version": "latest",
+            "pod-security.kubernetes.io/warn": "restricted",
+            "pod-security.kubernetes.io/audit": "restricted",
+        }
+    )
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": md}
+
+
+def _rbac(ns: str, watched: Sequence[WatchedKind]) -> list[Obj]:
+    groups: dict[str, list[str]] = {}
+    for kind in watched:
+        groups.setdefault(kind.group, []).append(kind.plural)
+    role = f"{NAME}-inventory"
+    return [
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(role),
+            "rules": [
+                {"apiGroups": [group], "resources": sorted(plurals), "verbs": ["list", "watch"]}
+                for group, plurals in sorted(groups.items())
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(role),
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}],
+        },
+    ]
+
+
+def cert_manager_objects(ns: str, dns_names: Sequence[str]) -> list[Obj]:
+    """A private CA of the webhook's own (self-signed root -> CA Issuer -> serving Certificate), so
+    serving certificates rotate without the caBundle changing; cainjector fills the caBundle."""
+    root, ca = f"{NAME}-selfsigned", f"{NAME}-ca"
+    key = {"algorithm": "ECDSA", "size": 256, "rotationPolicy": "Always"}
+    return [
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": _meta(root, ns),
+            "spec": {"selfSigned": {}},
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(ca, ns),
+            "spec": {
+                "isCA": True,
+                "commonName": ca,
+                "secretName": ca,
+                "duration": "43800h",
+                "renewBefore": "4380h",
+                "privateKey": key,
+                "issuerRef": {"kind": "Issuer", "name": root},
+            },
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Issuer",
+            "metadata": _meta(ca, ns),
+            "spec": {"ca": {"secretName": ca}},
+        },
+        {
+            "apiVersion": "cert-manager.io/v1",
+            "kind": "Certificate",
+            "metadata": _meta(NAME, ns),
+            "spec": {
+                "secretName": TLS_SECRET,
+                "dnsNames": list(dns_names),
+                "duration": "2160h",
+                "renewBefore": "720h",
+                "privateKey": key,
+                "usages": ["server auth", "digital signature"],
+                "issuerRef": {"kind": "Issuer", "name": ca},
+            },
+        },
+    ]
+
+
+def _deployment(options: Options) -> Obj:
+    container = {
+        "name": "webhook",
+        "image": options.image_ref,
+        # A digest is content-addressed, so a cached copy is the same image; a tag must be re-resolved.
+        "imagePullPolicy": "IfNotPresent" if "@" in options.image_ref else "Always",
+        "command": ["stockade"],
+        "args": [
+            "webhook",
+            "serve",
+            "--tls-cert",
+            "/tls/tls.crt",
+            "--tls-key",
+            "/tls/tls.key",
+            "--config",
+            f"/config/{CONFIG_KEY}",
+            "--port",
+            str(PORT),
+        ],
+        "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
+        "readinessProbe": {
+            "httpGet": {"path": "/readyz", "port": "https", "scheme": "HTTPS"},
+            "periodSeconds": 5,
+            "failureThreshold": 2,
+        },
+        "livenessProbe": {
+            "httpGet": {"path": "/healthz", "port": "https", "scheme": "HTTPS"},
+            "initialDelaySeconds": 10,
+            "periodSeconds": 10,
+            "failureThreshold": 3,
+        },
+        # No CPU limit: CFS throttling would add latency to every admission request in a burst.
+        "resources": {
+            "requests": {"cpu": "100m", "memory": "256Mi"},
+            "limits": {"memory": "512Mi"},
+        },
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "runAsNonRoot": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+        "volumeMounts": [
+            {"name": "tls", "mountPath": "/tls", "readOnly": True},
+            {"name": "config", "mountPath": "/config", "readOnly": True},
+            {"name": "tmp", "mountPath": "/tmp"},
+        ],
+    }
+    # Whole-volume mounts (no subPath): Secret and ConfigMap updates reach the files, which the webhook
+    # reloads live (certificates on rotation, stockade.yaml on edit).
+    volumes = [
+        {"name": "tls", "secret": {"secretName": TLS_SECRET, "defaultMode": 0o440}},
+        {"name": "config", "configMap": {"name": CONFIG_MAP, "defaultMode": 0o444}},
+        {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
+    ]
+    spread = {"labelSelector": {"matchLabels": dict(SELECTOR)}, "whenUnsatisfiable": "ScheduleAnyway"}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": _meta(NAME, options.namespace),
+        "spec": {
+            "replicas": options.replicas,
+            "revisionHistoryLimit": 5,
+            "selector": {"matchLabels": dict(SELECTOR)},
+            # Never fewer ready pods than asked during a rollout: the API server calls every one.
+            "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 1}},
+            "template": {
+                "metadata": {"labels": dict(LABELS)},
+                "spec": {
+                    "serviceAccountName": NAME,
+                    "automountServiceAccountToken": True,
+                    "enableServiceLinks": False,
+                    "securityContext": {
+                        "runAsNonRoot": True,
+                        "runAsUser": RUN_AS,
+                        "runAsGroup": RUN_AS,
+                        "fsGroup": RUN_AS,
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    # Preferred, not required: replicas still schedule on a small cluster.
+                    "affinity": {
+                        "podAntiAffinity": {
+                            "preferredDuringSchedulingIgnoredDuringExecution": [
+                                {
+                                    "weight": 100,
+                                    "podAffinityTerm": {
+                                        "labelSelector": {"matchLabels": dict(SELECTOR)},
+                                        "topologyKey": "kubernetes.io/hostname",
+                                    },
+                                }
+                            ]
+                        }
+                    },
+                    "topologySpreadConstraints": [
+                        {**spread, "maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone"}
+                    ],
+                    "terminationGracePeriodSeconds": 30,
+                    "containers": [container],
+                    "volumes": volumes,
+                },
+            },
+        },
+    }
+
+
+def _network_policy(ns: str, apiserver_cidrs: Sequence[str]) -> Obj:
+    """Ingress: the webhook port only, from anywhere (the API server may sit outside the pod network,
+    as on AKS). Egress: the API server only (the in-cluster client uses its IP: no DNS needed)."""
+    egress: Obj = {"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]}
+    if apiserver_cidrs:
+        egress["to"] = [{"ipBlock": {"cidr": c}} for c in apiserver_cidrs]
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": _meta(NAME, ns),
+        "spec": {
+            "podSelector": {"matchLabels": dict(SELECTOR)},
+            "policyTypes": ["Ingress", "Egress"],
+            "ingress": [{"ports": [{"protocol": "TCP", "port": PORT}]}],
+            "egress": [egress],
+        },
+    }
+
+
+def webhook_rules(library_kinds: Iterable[str]) -> list[Obj]:
+    """One rule per API group/version, for CREATE and UPDATE (DELETE and CONNECT are always allowed)."""
+    kinds = set(library_kinds)
+    operations = ["CREATE", "UPDATE"]
+    if "*" in kinds:
+        return [
+            {
+                "apiGroups": ["*"],
+                "apiVersions": ["*"],
+                "resources": ["*", "pods/ephemeralcontainers"],
+                "operations": operations,
+                "scope": "*",
+            }
+        ]
+    by_group: dict[tuple[str, str], set[str]] = {}
+    for kind in kinds:
+        resource = resource_of(kind)
+        plurals = by_group.setdefault((resource.group, resource.version), set())
+        plurals.add(resource.plural)
+        if kind == "Pod":
+            plurals.add("pods/ephemeralcontainers")
+    return [
+        {
+            "apiGroups": [group],
+            "apiVersions": [version],
+            "resources": sorted(plurals),
+            "operations": operations,
+            "scope": "*",
+        }
+        for (group, version), plurals in sorted(by_group.items())
+    ]
+
+
+def unsent_namespaces(config_text: str) -> list[str]:
+    """The config's out-of-scope namespaces that a label selector can name (globs cannot be): the
+    webhook allows everything in them anyway, so not sending them changes no verdict, saves the calls,
+    and keeps them working while the webhook is down."""
+    excluded = parse_config(config_text).scope.excluded_namespaces
+    return [n for n in excluded if _DNS_LABEL.match(n)]
+
+
+def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Obj:
+    client: Obj = {
+        "service": {"namespace": options.namespace, "name": NAME, "path": "/validate", "port": 443}
+    }
+    metadata = _meta(NAME)
+    if options.cert_manager:
+        metadata["annotations"] = {CA_INJECT_ANNOTATION: f"{options.namespace}/{NAME}"}
+    else:
+        assert options.ca_bundle is not None
+        client["caBundle"] = base64.b64encode(options.ca_bundle).decode()
+    names = sorted({"kube-system", options.namespace, *unsent_namespaces(options.config_text)})
+    excluded = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": names}
+    return {
+        "apiVersion": "admissionregistration.k8s.io/v1",
+        "kind": "ValidatingWebhookConfiguration",
+        "metadata": metadata,
+        "webhooks": [
+            {
+                "name": WEBHOOK_NAME,
+                "admissionReviewVersions": ["v1"],
+                "sideEffects": "None",
+                "timeoutSeconds": options.timeout_seconds,
+                "failurePolicy": options.failure_policy,
+                # Also sent when a request uses another version of a kind (converted to the one listed).
+                "matchPolicy": "Equivalent",
+                "clientConfig": client,
+                "namespaceSelector": {"matchExpressions": [excluded]},
+                "matchConditions": [dict(c) for c in MATCH_CONDITIONS],
+                "rules": webhook_rules(library_kinds),
+            }
+        ],
+    }
+
+
+def tls_secret(namespace: str, cert_pem: bytes, key_pem: bytes) -> Obj:
+    """The serving certificate's Secret. Built only to be sent to the API server by `install`: it is
+    never part of the rendered text (which is printed and committed)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": _meta(TLS_SECRET, namespace),
+        "type": "kubernetes.io/tls",
+        "data": {
+            "tls.crt": base64.b64encode(cert_pem).decode(),
+            "tls.key": base64.b64encode(key_pem).decode(),
+        },
+    }
+
+
+# -- text: multi-document YAML and the kustomize base ----------------------------------------------------
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for multi-line strings (the ConfigMap's stockade.yaml stays readable), no anchors."""
+
+    def ignore_aliases(self, data: Any) -> bool:
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def to_yaml(obj: Any) -> str:
+    return yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=1000)
+
+
+def to_documents(objects: Sequence[Obj]) -> str:
+    return "---\n".join(to_yaml(o) for o in objects)
+
+
+KUSTOMIZE_HEADER = (
+    "# Generated by `stockade webhook manifests --cert-manager --kustomize-dir DIR`: do not edit;\n"
+    "# change webhooks/manifests.py and regenerate (tests/webhooks/test_kustomize.py checks it).\n"
+)
+
+
+def file_name(obj: Obj) -> str:
+    return f"{str(obj['kind']).lower()}-{obj['metadata']['name']}.yaml"
+
+
+def kustomize_files(objects: Sequence[Obj]) -> dict[str, str]:
+    """File name -> text: one file per object and a kustomization.yaml listing them in apply order."""
+    files = {file_name(o): KUSTOMIZE_HEADER + to_yaml(o) for o in objects}
+    if len(files) != len(objects):
+        raise ManifestError("two objects would share a file name")
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": list(files),
+    }
+    return {"kustomization.yaml": KUSTOMIZE_HEADER + to_yaml(kustomization), **files}
+
+
+def write_kustomize(objects: Sequence[Obj], directory: Path) -> list[Path]:
+    """Write the base, removing generated YAML files that no longer correspond to an object."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files = kustomize_files(objects)
+    for stale in directory.glob("*.yaml"):
+        if stale.name not in files and stale.read_text(encoding="utf-8").startswith(KUSTOMIZE_HEADER):
+            stale.unlink()
+    written = []
+    for name, text in files.items():
+        path = directory / name
+        path.write_text(text, encoding="utf-8")
+        written.append(path)
+    return written
