@@ -126,11 +126,12 @@ def test_rbac_is_list_and_watch_on_exactly_the_watched_kinds() -> None:
 
 
 def test_rbac_follows_the_watched_kinds() -> None:
-    watched = (*DEFAULT_KINDS, WatchedKind("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False))
-    role = one(render(Options(ca_bundle=CA_PEM), library_kinds(), watched), "ClusterRole")
+    extra = WatchedKind("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False)
+    assert extra not in DEFAULT_KINDS
+    role = one(render(Options(ca_bundle=CA_PEM), library_kinds(), (*DEFAULT_KINDS, extra)), "ClusterRole")
     assert {
-        "apiGroups": ["node.k8s.io"],
-        "resources": ["runtimeclasses"],
+        "apiGroups": ["scheduling.k8s.io"],
+        "resources": ["priorityclasses"],
         "verbs": ["list", "watch"],
     } in role["rules"]
 
