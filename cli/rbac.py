@@ -240,7 +240,7 @@ def explain(
             _row(rt, r.id, r.permission, r.grant.scope_text, str(r.grant.binding), r.grant.binding.role)
         console.print(rt)
     for p in escalations:
-        console.print(f"escalation to {p.target}: " + "; then ".join(s.text() for s in p.steps))
+        console.print(f"escalation to {p.target_text}: " + "; then ".join(s.text() for s in p.steps))
         console.print(f"  gains: {', '.join(p.gains)}")
 
 
@@ -261,5 +261,5 @@ def escalations(
     for col in ("Subject", "Escalates to", "Steps", "Gains"):
         table.add_column(col)
     for p in found:
-        _row(table, str(p.start), str(p.target), "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
+        _row(table, str(p.start), p.target_text, "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
     Console(width=200).print(table)

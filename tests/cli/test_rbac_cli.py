@@ -98,7 +98,7 @@ def test_explain(manifests: Path) -> None:
     assert {r["id"] for r in data["risky"]} == {"STK-RBAC-002"}
     code, out, _ = run("explain", "Group:ml-devs", str(manifests))
     assert code == 0
-    assert "escalation to ServiceAccount ml/sync" in out
+    assert "escalation to ServiceAccount ml/sync" in out.replace("\n", " ")
     assert "create,get deployments [apps]" in out  # rules shown literally, not as rich markup
 
 
