@@ -607,6 +607,7 @@ class RBACGraph:
         self._closures: dict[Node, tuple[tuple[Node, tuple[Step, ...]], ...]] = {}
         self._closure_key_sets: dict[Node, Keys] = {}
         self._paths: dict[Subject, tuple[Path, ...]] = {}
+        self._members: dict[Node, Mapping[tuple[str, str], frozenset[str]]] = {}
 
     # -- construction ------------------------------------------------------------------------------
 
@@ -915,10 +916,11 @@ class RBACGraph:
                 continue
             seen.add(node)
             keys = self.keys_of(node)
-            new = _new(keys, covered)
-            if not new:
+            uncovered = dict(_uncovered(keys, covered))
+            if not uncovered:
                 continue
-            holders = self._holders(node, covered)
+            new = _describe(uncovered)
+            holders = self._holders(node, uncovered)
             _cover(covered, keys)
             gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
             paths.append(Path(start, chain, gains, holders))
@@ -929,15 +931,22 @@ class RBACGraph:
             self._paths[start] = result
         return result
 
-    def _holders(self, node: Node, covered: Mapping[tuple[str, str], set[str | None]]) -> tuple[str, ...]:
-        """Which members of a group node hold what it adds (at most 5 named)."""
-        if node.kind == "namespace":
-            members = [Node("subject", sa) for sa in sorted(self.service_accounts.get(node.scope or "", ()))]
-        elif node.kind == "all":
-            members = [Node("namespace", scope=ns) for ns in sorted(self.service_accounts)]
-        else:
+    def _holders(self, node: Node, new: Keys) -> tuple[str, ...]:
+        """Which members of a group node hold the permissions it adds (at most 5 named)."""
+        if node.kind not in ("namespace", "all"):
             return ()
-        found = [str(m) for m in members if _any_new(self.keys_of(m), covered)]
+        index = self._members.get(node)
+        if index is None:
+            if node.kind == "namespace":
+                members = [Node("subject", sa) for sa in self.service_accounts.get(node.scope or "", ())]
+            else:
+                members = [Node("namespace", scope=ns) for ns in self.service_accounts]
+            by_key: dict[tuple[str, str], set[str]] = defaultdict(set)
+            for m in members:
+                for k in self.keys_of(m):
+                    by_key[k].add(str(m))
+            index = self._members[node] = {k: frozenset(v) for k, v in by_key.items()}
+        found = sorted(set().union(*(index.get(k, ()) for k in new)))
         return tuple(found[:5]) + ((f"and {len(found) - 5} more",) if len(found) > 5 else ())
 
     def escalations_via(self, binding: Binding) -> list[tuple[int, Path]]:
@@ -1068,10 +1077,10 @@ def _any_new(keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]) -> 
     return next(_uncovered(keys, covered), None) is not None
 
 
-def _new(keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]) -> tuple[str, ...]:
-    """What `keys` adds to `covered`, one line per permission: its scope, or how many namespaces."""
+def _describe(keys: Keys) -> tuple[str, ...]:
+    """One line per permission: its scope, or how many namespaces."""
     out = []
-    for (rid, perm), scopes in _uncovered(keys, covered):
+    for (rid, perm), scopes in keys.items():
         if None in scopes:
             where = "cluster-wide"
         elif len(scopes) == 1:
