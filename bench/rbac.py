@@ -251,9 +251,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"objects with rbac facts: {n_facts}")
     for key, values in times.items():
         runs = ", ".join(f"{v:.3f}" for v in values)
-        print(
-            f"{key:12s} median {statistics.median(values):7.3f} s wall, {statistics.median(cpu[key]):7.3f} s CPU   runs: {runs}"
-        )
+        wall, cpu_s = statistics.median(values), statistics.median(cpu[key])
+        print(f"{key:12s} median {wall:7.3f} s wall, {cpu_s:7.3f} s CPU   runs: {runs}")
     for label, data in (("wall", times), ("CPU", cpu)):
         total = sum(statistics.median(data[k]) for k in ("build", "who-can", "escalations"))
         print(f"build + who-can + escalations: {total:.3f} s {label} (target <= 5 s)")
