@@ -8,7 +8,6 @@ ClusterRoles, ServiceAccount group membership; then escalation paths, attributio
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -522,26 +521,11 @@ def test_graph_is_built_once_per_inventory_version() -> None:
 # ---- scale: the benchmark's cluster (10,000 roles, 20,000 bindings, 5,000 ServiceAccounts) --------------
 
 
-def _bench() -> Any:
-    import importlib.util
-    import sys
-
-    name = "stockade_bench_rbac"
-    if name not in sys.modules:
-        path = Path(__file__).resolve().parents[2] / "bench" / "rbac.py"
-        spec = importlib.util.spec_from_file_location(name, path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-    return sys.modules[name]
-
-
-def test_scale_who_can_and_escalations_are_complete_and_correct() -> None:
+def test_scale_who_can_and_escalations_are_complete_and_correct(load_module: Any) -> None:
     """Correctness only (timings are in docs/benchmarks.md): the indexed who-can agrees with a
     linear scan of every binding, and the whole escalation analysis finishes and finds the planted
     three-step chain."""
-    bench = _bench()
+    bench = load_module("stockade_bench_rbac", "bench/rbac.py")
     objects = bench.generate()
     assert sum(o["kind"] in ("Role", "ClusterRole") for o in objects) >= 10_000
     assert sum(o["kind"] in ("RoleBinding", "ClusterRoleBinding") for o in objects) >= 20_000
