@@ -16,9 +16,12 @@ aggregated ClusterRoles, and the scope of each binding. This module computes tha
 - ``risky``: which escalation-capable permissions (``RISKY``, the catalogue the Rego rules use too,
   ``policies/rego/lib/rbac.rego``) a subject holds, and through which binding and role.
 - ``escalations_from`` / ``escalations_via``: escalation paths, breadth first, as chains of steps
-  ("can create pods in N, so can run pods as ServiceAccount N/S"; "can impersonate ..."; "can mint
-  tokens for ..."; "can bind/escalate roles, so can grant itself anything") ending at an identity
-  that holds escalation-capable permissions the start does not.
+  ("can create pods in N, so it acts as the ServiceAccounts of N"; "can impersonate ..."; "can mint
+  tokens for ..."; "can bind/escalate roles, so it holds any permission"), each ending at a node
+  that adds escalation-capable permissions neither the start nor a shorter path already gives. The
+  ServiceAccounts of a namespace (and of every namespace) are one node each, named by the accounts
+  that hold what it adds; reachability per node is memoized, so the whole graph of a large cluster
+  is analysed in seconds (docs/benchmarks.md).
 
 The analyzer :func:`facts` gives workloads ``input.facts.rbac`` (what the ServiceAccount whose token
 their pods mount may do) and bindings the escalation paths whose first step they grant; the Rego rules
@@ -988,6 +991,10 @@ def rule_pivots(rule: PolicyRule) -> Pivots:
         for v in ("update", "patch")
     )
     roles = ("roles", "clusterroles")
+
+    def writes(resource: str) -> bool:
+        return any(rule.allows_some_name(v, RBAC_GROUP, resource) for v in ("create", "update", "patch"))
+
     return Pivots(
         runs_pods=runs_pods,
         mints_tokens=rule.allows_some_name("create", "", "serviceaccounts", "token"),
@@ -998,9 +1005,7 @@ def rule_pivots(rule: PolicyRule) -> Pivots:
             rule.allows_some_name("escalate", RBAC_GROUP, roles[0]),
             rule.allows_some_name("escalate", RBAC_GROUP, roles[1]),
         ),
-        writes_roles=tuple(  # type: ignore[arg-type]
-            any(rule.allows_some_name(v, RBAC_GROUP, r) for v in ("create", "update", "patch")) for r in roles
-        ),
+        writes_roles=(writes(roles[0]), writes(roles[1])),
         binds=(
             rule.allows_some_name("bind", RBAC_GROUP, roles[0]),
             rule.allows_some_name("bind", RBAC_GROUP, roles[1]),
