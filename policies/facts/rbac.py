@@ -183,7 +183,11 @@ RISKY: dict[str, tuple[Perm, ...]] = {
 }
 
 
-def cluster_scoped(group: str, resource: str) -> bool:
+def cluster_scoped(group: str, resource: str, verb: str = "") -> bool:
+    """Whether a request has no namespace, so that no RoleBinding can grant it. `bind` on a
+    ClusterRole is the exception: it is checked in the namespace of the RoleBinding being written."""
+    if verb == "bind" and (group, resource) == (RBAC_GROUP, "clusterroles"):
+        return False
     return (group, resource) in CLUSTER_SCOPED
 
 
@@ -394,12 +398,6 @@ class Grant:
     @property
     def scope(self) -> str | None:
         return self.binding.scope
-
-    def applies(self, group: str, resource: str, namespace: str | None) -> bool:
-        """A RoleBinding grants only in its namespace, never cluster-scoped resources."""
-        if self.scope is None:
-            return True
-        return namespace == self.scope and not cluster_scoped(group, resource)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -699,7 +697,7 @@ class RBACGraph:
         resource), which only ClusterRoleBindings grant.
         """
         candidates: list[Binding] = list(self.cluster_bindings)
-        if namespace is not None and not cluster_scoped(group, resource):
+        if namespace is not None and not cluster_scoped(group, resource, verb):
             candidates += self.namespace_bindings.get(namespace, ())
         return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
 
@@ -1026,7 +1024,7 @@ def rule_risks(rule: PolicyRule) -> tuple[tuple[str, str, bool], ...]:
         for perm in perms:
             for verb in perm.verbs:
                 if rule.allows_some_name(verb, perm.group, perm.resource, perm.sub):
-                    out.append((rid, perm.display(verb), cluster_scoped(perm.group, perm.resource)))
+                    out.append((rid, perm.display(verb), cluster_scoped(perm.group, perm.resource, verb)))
     return tuple(out)
 
 

@@ -120,6 +120,18 @@ def test_role_binding_never_grants_cluster_scoped_resources_or_urls() -> None:
     assert {str(s) for s, _ in g2.who_can_url("get", "/metrics")} == {ALICE}
 
 
+def test_bind_on_cluster_roles_is_checked_in_the_role_binding_namespace() -> None:
+    """Writing a RoleBinding to ClusterRole X in N checks `bind` on clusterroles/X in namespace N."""
+    r = cluster_role("binder", rule("bind", "clusterroles", "rbac.authorization.k8s.io", names="view"))
+    g = RBACGraph.from_objects([r, rb("team-a", "b", "ClusterRole", "binder", user("alice"))])
+    assert who(g, "bind", "rbac.authorization.k8s.io", "clusterroles", namespace="team-a", name="view") == {
+        ALICE
+    }
+    assert who(g, "bind", "rbac.authorization.k8s.io", "clusterroles", name="view") == set()
+    assert who(g, "escalate", "rbac.authorization.k8s.io", "clusterroles", namespace="team-a") == set()
+    assert [(x.id, x.scope) for x in g.risky(Subject("User", "alice"))] == [("STK-RBAC-006", "team-a")]
+
+
 def test_role_binding_to_role_of_its_namespace_only() -> None:
     objs = [
         role("team-a", "r", rule("get", "pods")),
