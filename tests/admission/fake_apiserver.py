@@ -29,18 +29,10 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-#: plural -> (kind, apiVersion)
-CORE_KINDS = {"namespaces": ("Namespace", "v1"), "serviceaccounts": ("ServiceAccount", "v1")}
-#: The RBAC kinds the RBAC graph indexes (so the default cache watches them too); served empty by default.
-RBAC_KINDS = {
-    plural: (kind, "rbac.authorization.k8s.io/v1")
-    for plural, kind in (
-        ("roles", "Role"),
-        ("clusterroles", "ClusterRole"),
-        ("rolebindings", "RoleBinding"),
-        ("clusterrolebindings", "ClusterRoleBinding"),
-    )
-}
+from stockade.admission.inventory import DEFAULT_KINDS
+
+#: plural -> (kind, apiVersion): by default every kind the webhook's cache watches (empty until put)
+CORE_KINDS = {k.plural: (k.kind, k.api_version) for k in DEFAULT_KINDS}
 
 
 @dataclass(frozen=True)
@@ -71,7 +63,7 @@ class FakeApiServer:
     def __init__(
         self, kinds: dict[str, tuple[str, str]] | None = None, ssl_context: ssl.SSLContext | None = None
     ) -> None:
-        self.kinds = dict(kinds or {**CORE_KINDS, **RBAC_KINDS})
+        self.kinds = dict(kinds or CORE_KINDS)
         self.ssl_context = ssl_context  # HTTPS, as real API servers: a TLS read is what stop() must cut
         self.port = 0
         self.requests: list[Seen] = []
