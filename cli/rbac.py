@@ -48,13 +48,14 @@ Context = Annotated[
 ]
 Kubeconfig = Annotated[str | None, typer.Option("--kubeconfig", help="kubeconfig file for --context.")]
 Format = Annotated[OutFormat, typer.Option("--format", "-f", help="Output format.")]
+Exclude = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")]
 
 
 # ---- reading ------------------------------------------------------------------------------------------
 
 
-def _file_objects(paths: list[str]) -> Iterator[Mapping[str, Any]]:
-    for item in FileSource(paths):
+def _file_objects(paths: list[str], exclude: list[str]) -> Iterator[Mapping[str, Any]]:
+    for item in FileSource(paths, exclude=exclude):
         if isinstance(item, InputError):
             fail(str(item))
         assert isinstance(item, Resource)
@@ -96,12 +97,18 @@ def cluster_objects(context: str | None, kubeconfig: str | None = None) -> Itera
         api.close()
 
 
-def _graph(paths: list[str] | None, context: str | None, kubeconfig: str | None) -> RBACGraph:
+def _graph(
+    paths: list[str] | None, context: str | None, kubeconfig: str | None, exclude: list[str] | None = None
+) -> RBACGraph:
     if paths and context is not None:
         fail("give manifest PATH… or --context, not both")
     if not paths and context is None:
         fail("give manifest PATH… or --context")
-    objects = cluster_objects(context, kubeconfig) if context is not None else _file_objects(paths or [])
+    objects = (
+        cluster_objects(context, kubeconfig)
+        if context is not None
+        else _file_objects(paths or [], exclude or [])
+    )
     return RBACGraph.from_objects(objects)
 
 
@@ -162,6 +169,7 @@ def who_can(
     api_group: Annotated[str | None, typer.Option("--api-group", help="API group of RESOURCE.")] = None,
     context: Context = None,
     kubeconfig: Kubeconfig = None,
+    exclude: Exclude = None,
     format: Format = OutFormat.table,
 ) -> None:
     """Subjects that may make a request, with the binding and role that allow it.
@@ -169,7 +177,7 @@ def who_can(
     Without -n the request is cluster-wide (all namespaces, or a cluster-scoped resource), which
     only ClusterRoleBindings grant; with -n, RoleBindings of that namespace count too.
     """
-    graph = _graph(paths, context, kubeconfig)
+    graph = _graph(paths, context, kubeconfig, exclude)
     if resource.startswith("/"):
         found = graph.who_can_url(verb, resource)
         request: dict[str, Any] = {"verb": verb, "nonResourceURL": resource}
@@ -202,6 +210,7 @@ def explain(
     paths: Paths = None,
     context: Context = None,
     kubeconfig: Kubeconfig = None,
+    exclude: Exclude = None,
     format: Format = OutFormat.table,
 ) -> None:
     """Every permission of a subject, the binding and role that grant it, and where it leads."""
@@ -209,7 +218,7 @@ def explain(
         who = Subject.parse(subject)
     except ValueError as exc:
         fail(str(exc))
-    graph = _graph(paths, context, kubeconfig)
+    graph = _graph(paths, context, kubeconfig, exclude)
     grants = graph.grants_of(who)
     risky = graph.risky(who)
     escalations = graph.escalations_from(who)
@@ -240,7 +249,7 @@ def explain(
             _row(rt, r.id, r.permission, r.grant.scope_text, str(r.grant.binding), r.grant.binding.role)
         console.print(rt)
     for p in escalations:
-        console.print(f"escalation to {p.target}: " + "; then ".join(s.text() for s in p.steps))
+        console.print(f"escalation to {p.target_text}: " + "; then ".join(s.text() for s in p.steps))
         console.print(f"  gains: {', '.join(p.gains)}")
 
 
@@ -249,10 +258,11 @@ def escalations(
     paths: Paths = None,
     context: Context = None,
     kubeconfig: Kubeconfig = None,
+    exclude: Exclude = None,
     format: Format = OutFormat.table,
 ) -> None:
     """Every escalation path of every subject the bindings name, shortest first."""
-    graph = _graph(paths, context, kubeconfig)
+    graph = _graph(paths, context, kubeconfig, exclude)
     found = graph.all_escalations()
     if format is OutFormat.json:
         _emit([p.as_json() for p in found])
@@ -261,5 +271,5 @@ def escalations(
     for col in ("Subject", "Escalates to", "Steps", "Gains"):
         table.add_column(col)
     for p in found:
-        _row(table, str(p.start), str(p.target), "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
+        _row(table, str(p.start), p.target_text, "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
     Console(width=200).print(table)

@@ -257,7 +257,7 @@ class RBACConfig(_Model):
     # ClusterRoles whose bindings are reported unless every subject is a break-glass subject.
     privileged_roles: tuple[str, ...] = ("cluster-admin", "admin", "edit")
     # Escalation paths: longest chain of "can act as" steps followed, and most paths kept per binding.
-    max_path_length: int = Field(3, ge=1, le=6)
+    max_path_length: int = Field(3, ge=1, le=4)
     max_paths_per_binding: int = Field(20, ge=1)
 
 

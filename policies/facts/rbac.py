@@ -16,9 +16,12 @@ aggregated ClusterRoles, and the scope of each binding. This module computes tha
 - ``risky``: which escalation-capable permissions (``RISKY``, the catalogue the Rego rules use too,
   ``policies/rego/lib/rbac.rego``) a subject holds, and through which binding and role.
 - ``escalations_from`` / ``escalations_via``: escalation paths, breadth first, as chains of steps
-  ("can create pods in N, so can run pods as ServiceAccount N/S"; "can impersonate ..."; "can mint
-  tokens for ..."; "can bind/escalate roles, so can grant itself anything") ending at an identity
-  that holds escalation-capable permissions the start does not.
+  ("can create pods in N, so it acts as the ServiceAccounts of N"; "can impersonate ..."; "can mint
+  tokens for ..."; "can bind/escalate roles, so it holds any permission"), each ending at a node
+  that adds escalation-capable permissions neither the start nor a shorter path already gives. The
+  ServiceAccounts of a namespace (and of every namespace) are one node each, named by the accounts
+  that hold what it adds; reachability per node is memoized, so the whole graph of a large cluster
+  is analysed in seconds (docs/benchmarks.md).
 
 The analyzer :func:`facts` gives workloads ``input.facts.rbac`` (what the ServiceAccount whose token
 their pods mount may do) and bindings the escalation paths whose first step they grant; the Rego rules
@@ -28,11 +31,12 @@ are not indexed) or through exec into running pods (pods are not indexed).
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections import defaultdict, deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import Inventory
@@ -43,7 +47,7 @@ ROLE_KINDS = ("Role", "ClusterRole")
 BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
 RBAC_KINDS = ROLE_KINDS + BINDING_KINDS
 #: Longest chain followed; rules report chains up to rbac.max_path_length (≤ this).
-MAX_PATH_LENGTH = 6
+MAX_PATH_LENGTH = 4
 
 #: Built-in cluster-scoped resources (group, resource): a RoleBinding never grants them.
 CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
@@ -179,7 +183,11 @@ RISKY: dict[str, tuple[Perm, ...]] = {
 }
 
 
-def cluster_scoped(group: str, resource: str) -> bool:
+def cluster_scoped(group: str, resource: str, verb: str = "") -> bool:
+    """Whether a request has no namespace, so that no RoleBinding can grant it. `bind` on a
+    ClusterRole is the exception: it is checked in the namespace of the RoleBinding being written."""
+    if verb == "bind" and (group, resource) == (RBAC_GROUP, "clusterroles"):
+        return False
     return (group, resource) in CLUSTER_SCOPED
 
 
@@ -391,12 +399,6 @@ class Grant:
     def scope(self) -> str | None:
         return self.binding.scope
 
-    def applies(self, group: str, resource: str, namespace: str | None) -> bool:
-        """A RoleBinding grants only in its namespace, never cluster-scoped resources."""
-        if self.scope is None:
-            return True
-        return namespace == self.scope and not cluster_scoped(group, resource)
-
     def as_json(self) -> dict[str, Any]:
         return {
             "via": str(self.via),
@@ -473,37 +475,49 @@ def _rules(obj: Mapping[str, Any]) -> tuple[PolicyRule, ...]:
 # ---- escalation paths ----------------------------------------------------------------------------
 
 
+Key = tuple[str, str, str | None]  # (catalogue id, permission, namespace or None for cluster-wide)
+#: Permissions grouped by (catalogue id, permission) -> scopes (namespaces, None = cluster-wide): the
+#: ServiceAccounts of every namespace hold thousands of keys, but only a few dozen groups.
+Keys = Mapping[tuple[str, str], frozenset[str | None]]
+
+
 @dataclass(frozen=True, slots=True)
 class Node:
-    """Where a step leads: an identity (`subject`), or anything (`anything` in `scope`), or a role."""
+    """Where a step leads: an identity, the ServiceAccounts of a namespace (or of every namespace),
+    any permission (in a namespace or cluster-wide), or a role the subject can bind."""
 
+    kind: str  # subject | namespace | all | anything | role
     subject: Subject | None = None
-    anything: bool = False
     scope: str | None = None
-    role: tuple[str, str] | None = None  # (role kind, name) whose rules the subject can bind
+    role: tuple[str, str] | None = None
 
     def __str__(self) -> str:
         if self.subject is not None:
             return str(self.subject)
+        if self.kind == "namespace":
+            return f"the ServiceAccounts of namespace {self.scope}"
+        if self.kind == "all":
+            return "the ServiceAccounts of every namespace"
         if self.role is not None:
-            return f"{self.role[0]} {self.role[1]}"
-        return "any permission " + (
-            f"in namespace {self.scope}" if self.scope is not None else "cluster-wide"
-        )
+            return f"{self.role[0]} {self.role[1]} " + _scope_text(self.scope)
+        return "any permission " + _scope_text(self.scope)
+
+    @property
+    def identity(self) -> bool:
+        return self.kind in ("subject", "namespace", "all")
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    actor: Subject
+    actor: Node
     action: str  # e.g. "can create pods in namespace ml"
     grant: Grant
     target: Node
 
     def text(self) -> str:
-        return (
-            f"{self.actor} {self.action} ({self.grant.binding} -> {self.grant.binding.role}), "
-            f"so it acts as {self.target}"
-        )
+        so = "so it acts as" if self.target.identity else "so it holds"
+        via = f"{self.grant.binding} -> {self.grant.binding.role}"
+        return f"{self.actor} {self.action} ({via}), {so} {self.target}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -511,15 +525,20 @@ class Path:
     start: Subject
     steps: tuple[Step, ...]
     gains: tuple[str, ...]  # "STK-RBAC-002 get secrets (cluster-wide)", ... or "every permission ..."
+    holders: tuple[str, ...] = ()  # for a group of ServiceAccounts: those that hold the gains
 
     @property
     def target(self) -> Node:
         return self.steps[-1].target
 
+    @property
+    def target_text(self) -> str:
+        return ", ".join(self.holders) if self.holders else str(self.target)
+
     def as_json(self) -> dict[str, Any]:
         return {
             "subject": str(self.start),
-            "target": str(self.target),
+            "target": self.target_text,
             "length": len(self.steps),
             "steps": [s.text() for s in self.steps],
             "bindings": [str(s.grant.binding) for s in self.steps],
@@ -584,8 +603,12 @@ class RBACGraph:
                     self.service_accounts[ns].add(Subject("ServiceAccount", "default", ns))
         self._grants: dict[Subject, tuple[Grant, ...]] = {}
         self._risky: dict[Subject, tuple[Risky, ...]] = {}
-        self._edges: dict[Subject, tuple[Step, ...]] = {}
+        self._edges: dict[Node, tuple[Step, ...]] = {}
+        self._keys: dict[Node, Keys] = {}
+        self._closures: dict[Node, tuple[tuple[Node, tuple[Step, ...]], ...]] = {}
+        self._closure_key_sets: dict[Node, Keys] = {}
         self._paths: dict[Subject, tuple[Path, ...]] = {}
+        self._members: dict[Node, Mapping[tuple[str, str], frozenset[str]]] = {}
 
     # -- construction ------------------------------------------------------------------------------
 
@@ -674,7 +697,7 @@ class RBACGraph:
         resource), which only ClusterRoleBindings grant.
         """
         candidates: list[Binding] = list(self.cluster_bindings)
-        if namespace is not None and not cluster_scoped(group, resource):
+        if namespace is not None and not cluster_scoped(group, resource, verb):
             candidates += self.namespace_bindings.get(namespace, ())
         return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
 
@@ -706,156 +729,226 @@ class RBACGraph:
 
     # -- escalation paths --------------------------------------------------------------------------
 
-    def _risky_keys(self, subject: Subject) -> set[tuple[str, str, str | None]]:
-        return {r.key() for r in self.risky(subject)}
-
     def _service_accounts(self, scope: str | None, names: frozenset[str]) -> Iterator[Subject]:
-        namespaces: Iterable[str] = [scope] if scope is not None else list(self.service_accounts)
+        """Named ServiceAccounts in a namespace (or in every namespace the graph knows)."""
+        namespaces: Iterable[str] = [scope] if scope is not None else sorted(self.service_accounts)
         for ns in namespaces:
-            accounts = set(self.service_accounts.get(ns, ()))
-            accounts.update(Subject("ServiceAccount", n, ns) for n in names)
-            for sa in sorted(accounts):
-                if not names or sa.name in names:
-                    yield sa
+            for n in sorted(names):
+                yield Subject("ServiceAccount", n, ns)
 
-    def steps_of(self, actor: Subject, grants: Iterable[Grant] | None = None) -> tuple[Step, ...]:
-        """The "can act as" edges out of `actor`, from its grants (or the given ones)."""
-        if grants is None and actor in self._edges:
-            return self._edges[actor]
+    def _accounts(self, scope: str | None) -> Node | None:
+        """Every ServiceAccount of a namespace (None: of every namespace), as one node."""
+        if scope is None:
+            return Node("all") if self.service_accounts else None
+        return Node("namespace", scope=scope) if scope in self.service_accounts else None
+
+    def _steps(self, actor: Node, grants: Iterable[Grant]) -> tuple[Step, ...]:
+        """The "can act as" edges a set of grants gives `actor`."""
         out: dict[tuple[Node, str], Step] = {}
 
-        def add(action: str, grant: Grant, target: Node) -> None:
-            out.setdefault((target, action), Step(actor, action, grant, target))
+        def add(action: str, grant: Grant, target: Node | None) -> None:
+            if target is not None and target != actor:
+                out.setdefault((target, action), Step(actor, action, grant, target))
 
-        for g in self.grants_of(actor) if grants is None else grants:
+        for g in grants:
             scope, where = g.scope, _scope_text(g.scope)
-            for rule in g.rules:
-                # Creating pods or controllers (a collection create: no names), or pointing an existing
-                # controller at another ServiceAccount, runs pods as any account of the namespace.
-                if any(rule.allows("create", gr, res) for gr, res in WORKLOAD_RESOURCES) or any(
-                    rule.allows_some_name(v, gr, res)
-                    for gr, res in WORKLOAD_RESOURCES
-                    if res != "pods"
-                    for v in ("update", "patch")
+            pivots = [(rule, rule_pivots(rule)) for rule in g.rules]
+            for rule, pv in pivots:
+                if pv.runs_pods:
+                    add(f"can create pods {where}", g, self._accounts(scope))
+                for allowed, what in (
+                    (pv.mints_tokens, "can mint tokens for"),
+                    (pv.impersonates_sa, "can impersonate"),
                 ):
-                    for sa in self._service_accounts(scope, frozenset()):
-                        add(f"can create pods {where}", g, Node(subject=sa))
-                if rule.allows_some_name("create", "", "serviceaccounts", "token"):
+                    if not allowed:
+                        continue
+                    if not rule.resource_names:
+                        add(f"{what} any ServiceAccount {where}", g, self._accounts(scope))
                     for sa in self._service_accounts(scope, rule.resource_names):
-                        add(f"can mint tokens for ServiceAccounts {where}", g, Node(subject=sa))
-                if rule.allows_some_name("impersonate", "", "serviceaccounts"):
-                    for sa in self._service_accounts(scope, rule.resource_names):
-                        add(f"can impersonate ServiceAccounts {where}", g, Node(subject=sa))
+                        add(f"{what} ServiceAccount {sa.name} {where}", g, Node("subject", sa))
                 if scope is None:
-                    for kind, resource in (("User", "users"), ("Group", "groups")):
-                        if not rule.allows_some_name("impersonate", "", resource):
+                    for kind, resource, allowed in (
+                        ("User", "users", pv.impersonates_users),
+                        ("Group", "groups", pv.impersonates_groups),
+                    ):
+                        if not allowed:
                             continue
                         if rule.resource_names:
                             for n in sorted(rule.resource_names):
-                                add(f"can impersonate {resource}", g, Node(subject=Subject(kind, n)))
+                                add(f"can impersonate {resource}", g, Node("subject", Subject(kind, n)))
                         else:
-                            add(f"can impersonate any {kind.lower()}", g, Node(anything=True))
-                for role_res, binding_res in (
-                    ("roles", "rolebindings"),
-                    ("clusterroles", "clusterrolebindings"),
-                ):
-                    if scope is not None and role_res == "clusterroles":
-                        # A RoleBinding may bind a ClusterRole inside its namespace: bind on clusterroles
-                        # is checked at the namespace, and rolebindings are what it creates.
-                        binding_res = "rolebindings"
-                    escalate_ok = scope is None or role_res == "roles"  # ClusterRoles are cluster-scoped
-                    if (
-                        escalate_ok
-                        and rule.allows_some_name("escalate", RBAC_GROUP, role_res)
-                        and any(
-                            r.allows_some_name(v, RBAC_GROUP, role_res)
-                            for r in g.rules
-                            for v in ("create", "update", "patch")
-                        )
-                    ):
-                        add(f"can escalate {role_res} {where}", g, Node(anything=True, scope=scope))
-                    if rule.allows_some_name("bind", RBAC_GROUP, role_res) and any(
-                        r.allows("create", RBAC_GROUP, binding_res) for r in g.rules
-                    ):
+                            add(f"can impersonate any {kind.lower()}", g, Node("anything"))
+                for i, role_res in enumerate(("roles", "clusterroles")):
+                    # A RoleBinding may bind a ClusterRole inside its namespace (bind on clusterroles is
+                    # checked at the namespace, and rolebindings are what it creates); ClusterRoles
+                    # themselves are cluster-scoped, so escalating them needs a ClusterRoleBinding.
+                    escalate_ok = scope is None or role_res == "roles"
+                    if escalate_ok and pv.escalates[i] and any(p.writes_roles[i] for _, p in pivots):
+                        add(f"can escalate {role_res} {where}", g, Node("anything", scope=scope))
+                    creates = 0 if scope is not None else i  # rolebindings, or clusterrolebindings
+                    if pv.binds[i] and any(p.creates_bindings[creates] for _, p in pivots):
                         if not rule.resource_names:
-                            add(f"can bind any {role_res[:-1]} {where}", g, Node(anything=True, scope=scope))
+                            add(f"can bind any {role_res[:-1]} {where}", g, Node("anything", scope=scope))
                         else:
                             kind = "ClusterRole" if role_res == "clusterroles" else "Role"
                             for n in sorted(rule.resource_names):
-                                add(f"can bind {kind} {n} {where}", g, Node(role=(kind, n), scope=scope))
-        steps = tuple(s for s in out.values() if s.target.subject != actor)
-        if grants is None:
-            self._edges[actor] = steps
+                                add(
+                                    f"can bind {kind} {n} {where}",
+                                    g,
+                                    Node("role", scope=scope, role=(kind, n)),
+                                )
+        return tuple(out.values())
+
+    def edges(self, node: Node) -> tuple[Step, ...]:
+        """The steps out of a node (memoized): an aggregate node has its accounts' steps."""
+        done = self._edges.get(node)
+        if done is not None:
+            return done
+        if node.subject is not None:
+            steps = self._steps(node, self.grants_of(node.subject))
+        elif node.kind == "namespace":
+            merged: dict[tuple[Node, str], Step] = {}
+            for sa in sorted(self.service_accounts.get(node.scope or "", ())):
+                for st in self.edges(Node("subject", sa)):
+                    if st.target != node:
+                        merged.setdefault((st.target, st.action), st)
+            steps = tuple(merged.values())
+        elif node.kind == "all":
+            merged = {}
+            for ns in sorted(self.service_accounts):
+                for st in self.edges(Node("namespace", scope=ns)):
+                    if st.target != node:
+                        merged.setdefault((st.target, st.action), st)
+            steps = tuple(merged.values())
+        else:
+            steps = ()
+        self._edges[node] = steps
         return steps
 
-    def _node_risky(self, node: Node) -> tuple[Risky, ...]:
-        """The escalation-capable permissions reaching `node` gives."""
-        if node.anything:
-            b = Binding(
-                "RoleBinding" if node.scope is not None else "ClusterRoleBinding",
-                "(any)",
-                node.scope or "",
-                "ClusterRole",
-                "*",
-                (),
-            )
-            return risky_of([Grant(Subject("User", "(any)"), b, (ANY_RULE,), True)])
+    def keys_of(self, node: Node) -> Keys:
+        """The escalation-capable permissions reaching `node` gives (memoized)."""
+        done = self._keys.get(node)
+        if done is not None:
+            return done
         if node.subject is not None:
-            return self.risky(node.subject)
-        assert node.role is not None
-        kind, name = node.role
-        rules = (
-            self.roles.get((node.scope or "", name), ())
-            if kind == "Role"
-            else self.cluster_roles.get(name, ())
-        )
-        b = Binding(
-            "RoleBinding" if node.scope is not None else "ClusterRoleBinding",
-            "(new)",
-            node.scope or "",
-            kind,
-            name,
-            (),
-        )
-        return risky_of([Grant(Subject("User", "(bound)"), b, rules, True)])
+            keys = _group(r.key() for r in self.risky(node.subject))
+        elif node.kind == "namespace":
+            accounts = self.service_accounts.get(node.scope or "", ())
+            keys = _merge(self.keys_of(Node("subject", sa)) for sa in accounts)
+        elif node.kind == "all":
+            keys = _merge(self.keys_of(Node("namespace", scope=ns)) for ns in self.service_accounts)
+        else:
+            rules: tuple[PolicyRule, ...]
+            if node.kind == "anything":
+                kind, name, rules = "ClusterRole", "*", (ANY_RULE,)
+            else:
+                assert node.role is not None
+                kind, name = node.role
+                found = (
+                    self.roles.get((node.scope or "", name))
+                    if kind == "Role"
+                    else self.cluster_roles.get(name)
+                )
+                rules = found or ()
+            scope_kind = "RoleBinding" if node.scope is not None else "ClusterRoleBinding"
+            b = Binding(scope_kind, "(new)", node.scope or "", kind, name, ())
+            keys = _group(r.key() for r in risky_of([Grant(Subject("User", "(bound)"), b, rules, True)]))
+        self._keys[node] = keys
+        return keys
+
+    def closure(self, node: Node) -> tuple[tuple[Node, tuple[Step, ...]], ...]:
+        """Every node reachable from `node` in fewer than MAX_PATH_LENGTH steps, breadth first, with
+        the chain of steps from `node` (memoized: it does not depend on where a path starts)."""
+        done = self._closures.get(node)
+        if done is not None:
+            return done
+        out: list[tuple[Node, tuple[Step, ...]]] = []
+        seen = {node}
+        queue: deque[tuple[Node, tuple[Step, ...]]] = deque([(node, ())])
+        while queue:
+            at, chain = queue.popleft()
+            if len(chain) >= MAX_PATH_LENGTH - 1:
+                continue
+            for st in self.edges(at):
+                if st.target in seen:
+                    continue
+                seen.add(st.target)
+                reached = (st.target, (*chain, st))
+                out.append(reached)
+                queue.append(reached)
+        result = tuple(out)
+        self._closures[node] = result
+        return result
+
+    def _closure_keys(self, node: Node) -> Keys:
+        done = self._closure_key_sets.get(node)
+        if done is None:
+            done = _merge([self.keys_of(node), *(self.keys_of(n) for n, _ in self.closure(node))])
+            self._closure_key_sets[node] = done
+        return done
 
     def escalations_from(self, start: Subject, first: Iterable[Grant] | None = None) -> tuple[Path, ...]:
-        """Escalation paths of `start`, shortest first: chains of steps that end at an identity
-        (or role, or "anything") holding escalation-capable permissions `start` does not hold.
+        """Escalation paths of `start`, shortest first: chains of steps to a node whose permissions
+        include escalation-capable ones that neither `start` nor a shorter path already gives.
 
         `first` restricts the first step to those grants (a binding being admitted, which the
-        inventory may not hold yet); its permissions count as the start's own.
+        inventory may not hold yet); their permissions count as the start's own.
         """
         if first is None and start in self._paths:
             return self._paths[start]
-        first = None if first is None else tuple(first)
-        own = self._risky_keys(start)
-        if first is not None:
-            own |= {r.key() for r in risky_of(first)}
+        me = Node("subject", start)
+        covered: dict[tuple[str, str], set[str | None]] = {}
+        _cover(covered, self.keys_of(me))
+        if first is None:
+            direct = self.edges(me)
+        else:
+            first = tuple(first)
+            _cover(covered, _group(r.key() for r in risky_of(first)))
+            direct = self._steps(me, first)
+        candidates: list[tuple[int, Node, tuple[Step, ...]]] = [(1, st.target, (st,)) for st in direct]
+        for st in direct:
+            candidates += [(1 + len(chain), n, (st, *chain)) for n, chain in self.closure(st.target)]
+        candidates.sort(key=lambda c: c[0])
+        reachable = [self._closure_keys(st.target) for st in direct]
         paths: list[Path] = []
-        seen: set[Node] = {Node(subject=start)}
-        queue: deque[tuple[Subject, tuple[Step, ...]]] = deque([(start, ())])
-        while queue:
-            actor, chain = queue.popleft()
-            if len(chain) >= MAX_PATH_LENGTH:
+        seen = {me}
+        for _, node, chain in candidates:
+            if node in seen:
                 continue
-            for step in self.steps_of(actor, first if not chain else None):
-                if step.target in seen:
-                    continue
-                gains = tuple(_gains(self._node_risky(step.target), own))
-                if not gains:
-                    continue
-                if step.target.anything:
-                    gains = (f"every permission {_scope_text(step.target.scope)}",)
-                seen.add(step.target)
-                path = Path(start, (*chain, step), gains)
-                paths.append(path)
-                if step.target.subject is not None:
-                    queue.append((step.target.subject, path.steps))
+            seen.add(node)
+            keys = self.keys_of(node)
+            uncovered = dict(_uncovered(keys, covered))
+            if not uncovered:
+                continue
+            new = _describe(uncovered)
+            holders = self._holders(node, uncovered)
+            _cover(covered, keys)
+            gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
+            paths.append(Path(start, chain, gains, holders))
+            if not any(_any_new(keys, covered) for keys in reachable):
+                break  # nothing further down can add a permission
         result = tuple(paths)
         if first is None:
             self._paths[start] = result
         return result
+
+    def _holders(self, node: Node, new: Keys) -> tuple[str, ...]:
+        """Which members of a group node hold the permissions it adds (at most 5 named)."""
+        if node.kind not in ("namespace", "all"):
+            return ()
+        index = self._members.get(node)
+        if index is None:
+            if node.kind == "namespace":
+                members = [Node("subject", sa) for sa in self.service_accounts.get(node.scope or "", ())]
+            else:
+                members = [Node("namespace", scope=ns) for ns in self.service_accounts]
+            by_key: dict[tuple[str, str], set[str]] = defaultdict(set)
+            for m in members:
+                for k in self.keys_of(m):
+                    by_key[k].add(str(m))
+            index = self._members[node] = {k: frozenset(v) for k, v in by_key.items()}
+        found = sorted(set().union(*(index.get(k, ()) for k in new)))
+        return tuple(found[:5]) + ((f"and {len(found) - 5} more",) if len(found) > 5 else ())
 
     def escalations_via(self, binding: Binding) -> list[tuple[int, Path]]:
         """Paths whose first step is granted by `binding`, per subject index of the binding."""
@@ -871,30 +964,136 @@ class RBACGraph:
         return [p for s in self.subjects() for p in self.escalations_from(s)]
 
 
+class Pivots(NamedTuple):
+    """What a rule offers for escalation, per (roles, clusterroles) / (rolebindings, clusterrolebindings)."""
+
+    runs_pods: bool
+    mints_tokens: bool
+    impersonates_sa: bool
+    impersonates_users: bool
+    impersonates_groups: bool
+    escalates: tuple[bool, bool]
+    writes_roles: tuple[bool, bool]
+    binds: tuple[bool, bool]
+    creates_bindings: tuple[bool, bool]
+
+
+@functools.lru_cache(maxsize=65536)
+def rule_pivots(rule: PolicyRule) -> Pivots:
+    """Cached like rule_risks. Creating pods or controllers (a collection create: never with names),
+    or pointing an existing controller at another ServiceAccount, runs pods as any account."""
+    runs_pods = any(rule.allows("create", g, r) for g, r in WORKLOAD_RESOURCES) or any(
+        rule.allows_some_name(v, g, r)
+        for g, r in WORKLOAD_RESOURCES
+        if r != "pods"
+        for v in ("update", "patch")
+    )
+    roles = ("roles", "clusterroles")
+
+    def writes(resource: str) -> bool:
+        return any(rule.allows_some_name(v, RBAC_GROUP, resource) for v in ("create", "update", "patch"))
+
+    return Pivots(
+        runs_pods=runs_pods,
+        mints_tokens=rule.allows_some_name("create", "", "serviceaccounts", "token"),
+        impersonates_sa=rule.allows_some_name("impersonate", "", "serviceaccounts"),
+        impersonates_users=rule.allows_some_name("impersonate", "", "users"),
+        impersonates_groups=rule.allows_some_name("impersonate", "", "groups"),
+        escalates=(
+            rule.allows_some_name("escalate", RBAC_GROUP, roles[0]),
+            rule.allows_some_name("escalate", RBAC_GROUP, roles[1]),
+        ),
+        writes_roles=(writes(roles[0]), writes(roles[1])),
+        binds=(
+            rule.allows_some_name("bind", RBAC_GROUP, roles[0]),
+            rule.allows_some_name("bind", RBAC_GROUP, roles[1]),
+        ),
+        creates_bindings=(
+            rule.allows("create", RBAC_GROUP, "rolebindings"),
+            rule.allows("create", RBAC_GROUP, "clusterrolebindings"),
+        ),
+    )
+
+
+@functools.lru_cache(maxsize=65536)
+def rule_risks(rule: PolicyRule) -> tuple[tuple[str, str, bool], ...]:
+    """(catalogue id, permission, cluster-scoped?) of every catalogue permission a rule grants.
+    Cached: real clusters repeat the same rules across thousands of roles."""
+    out = []
+    for rid, perms in RISKY.items():
+        for perm in perms:
+            for verb in perm.verbs:
+                if rule.allows_some_name(verb, perm.group, perm.resource, perm.sub):
+                    out.append((rid, perm.display(verb), cluster_scoped(perm.group, perm.resource, verb)))
+    return tuple(out)
+
+
 def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
-    """The catalogue permissions the grants give (one entry per id, permission and scope)."""
+    """The catalogue permissions the grants give (one entry per id, permission and scope); a
+    RoleBinding never gives the cluster-scoped ones."""
     found: dict[tuple[str, str, str | None], Risky] = {}
     for g in grants:
         for rule in g.rules:
-            for rid, perms in RISKY.items():
-                for perm in perms:
-                    if g.scope is not None and cluster_scoped(perm.group, perm.resource):
-                        continue
-                    for verb in perm.verbs:
-                        if rule.allows_some_name(verb, perm.group, perm.resource, perm.sub):
-                            r = Risky(rid, perm.display(verb), g.scope, g)
-                            found.setdefault(r.key(), r)
+            for rid, perm, cluster in rule_risks(rule):
+                if cluster and g.scope is not None:
+                    continue
+                r = Risky(rid, perm, g.scope, g)
+                found.setdefault(r.key(), r)
     return tuple(sorted(found.values(), key=lambda r: (r.id, r.permission, r.scope or "")))
 
 
-def _gains(reached: Sequence[Risky], own: set[tuple[str, str, str | None]]) -> list[str]:
-    """Permissions of `reached` that `own` lacks (a cluster-wide one covers every namespace)."""
+def _group(keys: Iterable[Key]) -> Keys:
+    out: dict[tuple[str, str], set[str | None]] = defaultdict(set)
+    for rid, perm, scope in keys:
+        out[(rid, perm)].add(scope)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _merge(many: Iterable[Keys]) -> Keys:
+    out: dict[tuple[str, str], set[str | None]] = defaultdict(set)
+    for keys in many:
+        for k, scopes in keys.items():
+            out[k].update(scopes)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
+def _cover(covered: dict[tuple[str, str], set[str | None]], keys: Keys) -> None:
+    for k, scopes in keys.items():
+        covered.setdefault(k, set()).update(scopes)
+
+
+def _uncovered(
+    keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]
+) -> Iterator[tuple[tuple[str, str], frozenset[str | None]]]:
+    """Per (id, permission), the scopes of `keys` that `covered` lacks; cluster-wide covers all."""
+    for k, scopes in keys.items():
+        have = covered.get(k)
+        if have is None:
+            yield k, scopes
+        elif None not in have:
+            new = scopes - have
+            if new:
+                yield k, new
+
+
+def _any_new(keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]) -> bool:
+    return next(_uncovered(keys, covered), None) is not None
+
+
+def _describe(keys: Keys) -> tuple[str, ...]:
+    """One line per permission: its scope, or how many namespaces."""
     out = []
-    for r in reached:
-        if r.key() in own or (r.id, r.permission, None) in own:
-            continue
-        out.append(f"{r.id} {r.permission} ({_scope_text(r.scope)})")
-    return sorted(set(out))
+    for (rid, perm), scopes in keys.items():
+        if None in scopes:
+            where = "cluster-wide"
+        elif len(scopes) == 1:
+            where = f"in namespace {next(iter(scopes))}"
+        else:
+            names = sorted(str(s) for s in scopes)
+            more = f", and {len(names) - 3} more" if len(names) > 3 else ""
+            where = f"in {len(names)} namespaces: {', '.join(names[:3])}{more}"
+        out.append(f"{rid} {perm} ({where})")
+    return tuple(sorted(out))
 
 
 # ---- the analyzer --------------------------------------------------------------------------------

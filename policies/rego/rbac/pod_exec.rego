@@ -10,7 +10,7 @@
 #   id: STK-RBAC-012
 #   severity: high
 #   kinds: [Role, ClusterRole]
-#   frameworks: [CIS-5.1.x, rbac-good-practices]
+#   frameworks: [rbac-good-practices]
 #   remediation: >-
 #     Remove these subresources from standing roles; grant them just in time to named operators.
 package stockade.rbac.pod_exec

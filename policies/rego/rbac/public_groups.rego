@@ -10,7 +10,7 @@
 #   id: STK-RBAC-021
 #   severity: critical
 #   kinds: [RoleBinding, ClusterRoleBinding]
-#   frameworks: [CIS-5.1.x, NSA-CISA, rbac-good-practices]
+#   frameworks: [NSA-CISA, rbac-good-practices]
 #   remediation: >-
 #     Bind the role to the groups or ServiceAccounts that need it.
 package stockade.rbac.public_groups
