@@ -1,0 +1,215 @@
+"""Reachability over all policies: which workload may open which connection to which peer.
+
+Computed the way np-guard/netpol-analyzer computes its connectivity list, so the two compare line by
+line: peers are the workloads plus the disjoint IPv4 blocks cut by every referenced CIDR (sources
+from ingress rules, destinations from egress rules, each a partition of 0.0.0.0/0); a connection set
+is port ranges per protocol; the allowed connections from A to B are what A's egress allows towards
+B intersected with what B's ingress allows from A (a side not isolated allows everything, and
+addresses outside the cluster have no policy of their own). A workload's connections to itself are
+not listed.
+
+Cost: each distinct set of selecting policies is evaluated once (workloads selected by the same
+policies share it), selector matches are memoized per namespace, and connection-set operations are
+memoized, so the pairwise pass is a few dictionary lookups per pair.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from stockade.policies.facts.netpol import k8s, sets
+from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
+from stockade.policies.facts.netpol.topology import Topology, Workload
+
+POLICY_KINDS = frozenset({"NetworkPolicy"})
+
+
+@dataclass
+class Side:
+    """What one direction of an isolated workload allows: per workload, per IP block, and a default."""
+
+    default: Conn = NONE  # towards every workload (rules with an empty peer list)
+    peers: dict[int, Conn] = field(default_factory=dict)
+    ips: list[Conn] = field(default_factory=list)  # per IP block, in the analysis' block order
+
+    def towards(self, index: int) -> Conn:
+        extra = self.peers.get(index)
+        return sets.union(self.default, extra) if extra else self.default
+
+
+class Connection(NamedTuple):
+    src: str
+    dst: str
+    conn: Conn
+
+    def line(self) -> str:
+        return f"{self.src} => {self.dst} : {sets.conn_str(self.conn)}"
+
+
+def _external(interval: Interval) -> str:
+    return f"{sets.interval_str(interval)}[External]"
+
+
+class Reachability:
+    """The connectivity of a set of objects (workloads, Namespaces, NetworkPolicies)."""
+
+    def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        objects = list(objects)
+        self.topology = Topology.build(objects)
+        self.policies = [k8s.parse(o) for o in objects if o.get("kind") in POLICY_KINDS]
+        egress_refs: list[Interval] = []
+        ingress_refs: list[Interval] = []
+        for policy in self.policies:
+            for rules, refs in ((policy.egress, egress_refs), (policy.ingress, ingress_refs)):
+                for rule in rules or ():
+                    for peer in rule.peers or ():
+                        refs.extend(peer.referenced())
+        self.dst_blocks = sets.atoms(egress_refs)
+        self.src_blocks = sets.atoms(ingress_refs)
+        self._selected_in: list[tuple[int, ...]] = []
+        self._selected_out: list[tuple[int, ...]] = []
+        for wl in self.topology.workloads:
+            ins, outs = [], []
+            for i, policy in enumerate(self.policies):
+                if policy.namespace != wl.namespace or wl.index not in self._selects(policy):
+                    continue
+                if policy.ingress is not None:
+                    ins.append(i)
+                if policy.egress is not None:
+                    outs.append(i)
+            self._selected_in.append(tuple(ins))
+            self._selected_out.append(tuple(outs))
+        self._sides: dict[tuple[str, tuple[int, ...]], Side] = {}
+        self._peer_cache: dict[tuple[int, str, int, int], frozenset[int]] = {}
+
+    @property
+    def workloads(self) -> list[Workload]:
+        return self.topology.workloads
+
+    def _selects(self, policy: k8s.NetworkPolicy) -> frozenset[int]:
+        return self.topology.pods_matching(policy.namespace, policy.pod_selector)
+
+    def _peer_workloads(self, pi: int, direction: str, rule: k8s.Rule, peer_index: int) -> frozenset[int]:
+        key = (pi, direction, rule.index, peer_index)
+        hit = self._peer_cache.get(key)
+        if hit is None:
+            policy = self.policies[pi]
+            peer = (rule.peers or ())[peer_index]
+            if peer.namespace_selector is None:
+                namespaces: tuple[str, ...] = (policy.namespace,)
+            else:
+                namespaces = self.topology.namespaces_matching(peer.namespace_selector)
+            found: set[int] = set()
+            for ns in namespaces:
+                found |= self.topology.pods_matching(ns, peer.pod_selector)
+            hit = frozenset(found)
+            self._peer_cache[key] = hit
+        return hit
+
+    def egress_policies(self, wl: Workload) -> list[k8s.NetworkPolicy]:
+        return [self.policies[i] for i in self._selected_out[wl.index]]
+
+    def ingress_policies(self, wl: Workload) -> list[k8s.NetworkPolicy]:
+        return [self.policies[i] for i in self._selected_in[wl.index]]
+
+    def egress(self, wl: Workload) -> Side | None:
+        """What the workload's egress allows; None when no policy isolates it (everything)."""
+        return self._side("egress", self._selected_out[wl.index], self.dst_blocks, None)
+
+    def ingress(self, wl: Workload) -> Side | None:
+        """What the workload's ingress allows; None when no policy isolates it (everything)."""
+        return self._side("ingress", self._selected_in[wl.index], self.src_blocks, wl)
+
+    def _side(
+        self, direction: str, selected: tuple[int, ...], blocks: list[Interval], target: Workload | None
+    ) -> Side | None:
+        if not selected:
+            return None
+        # Ingress named ports resolve on the target itself, so its sides are not shared.
+        key = (direction if target is None else f"{direction}:{target.index}", selected)
+        side = self._sides.get(key)
+        if side is not None:
+            return side
+        side = Side(ips=[NONE] * len(blocks))
+        for pi in selected:
+            policy = self.policies[pi]
+            rules = policy.egress if direction == "egress" else policy.ingress
+            for rule in rules or ():
+                self._add_rule(side, pi, direction, rule, blocks, target)
+        self._sides[key] = side
+        return side
+
+    def _add_rule(
+        self,
+        side: Side,
+        pi: int,
+        direction: str,
+        rule: k8s.Rule,
+        blocks: list[Interval],
+        target: Workload | None,
+    ) -> None:
+        """Add one rule to a side. Named ports resolve on the destination: the target for ingress,
+        each peer workload for egress (never on an address outside the cluster)."""
+        ports = rule.ports
+        workloads = self.topology.workloads
+        fixed = ports.on(target) if target is not None else ports.numeric
+
+        def conn_to(index: int) -> Conn:
+            return fixed if target is not None or not ports.named else ports.on(workloads[index])
+
+        if rule.peers is None:
+            if ports.named and target is None:
+                for wl in workloads:
+                    side.peers[wl.index] = sets.union(side.peers.get(wl.index, NONE), ports.on(wl))
+            side.default = sets.union(side.default, fixed)
+            side.ips = [sets.union(c, fixed) for c in side.ips]
+            return
+        for peer_index, peer in enumerate(rule.peers):
+            if peer.is_ip:
+                inside = peer.intervals()
+                for b, (lo, _) in enumerate(blocks):
+                    if any(a <= lo <= z for a, z in inside):
+                        side.ips[b] = sets.union(side.ips[b], fixed)
+                continue
+            for index in self._peer_workloads(pi, direction, rule, peer_index):
+                side.peers[index] = sets.union(side.peers.get(index, NONE), conn_to(index))
+
+    def connections(self, sources: Iterable[Workload] | None = None) -> Iterator[Connection]:
+        """Every allowed connection with a workload source (or only from `sources`), then from outside."""
+        workloads = self.topology.workloads
+        only = None if sources is None else {w.index for w in sources}
+        for src in workloads if sources is None else sources:
+            out = self.egress(src)
+            if out is not None and out.default == NONE:
+                candidates: Iterable[Workload] = (workloads[i] for i in sorted(out.peers))
+            else:
+                candidates = workloads
+            for dst in candidates:
+                if dst.index == src.index:
+                    continue
+                conn = ALL if out is None else out.towards(dst.index)
+                if not conn:
+                    continue
+                into = self.ingress(dst)
+                if into is not None:
+                    conn = sets.intersect(conn, into.towards(src.index))
+                if conn:
+                    yield Connection(src.key, dst.key, conn)
+            for b, block in enumerate(self.dst_blocks):
+                conn = ALL if out is None else out.ips[b]
+                if conn:
+                    yield Connection(src.key, _external(block), conn)
+        if only is not None:
+            return
+        for dst in workloads:
+            into = self.ingress(dst)
+            for b, block in enumerate(self.src_blocks):
+                conn = ALL if into is None else into.ips[b]
+                if conn:
+                    yield Connection(_external(block), dst.key, conn)
+
+    def connlist(self) -> list[str]:
+        """netpol-analyzer's `list` output: one sorted `src => dst : conn` line per allowed connection."""
+        return sorted(c.line() for c in self.connections())
