@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from stockade.cli import policy, scan, webhook
+from stockade.cli import egress, policy, scan, webhook
 
 app = typer.Typer(
     name="stockade",
@@ -24,6 +24,7 @@ app.command("scan")(scan.scan)
 app.command("init")(policy.init)
 app.add_typer(policy.app, name="policy")
 app.add_typer(webhook.app, name="webhook")
+app.add_typer(egress.app, name="egress")
 
 
 def tool_version() -> str:

@@ -15,6 +15,7 @@ memoized, so the pairwise pass is a few dictionary lookups per pair.
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -44,8 +45,12 @@ class Connection(NamedTuple):
     dst: str
     conn: Conn
 
+    @property
+    def text(self) -> str:
+        return sets.conn_str(self.conn)
+
     def line(self) -> str:
-        return f"{self.src} => {self.dst} : {sets.conn_str(self.conn)}"
+        return f"{self.src} => {self.dst} : {self.text}"
 
 
 def _external(interval: Interval) -> str:
@@ -209,6 +214,36 @@ class Reachability:
                 conn = ALL if into is None else into.ips[b]
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
+
+    def find(self, namespace: str, name: str) -> list[Workload]:
+        return [w for w in self.topology.workloads if w.namespace == namespace and w.name == name]
+
+    def report(self, wl: Workload) -> dict[str, Any]:
+        """What one workload can reach, for JSON and table output (its egress, met by each ingress)."""
+        destinations: list[dict[str, Any]] = []
+        for c in self.connections([wl]):
+            entry: dict[str, Any] = {"peer": c.dst, "connections": sets.conn_json(c.conn), "conn": c.text}
+            if c.dst.endswith("[External]"):
+                lo, _, hi = c.dst.removesuffix("[External]").partition("-")
+                entry["type"] = "ipBlock"
+                entry["cidrs"] = sets.interval_cidrs(
+                    (int(ipaddress.IPv4Address(lo)), int(ipaddress.IPv4Address(hi)))
+                )
+            else:
+                entry["type"] = "workload"
+                entry["namespace"] = c.dst.split("/", 1)[0]
+            destinations.append(entry)
+        return {
+            "workload": wl.key,
+            "namespace": wl.namespace,
+            "name": wl.name,
+            "kind": wl.kind,
+            "hostNetwork": wl.host_network,
+            "egressIsolated": self.egress(wl) is not None,
+            "egressPolicies": [p.key for p in self.egress_policies(wl)],
+            "namespaces": sorted({d["namespace"] for d in destinations if d["type"] == "workload"}),
+            "destinations": destinations,
+        }
 
     def connlist(self) -> list[str]:
         """netpol-analyzer's `list` output: one sorted `src => dst : conn` line per allowed connection."""
