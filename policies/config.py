@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -115,6 +116,43 @@ class HostPathConfig(_Model):
     forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
 
 
+class ClusterDNSConfig(_Model):
+    """The cluster DNS pods: always reachable on port 53, and the only DNS server workloads may use."""
+
+    namespace: str = "kube-system"
+    pod_labels: dict[str, str] = Field(default_factory=lambda: {"k8s-app": "kube-dns"})
+
+
+class EgressAllow(_Model):
+    """Destinations some workloads may reach: `namespaces` (globs) and `workload_labels` (all must be
+    on the pods) pick the workloads, empty meaning any; `cidrs` and `to_namespaces` (globs) are what
+    they may reach."""
+
+    namespaces: tuple[str, ...] = ()
+    workload_labels: dict[str, str] = Field(default_factory=dict)
+    cidrs: tuple[str, ...] = ()
+    to_namespaces: tuple[str, ...] = ()
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR: {exc}") from None
+        return value
+
+
+class EgressConfig(_Model):
+    """Deny-by-default egress: nothing is allowed beyond cluster DNS until listed in `allow`."""
+
+    cluster_dns: ClusterDNSConfig = ClusterDNSConfig()
+    allow: tuple[EgressAllow, ...] = ()
+    # Reaching these is always reported: cloud instance metadata (IMDS) and Azure's WireServer.
+    metadata_addresses: tuple[str, ...] = ("169.254.169.254", "168.63.129.16")
+
+
 class WorkloadSelector(_Model):
     """Selects workloads; empty lists mean "any". Patterns are shell-style globs."""
 
@@ -202,6 +240,7 @@ class Config(_Model):
     resources: ResourcesConfig = ResourcesConfig()
     gpu: GPUConfig = GPUConfig()
     host_paths: HostPathConfig = HostPathConfig()
+    egress: EgressConfig = EgressConfig()
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
     admission: AdmissionConfig = AdmissionConfig()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
@@ -315,6 +354,16 @@ host_paths:
   forbidden: [/, /proc, /etc, /dev/nvidia*, /var/lib/kubelet, /var/run/docker.sock,
               /run/docker.sock, /var/run/docker, /var/run/containerd, /run/containerd, /var/run/crio,
               /run/crio, /var/lib/docker, /var/lib/containerd]
+
+# Egress is deny-by-default: every workload's pods must be selected by an egress NetworkPolicy,
+# and policies may open only cluster DNS and what `allow` lists (CIDRs, in-cluster namespaces),
+# per source namespace and/or pod labels. 169.254.169.254 / 168.63.129.16 are always reported.
+egress:
+  cluster_dns: {namespace: kube-system, pod_labels: {k8s-app: kube-dns}}
+  allow: []
+  #  - {namespaces: [ml-training], cidrs: [10.240.8.0/24]}
+  #  - {namespaces: [notebooks], workload_labels: {app: jupyter}, to_namespaces: [artifact-mirror]}
+  metadata_addresses: [169.254.169.254, 168.63.129.16]
 
 # Workloads that call the Kubernetes API and may mount a ServiceAccount token.
 service_accounts:

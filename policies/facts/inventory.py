@@ -11,7 +11,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
-INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount"})
+INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount", "NetworkPolicy"})
 
 
 class Inventory:

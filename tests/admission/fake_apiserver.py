@@ -30,7 +30,11 @@ import orjson
 from aiohttp import web
 
 #: plural -> (kind, apiVersion)
-CORE_KINDS = {"namespaces": ("Namespace", "v1"), "serviceaccounts": ("ServiceAccount", "v1")}
+CORE_KINDS = {
+    "namespaces": ("Namespace", "v1"),
+    "serviceaccounts": ("ServiceAccount", "v1"),
+    "networkpolicies": ("NetworkPolicy", "networking.k8s.io/v1"),
+}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,32 @@
+# METADATA
+# title: Egress ipBlock outside the allowlist
+# description: >-
+#   Every ipBlock an egress rule opens must lie inside one CIDR of egress.allow that applies to the
+#   policy (an entry applies when its namespaces match the policy's namespace and the policy's
+#   podSelector.matchLabels pins its workload_labels). 0.0.0.0/0 (the internet) is never inside a
+#   narrower allowlist; `except` narrows the block but is not credited here, and the CIDR must sit
+#   inside a single allowlisted CIDR. Nothing is allowlisted by default. Decided on the NetworkPolicy
+#   object itself, so admission refuses it.
+# custom:
+#   id: STK-NET-003
+#   severity: high
+#   kinds: [NetworkPolicy]
+#   frameworks: [NSA-CISA, egress]
+#   remediation: >-
+#     Narrow the ipBlock to the subnet the workload needs (a private endpoint, a proxy), or add that
+#     subnet to egress.allow for this namespace after review.
+package stockade.egress.cidr_allowlist
+
+import data.stockade.lib.netpol
+import rego.v1
+
+deny contains v if {
+	some [i, j, _, peer] in netpol.egress_peers
+	cidr := peer.ipBlock.cidr
+	not netpol.cidr_allowed(cidr)
+	v := {
+		"msg": sprintf("egress to %s is not in the egress allowlist for namespace %q", [cidr, netpol.namespace]),
+		"path": ["spec", "egress", i, "to", j, "ipBlock", "cidr"],
+		"details": {"cidr": cidr, "allowed": sort(netpol.allowed_cidrs)},
+	}
+}

@@ -1,0 +1,53 @@
+# METADATA
+# title: Cloud metadata endpoint reachable
+# description: >-
+#   The instance metadata service (169.254.169.254) hands out the node's cloud credentials, and Azure's
+#   WireServer (168.63.129.16) serves the VM's extension configuration; no workload should reach them
+#   (egress.metadata_addresses). Reported on a NetworkPolicy whose egress ipBlock contains one of them
+#   without an `except` that removes it, and on an isolated workload whose egress policies let it reach
+#   one (input.facts.egress.cidrs; a workload that is not isolated at all is reported by STK-NET-001).
+# custom:
+#   id: STK-NET-006
+#   severity: critical
+#   kinds: [NetworkPolicy, "@workloads"]
+#   frameworks: [NSA-CISA, egress]
+#   remediation: >-
+#     Add 169.254.169.254/32 and 168.63.129.16/32 to the ipBlock's `except`, or narrow the ipBlock to
+#     the subnets the workload needs.
+package stockade.egress.metadata
+
+import data.stockade.lib.netpol
+import rego.v1
+
+addresses := object.get(data.stockade.config, ["egress", "metadata_addresses"], ["169.254.169.254", "168.63.129.16"])
+
+excepted(block, addr) if {
+	some cut in object.get(block, "except", [])
+	net.cidr_contains(cut, addr)
+}
+
+deny contains v if {
+	input.object.kind == "NetworkPolicy"
+	some [i, j, _, peer] in netpol.egress_peers
+	cidr := peer.ipBlock.cidr
+	some addr in addresses
+	net.cidr_contains(cidr, addr)
+	not excepted(peer.ipBlock, addr)
+	v := {
+		"msg": sprintf("egress to %s includes the metadata endpoint %s", [cidr, addr]),
+		"path": ["spec", "egress", i, "to", j, "ipBlock"],
+		"details": {"cidr": cidr, "address": addr},
+	}
+}
+
+deny contains v if {
+	input.facts.egress.isolated == true
+	some addr in addresses
+	some cidr in input.facts.egress.cidrs
+	net.cidr_contains(cidr, addr)
+	v := {
+		"msg": sprintf("the egress policies of these pods let them reach the metadata endpoint %s", [addr]),
+		"path": ["metadata"],
+		"details": {"address": addr, "policies": input.facts.egress.policies},
+	}
+}

@@ -1,0 +1,42 @@
+package stockade.egress.metadata_test
+
+import data.stockade.egress.metadata
+import rego.v1
+
+np(block) := {"object": {
+	"kind": "NetworkPolicy",
+	"metadata": {"name": "p", "namespace": "ml"},
+	"spec": {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [{"ipBlock": block}]}]},
+}}
+
+wl(egress) := {"object": {"kind": "Deployment", "metadata": {"name": "w", "namespace": "ml"}}, "facts": {"egress": egress}}
+
+details(inp) := {v.details.address | some v in metadata.deny with input as inp with data.stockade.config as {}}
+
+test_link_local_block_denied if {
+	details(np({"cidr": "169.254.0.0/16"})) == {"169.254.169.254"}
+}
+
+test_internet_reaches_both if {
+	details(np({"cidr": "0.0.0.0/0"})) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_except_removes_it if {
+	details(np({"cidr": "0.0.0.0/0", "except": ["169.254.169.254/32", "168.63.129.16/32"]})) == set()
+}
+
+test_private_subnet_allowed if {
+	details(np({"cidr": "10.240.8.0/24"})) == set()
+}
+
+test_isolated_workload_reaching_it_denied if {
+	details(wl({"isolated": true, "cidrs": ["0.0.0.0/0", "::/0"], "policies": ["ml/open"]})) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_isolated_workload_on_private_subnet_allowed if {
+	details(wl({"isolated": true, "cidrs": ["10.240.8.0/24"], "policies": []})) == set()
+}
+
+test_unisolated_workload_left_to_stk_net_001 if {
+	details(wl({"isolated": false, "cidrs": ["0.0.0.0/0"], "policies": []})) == set()
+}

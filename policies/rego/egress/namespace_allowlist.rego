@@ -1,0 +1,47 @@
+# METADATA
+# title: Egress to namespaces outside the allowlist
+# description: >-
+#   An egress peer with a namespaceSelector reaches pods of other namespaces. Each namespace it reaches
+#   must be the policy's own or match egress.allow[].to_namespaces (for an entry that applies to the
+#   policy); cluster DNS is always allowed. Only namespaces pinned by name (the
+#   kubernetes.io/metadata.name label, which the API server sets and nobody can change) can be checked:
+#   a selector by other labels (or an empty one, which is every namespace) reaches any namespace
+#   someone labels that way later, so it is reported too. Decided on the NetworkPolicy object itself,
+#   so admission refuses it.
+# custom:
+#   id: STK-NET-004
+#   severity: medium
+#   kinds: [NetworkPolicy]
+#   frameworks: [egress]
+#   remediation: >-
+#     Select destination namespaces by name (matchLabels kubernetes.io/metadata.name: <ns>) and list
+#     them in egress.allow[].to_namespaces for this namespace.
+package stockade.egress.namespace_allowlist
+
+import data.stockade.lib.netpol
+import rego.v1
+
+deny contains v if {
+	some [i, j, _, peer] in netpol.egress_peers
+	sel := peer.namespaceSelector
+	not netpol.cluster_dns_peer(peer)
+	not netpol.pinned_names(sel)
+	v := {
+		"msg": "egress peer selects namespaces by label, not by name: it reaches namespaces outside the allowlist",
+		"path": ["spec", "egress", i, "to", j, "namespaceSelector"],
+		"details": {"namespaceSelector": sel},
+	}
+}
+
+deny contains v if {
+	some [i, j, _, peer] in netpol.egress_peers
+	sel := peer.namespaceSelector
+	not netpol.cluster_dns_peer(peer)
+	some name in netpol.pinned_names(sel)
+	not netpol.namespace_allowed(name)
+	v := {
+		"msg": sprintf("egress to namespace %q is not in the egress allowlist for namespace %q", [name, netpol.namespace]),
+		"path": ["spec", "egress", i, "to", j, "namespaceSelector"],
+		"details": {"namespace": name, "allowed": sort(netpol.allowed_namespace_patterns)},
+	}
+}
