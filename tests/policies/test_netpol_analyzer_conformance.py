@@ -4,7 +4,8 @@ The corpus (``../shared/corpora/netpol_analyzer.jsonl``, see its README) holds n
 inputs (workloads, Namespaces, policies) and the ``list`` output it expects: every allowed
 ``src => dst : conn``; any pair not listed is denied. For the rows that use plain Kubernetes
 NetworkPolicy only (``plain_k8s_netpol_only``), stockade's computed connectivity must equal the
-expected list exactly, line for line.
+expected list exactly, line for line; so must it for the rows whose policies are AdminNetworkPolicy,
+BaselineAdminNetworkPolicy and NetworkPolicy only (``admin_rows``).
 
 Seven rows cannot be compared whole: their expected lists name workloads (``default/cognetive-*``, the
 ``demo/cog-agents-*`` DaemonSets) whose manifests are not among the row's objects (the peer reads
@@ -57,6 +58,17 @@ def plain_rows() -> list[Mapping[str, Any]]:
     return [r for r in rows() if r.get("plain_k8s_netpol_only")]
 
 
+ADMIN_KINDS = {"AdminNetworkPolicy", "BaselineAdminNetworkPolicy", "NetworkPolicy"}
+
+
+def admin_rows() -> list[Mapping[str, Any]]:
+    return [
+        r
+        for r in rows()
+        if not r.get("plain_k8s_netpol_only") and set(r.get("policy_kinds") or ()) <= ADMIN_KINDS
+    ]
+
+
 def expected(row: Mapping[str, Any]) -> list[tuple[str, str, str]]:
     return [(a["src"], a["dst"], a["conn"]) for a in row["expect"]["allowed"]]
 
@@ -82,6 +94,13 @@ def test_plain_networkpolicy_rows(row: Mapping[str, Any]) -> None:
     assert not missing and not extra, f"missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}"
 
 
+@pytest.mark.parametrize("row", admin_rows(), ids=lambda r: r["id"])
+def test_admin_network_policy_rows(row: Mapping[str, Any]) -> None:
+    assert not absent_workloads(row, Reachability(row["objects"]))
+    missing, extra, _ = compare(row)
+    assert not missing and not extra, f"missing {sorted(missing)[:5]}, extra {sorted(extra)[:5]}"
+
+
 def test_incomplete_rows_are_exactly_those_missing_workloads() -> None:
     incomplete = {r["id"] for r in plain_rows() if absent_workloads(r, Reachability(r["objects"]))}
     assert incomplete == set(INCOMPLETE)
@@ -101,3 +120,12 @@ def test_summary(capsys: pytest.CaptureFixture[str]) -> None:
         )
     assert len(exact) + len(partial) == len(plain)
     assert len(plain) >= 20
+    admin = admin_rows()
+    admin_exact = [r["id"] for r in admin if compare(r)[:2] == (set(), set())]
+    admin_lines = sum(len(expected(r)) for r in admin if r["id"] in admin_exact)
+    with capsys.disabled():
+        print(
+            f"netpol-analyzer conformance (AdminNetworkPolicy / BaselineAdminNetworkPolicy): "
+            f"{len(admin_exact)}/{len(admin)} rows equal the expected list exactly ({admin_lines} lines)"
+        )
+    assert len(admin_exact) == len(admin) and len(admin) >= 25

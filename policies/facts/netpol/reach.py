@@ -20,11 +20,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from stockade.policies.facts.netpol import k8s, sets
+from stockade.policies.facts.netpol import admin, k8s, sets
 from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
 from stockade.policies.facts.netpol.topology import Topology, Workload
 
-POLICY_KINDS = frozenset({"NetworkPolicy"})
+POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS
 
 
 @dataclass
@@ -63,9 +63,19 @@ class Reachability:
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         objects = list(objects)
         self.topology = Topology.build(objects)
-        self.policies = [k8s.parse(o) for o in objects if o.get("kind") in POLICY_KINDS]
+        self.policies = [k8s.parse(o) for o in objects if o.get("kind") == "NetworkPolicy"]
+        admins = [admin.parse(o) for o in objects if o.get("kind") in admin.KINDS]
+        # Lowest priority number first; equal priorities (undefined by the API) in name order.
+        self.admin_policies = sorted(
+            (a for a in admins if not a.baseline), key=lambda a: (a.priority, a.name)
+        )
+        self.baseline_policies = [a for a in admins if a.baseline]
         egress_refs: list[Interval] = []
         ingress_refs: list[Interval] = []
+        for ap in admins:
+            for arule in ap.egress:
+                for apeer in arule.peers:
+                    egress_refs.extend(apeer.intervals())
         for policy in self.policies:
             for rules, refs in ((policy.egress, egress_refs), (policy.ingress, ingress_refs)):
                 for rule in rules or ():
@@ -87,6 +97,8 @@ class Reachability:
             self._selected_in.append(tuple(ins))
             self._selected_out.append(tuple(outs))
         self._sides: dict[tuple[str, tuple[int, ...]], Side] = {}
+        self._admin_sets: dict[tuple[int, str, int, int], frozenset[int]] = {}
+        self._subjects: dict[int, frozenset[int]] = {}
         self._peer_cache: dict[tuple[int, str, int, int], frozenset[int]] = {}
 
     @property
@@ -184,10 +196,10 @@ class Reachability:
     def connections(self, sources: Iterable[Workload] | None = None) -> Iterator[Connection]:
         """Every allowed connection with a workload source (or only from `sources`), then from outside."""
         workloads = self.topology.workloads
-        only = None if sources is None else {w.index for w in sources}
+        layered = bool(self.admin_policies or self.baseline_policies)
         for src in workloads if sources is None else sources:
             out = self.egress(src)
-            if out is not None and out.default == NONE:
+            if out is not None and out.default == NONE and not layered:
                 candidates: Iterable[Workload] = (workloads[i] for i in sorted(out.peers))
             else:
                 candidates = workloads
@@ -195,25 +207,114 @@ class Reachability:
                 if dst.index == src.index:
                     continue
                 conn = ALL if out is None else out.towards(dst.index)
+                if layered:
+                    conn = self._layer("egress", src, dst, None, conn, out is not None, dst)
                 if not conn:
                     continue
                 into = self.ingress(dst)
-                if into is not None:
-                    conn = sets.intersect(conn, into.towards(src.index))
+                back = ALL if into is None else into.towards(src.index)
+                if layered:
+                    back = self._layer("ingress", dst, src, None, back, into is not None, dst)
+                conn = sets.intersect(conn, back)
                 if conn:
                     yield Connection(src.key, dst.key, conn)
             for b, block in enumerate(self.dst_blocks):
                 conn = ALL if out is None else out.ips[b]
+                if layered:
+                    conn = self._layer("egress", src, None, block, conn, out is not None, None)
                 if conn:
                     yield Connection(src.key, _external(block), conn)
-        if only is not None:
+        if sources is not None:
             return
         for dst in workloads:
             into = self.ingress(dst)
             for b, block in enumerate(self.src_blocks):
                 conn = ALL if into is None else into.ips[b]
+                if layered:
+                    conn = self._layer("ingress", dst, None, block, conn, into is not None, dst)
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
+
+    # -- AdminNetworkPolicy / BaselineAdminNetworkPolicy tiers ----------------------------------------
+
+    def _subject(self, pi: int, policy: admin.AdminPolicy) -> frozenset[int]:
+        hit = self._subjects.get(pi)
+        if hit is None:
+            found: set[int] = set()
+            for ns in self.topology.namespaces_matching(policy.subject_namespaces):
+                found |= self.topology.pods_matching(ns, policy.subject_pods)
+            hit = self._subjects[pi] = frozenset(found)
+        return hit
+
+    def _admin_peer(self, pi: int, direction: str, rule: admin.Rule, j: int) -> frozenset[int]:
+        key = (pi, direction, rule.index, j)
+        hit = self._admin_sets.get(key)
+        if hit is None:
+            peer = rule.peers[j]
+            found: set[int] = set()
+            if peer.namespace_selector is not None:
+                for ns in self.topology.namespaces_matching(peer.namespace_selector):
+                    found |= self.topology.pods_matching(ns, peer.pod_selector)
+            hit = self._admin_sets[key] = frozenset(found)
+        return hit
+
+    def _matches(
+        self, pi: int, direction: str, rule: admin.Rule, peer: Workload | None, block: Interval | None
+    ) -> bool:
+        for j, p in enumerate(rule.peers):
+            if peer is not None and peer.index in self._admin_peer(pi, direction, rule, j):
+                return True
+            if block is not None and any(lo <= block[0] <= hi for lo, hi in p.intervals()):
+                return True
+        return False
+
+    def _layer(
+        self,
+        direction: str,
+        subject: Workload,
+        peer: Workload | None,
+        block: Interval | None,
+        np_conn: Conn,
+        isolated: bool,
+        dst: Workload | None,
+    ) -> Conn:
+        """One direction of a connection through the tiers: AdminNetworkPolicies (first match by
+        priority: Allow, Deny, or Pass to the next tier), NetworkPolicies when the subject is isolated,
+        else the BaselineAdminNetworkPolicy, else allowed."""
+        remaining, allowed, passed = ALL, NONE, NONE
+        for pi, policy in enumerate(self.admin_policies):
+            if not remaining:
+                break
+            if subject.index not in self._subject(pi, policy):
+                continue
+            for rule in policy.egress if direction == "egress" else policy.ingress:
+                if not self._matches(pi, direction, rule, peer, block):
+                    continue
+                hit = sets.intersect(rule.ports.on(dst), remaining)
+                if not hit:
+                    continue
+                if rule.action == "Allow":
+                    allowed = sets.union(allowed, hit)
+                elif rule.action == "Pass":
+                    passed = sets.union(passed, hit)
+                remaining = sets.difference(remaining, hit)
+        undecided = sets.union(remaining, passed)
+        if isolated:
+            return sets.union(allowed, sets.intersect(undecided, np_conn))
+        offset = len(self.admin_policies)
+        for bi, policy in enumerate(self.baseline_policies, start=offset):
+            if subject.index not in self._subject(bi, policy):
+                continue
+            for rule in policy.egress if direction == "egress" else policy.ingress:
+                if not undecided:
+                    break
+                if not self._matches(bi, direction, rule, peer, block):
+                    continue
+                hit = sets.intersect(rule.ports.on(dst), undecided)
+                if rule.action == "Allow":
+                    allowed = sets.union(allowed, hit)
+                undecided = sets.difference(undecided, hit)
+        return sets.union(allowed, undecided)
 
     def find(self, namespace: str, name: str) -> list[Workload]:
         return [w for w in self.topology.workloads if w.namespace == namespace and w.name == name]

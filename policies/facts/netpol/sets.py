@@ -164,3 +164,19 @@ def interval_cidrs(interval: Interval) -> list[str]:
         str(n)
         for n in ipaddress.summarize_address_range(ipaddress.IPv4Address(lo), ipaddress.IPv4Address(hi))
     ]
+
+
+@lru_cache(maxsize=65536)
+def difference(a: Conn, b: Conn) -> Conn:
+    """The connections of `a` that are not in `b`."""
+    if not a or not b:
+        return a
+    theirs = dict(b)
+    out: list[tuple[str, Ranges]] = []
+    for proto, ranges in a:
+        left = list(ranges)
+        for cut in theirs.get(proto, ()):
+            left = subtract(left, cut)
+        if left:
+            out.append((proto, _merge(left)))
+    return tuple(out)
