@@ -206,3 +206,62 @@ def test_pods_stand_for_their_controller() -> None:
     assert [
         w.key for w in Reachability([pod, dict(pod, metadata={**pod["metadata"], "name": "w-2"})]).workloads
     ] == ["a/w-5d[ReplicaSet]"]
+
+
+def anp(
+    name: str, priority: int, egress: list[dict[str, Any]], kind: str = "AdminNetworkPolicy"
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {"subject": {"namespaces": {"matchLabels": {"team": "x"}}}, "egress": egress}
+    if kind == "AdminNetworkPolicy":
+        spec["priority"] = priority
+    return {
+        "apiVersion": "policy.networking.k8s.io/v1alpha1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+
+
+TO_B = [{"namespaces": {"matchLabels": {"team": "y"}}}]
+
+
+def test_admin_policies_lowest_priority_first_and_first_rule_wins() -> None:
+    deny = anp("deny", 20, [{"name": "d", "action": "Deny", "to": TO_B}])
+    allow = anp(
+        "allow",
+        10,
+        [
+            {
+                "name": "a",
+                "action": "Allow",
+                "to": TO_B,
+                "ports": [{"portNumber": {"protocol": "TCP", "port": 80}}],
+            }
+        ],
+    )
+    # 80 allowed by the higher-precedence policy (over the NetworkPolicy's deny), the rest to b denied.
+    got = from_client(DENY_EGRESS_A, deny, allow)
+    assert got == {SERVER: "TCP 80", OTHER: "TCP 80"}
+
+
+def test_pass_hands_over_to_network_policies_then_baseline() -> None:
+    passing = anp("pass", 5, [{"name": "p", "action": "Pass", "to": TO_B}])
+    baseline_deny = anp(
+        "default", 0, [{"name": "d", "action": "Deny", "to": TO_B}], kind="BaselineAdminNetworkPolicy"
+    )
+    # Not isolated by a NetworkPolicy: the baseline decides and denies.
+    assert set(from_client(passing, baseline_deny)) == {"0.0.0.0-255.255.255.255[External]"}
+    # Isolated by a NetworkPolicy allowing 443: the NetworkPolicy decides, the baseline is not consulted.
+    np_allow = egress([{"to": [{"namespaceSelector": {}}], "ports": [{"port": 443}]}], ["Egress"])
+    assert from_client(passing, baseline_deny, np_allow) == {SERVER: "TCP 443", OTHER: "TCP 443"}
+
+
+def test_admin_networks_peer_and_named_port() -> None:
+    deny_net = anp("net", 1, [{"name": "n", "action": "Deny", "to": [{"networks": ["10.0.0.0/8"]}]}])
+    got = from_client(deny_net)
+    assert (
+        "10.0.0.0-10.255.255.255[External]" not in got
+        and got["11.0.0.0-255.255.255.255[External]"] == "All Connections"
+    )
+    named = anp("named", 1, [{"name": "a", "action": "Allow", "to": TO_B, "ports": [{"namedPort": "http"}]}])
+    assert from_client(DENY_EGRESS_A, named) == {SERVER: "TCP 8080", OTHER: "UDP 9090"}
