@@ -164,6 +164,67 @@ def generate(
     return objs
 
 
+def admin_policies() -> list[dict[str, Any]]:
+    """A cluster-wide tier: DNS always allowed, the platform team passed to NetworkPolicies, and a
+    baseline that denies egress between teams."""
+    api = "policy.networking.k8s.io/v1alpha1"
+    everyone = {"namespaces": {}}
+    dns = {
+        "pods": {
+            "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "kube-system"}},
+            "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+        }
+    }
+    out: list[dict[str, Any]] = [
+        {
+            "apiVersion": api,
+            "kind": "AdminNetworkPolicy",
+            "metadata": {"name": "allow-dns"},
+            "spec": {
+                "priority": 10,
+                "subject": everyone,
+                "egress": [
+                    {
+                        "name": "dns",
+                        "action": "Allow",
+                        "to": [dns],
+                        "ports": [{"portNumber": {"protocol": "UDP", "port": 53}}],
+                    }
+                ],
+            },
+        },
+        {
+            "apiVersion": api,
+            "kind": "AdminNetworkPolicy",
+            "metadata": {"name": "platform-pass"},
+            "spec": {
+                "priority": 20,
+                "subject": {"namespaces": {"matchLabels": {"team": "platform"}}},
+                "egress": [{"name": "pass", "action": "Pass", "to": [{"namespaces": {}}]}],
+            },
+        },
+    ]
+    out.append(
+        {
+            "apiVersion": api,
+            "kind": "BaselineAdminNetworkPolicy",
+            "metadata": {"name": "default"},
+            "spec": {
+                "subject": everyone,
+                "egress": [
+                    {
+                        "name": f"deny-{t}",
+                        "action": "Deny",
+                        "to": [{"namespaces": {"matchLabels": {"team": t}}}],
+                    }
+                    for t in TEAMS
+                ],
+            },
+        }
+    )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -173,11 +234,14 @@ def main() -> None:
     parser.add_argument("--namespaces", type=int, default=40)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--admin", action="store_true", help="add AdminNetworkPolicies and a baseline")
     parser.add_argument(
         "--open-share", type=float, default=0.0, help="share of namespaces without default deny"
     )
     args = parser.parse_args()
     objs = generate(args.workloads, args.policies, args.namespaces, args.seed, args.open_share)
+    if args.admin:
+        objs.extend(admin_policies())
     n_pol = sum(1 for o in objs if o["kind"] == "NetworkPolicy")
     times, lines = [], 0
     for _ in range(args.repeat):
@@ -188,7 +252,7 @@ def main() -> None:
     print(f"python {platform.python_version()} on {platform.machine()}, {args.repeat} runs")
     print(
         f"{len(reach.workloads)} workloads, {n_pol} NetworkPolicies, {args.namespaces} namespaces "
-        f"({args.open_share:.0%} without default deny)"
+        f"({args.open_share:.0%} without default deny){', with admin tiers' if args.admin else ''}"
     )
     print(f"{lines} allowed connections (connlist lines)")
     print(f"reachability + connlist: median {statistics.median(times):.2f} s (min {min(times):.2f} s)")

@@ -99,6 +99,9 @@ class Reachability:
         self._sides: dict[tuple[str, tuple[int, ...]], Side] = {}
         self._admin_sets: dict[tuple[int, str, int, int], frozenset[int]] = {}
         self._subjects: dict[int, frozenset[int]] = {}
+        self._subject_sigs: dict[int, frozenset[int]] = {}
+        self._peer_sigs: dict[tuple[str, int, Interval | None], frozenset[tuple[int, int]]] = {}
+        self._layers: dict[tuple[Any, ...], Conn] = {}
         self._peer_cache: dict[tuple[int, str, int, int], frozenset[int]] = {}
 
     @property
@@ -258,15 +261,36 @@ class Reachability:
             hit = self._admin_sets[key] = frozenset(found)
         return hit
 
-    def _matches(
-        self, pi: int, direction: str, rule: admin.Rule, peer: Workload | None, block: Interval | None
-    ) -> bool:
-        for j, p in enumerate(rule.peers):
-            if peer is not None and peer.index in self._admin_peer(pi, direction, rule, j):
-                return True
-            if block is not None and any(lo <= block[0] <= hi for lo, hi in p.intervals()):
-                return True
-        return False
+    def _all_admin(self) -> list[tuple[int, admin.AdminPolicy]]:
+        n = len(self.admin_policies)
+        return [*enumerate(self.admin_policies), *enumerate(self.baseline_policies, start=n)]
+
+    def _subject_sig(self, wl: Workload) -> frozenset[int]:
+        """The admin policies whose subject holds the workload."""
+        hit = self._subject_sigs.get(wl.index)
+        if hit is None:
+            hit = frozenset(pi for pi, p in self._all_admin() if wl.index in self._subject(pi, p))
+            self._subject_sigs[wl.index] = hit
+        return hit
+
+    def _peer_sig(
+        self, direction: str, peer: Workload | None, block: Interval | None
+    ) -> frozenset[tuple[int, int]]:
+        """The (policy, rule) pairs of a direction whose peers match a workload or an address block."""
+        key = (direction, peer.index if peer is not None else -1, block)
+        hit = self._peer_sigs.get(key)
+        if hit is None:
+            found: set[tuple[int, int]] = set()
+            for pi, policy in self._all_admin():
+                for rule in policy.egress if direction == "egress" else policy.ingress:
+                    for j, p in enumerate(rule.peers):
+                        if (peer is not None and peer.index in self._admin_peer(pi, direction, rule, j)) or (
+                            block is not None and any(lo <= block[0] <= hi for lo, hi in p.intervals())
+                        ):
+                            found.add((pi, rule.index))
+                            break
+            hit = self._peer_sigs[key] = frozenset(found)
+        return hit
 
     def _layer(
         self,
@@ -280,15 +304,39 @@ class Reachability:
     ) -> Conn:
         """One direction of a connection through the tiers: AdminNetworkPolicies (first match by
         priority: Allow, Deny, or Pass to the next tier), NetworkPolicies when the subject is isolated,
-        else the BaselineAdminNetworkPolicy, else allowed."""
+        else the BaselineAdminNetworkPolicy, else allowed.
+
+        The answer depends only on which policies hold the subject, which rules match the peer, the
+        NetworkPolicy verdict and the destination's named ports, so it is memoized on those."""
+        subjects = self._subject_sig(subject)
+        if not subjects:
+            return np_conn if isolated else ALL
+        matched = self._peer_sig(direction, peer, block)
+        key = (direction, subjects, matched, np_conn, isolated, dst.named_ports if dst is not None else None)
+        hit = self._layers.get(key)
+        if hit is None:
+            hit = self._layers[key] = self._decide(direction, subjects, matched, np_conn, isolated, dst)
+        return hit
+
+    def _decide(
+        self,
+        direction: str,
+        subjects: frozenset[int],
+        matched: frozenset[tuple[int, int]],
+        np_conn: Conn,
+        isolated: bool,
+        dst: Workload | None,
+    ) -> Conn:
         remaining, allowed, passed = ALL, NONE, NONE
-        for pi, policy in enumerate(self.admin_policies):
+        tiers = self._all_admin()
+        n = len(self.admin_policies)
+        for pi, policy in tiers[:n]:
             if not remaining:
                 break
-            if subject.index not in self._subject(pi, policy):
+            if pi not in subjects:
                 continue
             for rule in policy.egress if direction == "egress" else policy.ingress:
-                if not self._matches(pi, direction, rule, peer, block):
+                if (pi, rule.index) not in matched:
                     continue
                 hit = sets.intersect(rule.ports.on(dst), remaining)
                 if not hit:
@@ -301,19 +349,15 @@ class Reachability:
         undecided = sets.union(remaining, passed)
         if isolated:
             return sets.union(allowed, sets.intersect(undecided, np_conn))
-        offset = len(self.admin_policies)
-        for bi, policy in enumerate(self.baseline_policies, start=offset):
-            if subject.index not in self._subject(bi, policy):
+        for bi, policy in tiers[n:]:
+            if bi not in subjects:
                 continue
             for rule in policy.egress if direction == "egress" else policy.ingress:
-                if not undecided:
-                    break
-                if not self._matches(bi, direction, rule, peer, block):
-                    continue
-                hit = sets.intersect(rule.ports.on(dst), undecided)
-                if rule.action == "Allow":
-                    allowed = sets.union(allowed, hit)
-                undecided = sets.difference(undecided, hit)
+                if undecided and (bi, rule.index) in matched:
+                    hit = sets.intersect(rule.ports.on(dst), undecided)
+                    if rule.action == "Allow":
+                        allowed = sets.union(allowed, hit)
+                    undecided = sets.difference(undecided, hit)
         return sets.union(allowed, undecided)
 
     def find(self, namespace: str, name: str) -> list[Workload]:
