@@ -125,13 +125,15 @@ class ClusterDNSConfig(_Model):
 
 class EgressAllow(_Model):
     """Destinations some workloads may reach: `namespaces` (globs) and `workload_labels` (all must be
-    on the pods) pick the workloads, empty meaning any; `cidrs` and `to_namespaces` (globs) are what
-    they may reach."""
+    on the pods) pick the workloads, empty meaning any; `cidrs`, `to_namespaces` (globs) and `fqdns`
+    (DNS names or patterns whose `*` stays within one label, for Cilium's toFQDNs) are what they may
+    reach."""
 
     namespaces: tuple[str, ...] = ()
     workload_labels: dict[str, str] = Field(default_factory=dict)
     cidrs: tuple[str, ...] = ()
     to_namespaces: tuple[str, ...] = ()
+    fqdns: tuple[str, ...] = ()
 
     @field_validator("cidrs")
     @classmethod
@@ -356,13 +358,14 @@ host_paths:
               /run/crio, /var/lib/docker, /var/lib/containerd]
 
 # Egress is deny-by-default: every workload's pods must be selected by an egress NetworkPolicy,
-# and policies may open only cluster DNS and what `allow` lists (CIDRs, in-cluster namespaces),
+# and policies may open only cluster DNS and what `allow` lists (CIDRs, namespaces, FQDNs),
 # per source namespace and/or pod labels. 169.254.169.254 / 168.63.129.16 are always reported.
 egress:
   cluster_dns: {namespace: kube-system, pod_labels: {k8s-app: kube-dns}}
   allow: []
   #  - {namespaces: [ml-training], cidrs: [10.240.8.0/24]}
   #  - {namespaces: [notebooks], workload_labels: {app: jupyter}, to_namespaces: [artifact-mirror]}
+  #  - {namespaces: [notebooks], fqdns: [pypi.org, "*.blob.core.windows.net"]}   # Cilium toFQDNs
   metadata_addresses: [169.254.169.254, 168.63.129.16]
 
 # Workloads that call the Kubernetes API and may mount a ServiceAccount token.

@@ -5,18 +5,21 @@
 #   policy (an entry applies when its namespaces match the policy's namespace and the policy's
 #   podSelector.matchLabels pins its workload_labels). 0.0.0.0/0 (the internet) is never inside a
 #   narrower allowlist; `except` narrows the block but is not credited here, and the CIDR must sit
-#   inside a single allowlisted CIDR. Nothing is allowlisted by default. Decided on the NetworkPolicy
-#   object itself, so admission refuses it.
+#   inside a single allowlisted CIDR. Nothing is allowlisted by default. Cilium policies are held to
+#   the same allowlist: every toCIDR / toCIDRSet CIDR, and toEntities `world` (or `all`), which is the
+#   whole address space outside the cluster. Decided on the policy object itself, so admission refuses
+#   it.
 # custom:
 #   id: STK-NET-003
 #   severity: high
-#   kinds: [NetworkPolicy]
+#   kinds: [NetworkPolicy, CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy]
 #   frameworks: [NSA-CISA, egress]
 #   remediation: >-
 #     Narrow the ipBlock to the subnet the workload needs (a private endpoint, a proxy), or add that
 #     subnet to egress.allow for this namespace after review.
 package stockade.egress.cidr_allowlist
 
+import data.stockade.lib.cilium
 import data.stockade.lib.netpol
 import rego.v1
 
@@ -28,5 +31,33 @@ deny contains v if {
 		"msg": sprintf("egress to %s is not in the egress allowlist for namespace %q", [cidr, netpol.namespace]),
 		"path": ["spec", "egress", i, "to", j, "ipBlock", "cidr"],
 		"details": {"cidr": cidr, "allowed": sort(netpol.allowed_cidrs)},
+	}
+}
+
+cilium_allowed(cidr, s) if {
+	some allowed in cilium.allowed_cidrs(s)
+	net.cidr_contains(allowed, cidr)
+}
+
+deny contains v if {
+	some [path, rule, s] in cilium.egress_rules
+	some [cpath, cidr, _] in cilium.rule_cidrs(rule, path)
+	not cilium_allowed(cidr, s)
+	v := {
+		"msg": sprintf("egress to %s is not in the egress allowlist", [cidr]),
+		"path": cpath,
+		"details": {"cidr": cidr, "allowed": sort(cilium.allowed_cidrs(s))},
+	}
+}
+
+deny contains v if {
+	some [path, rule, s] in cilium.egress_rules
+	some k, entity in rule.toEntities
+	entity in cilium.world_entities
+	not cilium_allowed("0.0.0.0/0", s)
+	v := {
+		"msg": sprintf("egress to entity %q (everything outside the cluster) is not in the egress allowlist", [entity]),
+		"path": array.concat(path, ["toEntities", k]),
+		"details": {"entity": entity, "allowed": sort(cilium.allowed_cidrs(s))},
 	}
 }

@@ -37,3 +37,18 @@ test_nothing_allowed_by_default if {
 	some v in cidr_allowlist.deny with input as np("ml", {}, "10.0.0.0/8") with data.stockade.config as {}
 	v.details.allowed == []
 }
+
+cnp(ns, rule) := {"object": {
+	"kind": "CiliumNetworkPolicy",
+	"metadata": {"name": "p", "namespace": ns},
+	"spec": {"endpointSelector": {}, "egress": [rule]},
+}}
+
+test_cilium_cidrs if {
+	denied(cnp("ml-a", {"toCIDR": ["10.240.1.0/24"], "toCIDRSet": [{"cidr": "10.240.2.0/24"}]})) == set()
+	denied(cnp("ml-a", {"toCIDRSet": [{"cidr": "0.0.0.0/0", "except": ["10.0.0.0/8"]}]})) == {["spec", "egress", 0, "toCIDRSet", 0, "cidr"]}
+}
+
+test_cilium_world_entity_denied if {
+	denied(cnp("ml-a", {"toEntities": ["cluster", "world"]})) == {["spec", "egress", 0, "toEntities", 1]}
+}

@@ -40,3 +40,24 @@ test_isolated_workload_on_private_subnet_allowed if {
 test_unisolated_workload_left_to_stk_net_001 if {
 	details(wl({"isolated": false, "cidrs": ["0.0.0.0/0"], "policies": []})) == set()
 }
+
+cnp(spec) := {"object": {"kind": "CiliumNetworkPolicy", "metadata": {"name": "p", "namespace": "ml"}, "spec": spec}}
+
+test_cilium_world_reaches_metadata if {
+	details(cnp({"endpointSelector": {}, "egress": [{"toEntities": ["world"]}]})) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_cilium_egress_deny_wins if {
+	spec := {
+		"endpointSelector": {},
+		"egress": [{"toCIDRSet": [{"cidr": "0.0.0.0/0"}]}],
+		"egressDeny": [{"toCIDR": ["169.254.169.254/32", "168.63.129.16/32"]}],
+	}
+	details(cnp(spec)) == set()
+}
+
+test_cilium_cidr_except if {
+	spec := {"endpointSelector": {}, "egress": [{"toCIDRSet": [{"cidr": "168.63.0.0/16", "except": ["168.63.129.16/32"]}]}]}
+	details(cnp(spec)) == set()
+	details(cnp({"endpointSelector": {}, "egress": [{"toCIDR": ["168.63.0.0/16"]}]})) == {"168.63.129.16"}
+}
