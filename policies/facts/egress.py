@@ -63,7 +63,8 @@ def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
     policies = [
         k8s.parse(p)
         for p in inventory.of_kind("NetworkPolicy")
-        if str((p.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE) == namespace
+        if k8s.is_kubernetes_policy(p)
+        and str((p.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE) == namespace
     ]
     known = inventory.complete or bool(policies) or inventory.get("Namespace", None, namespace) is not None
     egress = [p for p in policies if p.egress is not None]

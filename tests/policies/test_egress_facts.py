@@ -143,3 +143,21 @@ def test_config_defaults_are_safe_and_cidrs_are_validated() -> None:
         assert "stockade.yaml:3: egress.allow.0.cidrs" in str(exc) and "host bits" in str(exc)
     else:
         raise AssertionError("a CIDR with host bits set must be refused")
+
+
+def test_calico_network_policy_is_not_read_as_a_kubernetes_one() -> None:
+    calico = {
+        "apiVersion": "projectcalico.org/v3",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "calico", "namespace": "ml"},
+        "spec": {
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Allow", "destination": {}}],
+        },
+    }
+    # Isolation is computed from Kubernetes NetworkPolicies only: the Calico one neither isolates nor
+    # makes the namespace's Kubernetes policies known; its own rules are checked (any destination).
+    assert egress_facts(calico)["isolated"] is None
+    assert net_findings(calico) == {"STK-NET-002"}
+    assert net_findings(WORKLOAD, calico) == set()

@@ -95,6 +95,13 @@ class NetworkPolicy:
         return f"{self.namespace}/{self.name}"
 
 
+def is_kubernetes_policy(obj: Mapping[str, Any]) -> bool:
+    """A networking.k8s.io NetworkPolicy: Calico's projectcalico.org/v3 NetworkPolicy shares the kind
+    but not the semantics (ordered rules with actions)."""
+    api_version = str(obj.get("apiVersion") or "networking.k8s.io/v1")
+    return obj.get("kind") == "NetworkPolicy" and api_version.startswith("networking.k8s.io/")
+
+
 def _ports(raw: Any) -> Ports:
     if not raw:
         return Ports(sets.ALL)

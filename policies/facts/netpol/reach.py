@@ -63,7 +63,7 @@ class Reachability:
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         objects = list(objects)
         self.topology = Topology.build(objects)
-        self.policies = [k8s.parse(o) for o in objects if o.get("kind") == "NetworkPolicy"]
+        self.policies = [k8s.parse(o) for o in objects if k8s.is_kubernetes_policy(o)]
         admins = [admin.parse(o) for o in objects if o.get("kind") in admin.KINDS]
         # Lowest priority number first; equal priorities (undefined by the API) in name order.
         self.admin_policies = sorted(

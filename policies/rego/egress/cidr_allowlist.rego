@@ -7,18 +7,20 @@
 #   narrower allowlist; `except` narrows the block but is not credited here, and the CIDR must sit
 #   inside a single allowlisted CIDR. Nothing is allowlisted by default. Cilium policies are held to
 #   the same allowlist: every toCIDR / toCIDRSet CIDR, and toEntities `world` (or `all`), which is the
-#   whole address space outside the cluster. Decided on the policy object itself, so admission refuses
+#   whole address space outside the cluster. Calico policies: every destination net of an Allow
+#   egress rule. Decided on the policy object itself, so admission refuses
 #   it.
 # custom:
 #   id: STK-NET-003
 #   severity: high
-#   kinds: [NetworkPolicy, CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy]
+#   kinds: [NetworkPolicy, CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy, GlobalNetworkPolicy]
 #   frameworks: [NSA-CISA, egress]
 #   remediation: >-
 #     Narrow the ipBlock to the subnet the workload needs (a private endpoint, a proxy), or add that
 #     subnet to egress.allow for this namespace after review.
 package stockade.egress.cidr_allowlist
 
+import data.stockade.lib.calico
 import data.stockade.lib.cilium
 import data.stockade.lib.netpol
 import rego.v1
@@ -59,5 +61,16 @@ deny contains v if {
 		"msg": sprintf("egress to entity %q (everything outside the cluster) is not in the egress allowlist", [entity]),
 		"path": array.concat(path, ["toEntities", k]),
 		"details": {"entity": entity, "allowed": sort(cilium.allowed_cidrs(s))},
+	}
+}
+
+deny contains v if {
+	some [i, rule] in calico.allow_rules
+	some j, cidr in rule.destination.nets
+	not calico.cidr_allowed(cidr)
+	v := {
+		"msg": sprintf("egress to %s is not in the egress allowlist", [cidr]),
+		"path": ["spec", "egress", i, "destination", "nets", j],
+		"details": {"cidr": cidr, "allowed": sort(calico.allowed_cidrs)},
 	}
 }

@@ -52,3 +52,15 @@ test_cilium_cidrs if {
 test_cilium_world_entity_denied if {
 	denied(cnp("ml-a", {"toEntities": ["cluster", "world"]})) == {["spec", "egress", 0, "toEntities", 1]}
 }
+
+calico(ns, nets) := {"object": {
+	"apiVersion": "projectcalico.org/v3",
+	"kind": "NetworkPolicy",
+	"metadata": {"name": "p", "namespace": ns},
+	"spec": {"selector": "all()", "egress": [{"action": "Allow", "destination": {"nets": nets}}, {"action": "Deny", "destination": {"nets": ["0.0.0.0/0"]}}]},
+}}
+
+test_calico_nets if {
+	denied(calico("ml-a", ["10.240.3.0/24"])) == set()
+	denied(calico("ml-a", ["10.240.3.0/24", "8.8.8.8/32"])) == {["spec", "egress", 0, "destination", "nets", 1]}
+}

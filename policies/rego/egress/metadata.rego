@@ -7,17 +7,20 @@
 #   without an `except` that removes it, and on an isolated workload whose egress policies let it reach
 #   one (input.facts.egress.cidrs; a workload that is not isolated at all is reported by STK-NET-001).
 #   Cilium policies: a toCIDR / toCIDRSet or toEntities world that covers an address, unless an
-#   egressDeny rule of the same rule set denies it (egressDeny always wins).
+#   egressDeny rule of the same rule set denies it (egressDeny always wins). Calico policies: an Allow
+#   rule whose destination nets hold an address, unless its notNets exclude it or an earlier rule
+#   (rules apply in order, first match wins) denies that net unconditionally.
 # custom:
 #   id: STK-NET-006
 #   severity: critical
-#   kinds: [NetworkPolicy, CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy, "@workloads"]
+#   kinds: [NetworkPolicy, CiliumNetworkPolicy, CiliumClusterwideNetworkPolicy, GlobalNetworkPolicy, "@workloads"]
 #   frameworks: [NSA-CISA, egress]
 #   remediation: >-
 #     Add 169.254.169.254/32 and 168.63.129.16/32 to the ipBlock's `except`, or narrow the ipBlock to
 #     the subnets the workload needs.
 package stockade.egress.metadata
 
+import data.stockade.lib.calico
 import data.stockade.lib.cilium
 import data.stockade.lib.netpol
 import rego.v1
@@ -98,5 +101,19 @@ deny contains v if {
 		"msg": sprintf("egress to entity %q includes the metadata endpoint %s", [entity, addr]),
 		"path": array.concat(path, ["toEntities", k]),
 		"details": {"entity": entity, "address": addr},
+	}
+}
+
+deny contains v if {
+	some [i, rule] in calico.allow_rules
+	some j, cidr in rule.destination.nets
+	some addr in addresses
+	net.cidr_contains(cidr, addr)
+	not calico.in_not_nets(rule.destination, addr)
+	not calico.shadowed(i, addr)
+	v := {
+		"msg": sprintf("egress to %s includes the metadata endpoint %s", [cidr, addr]),
+		"path": ["spec", "egress", i, "destination", "nets", j],
+		"details": {"cidr": cidr, "address": addr},
 	}
 }

@@ -61,3 +61,31 @@ test_cilium_cidr_except if {
 	details(cnp(spec)) == set()
 	details(cnp({"endpointSelector": {}, "egress": [{"toCIDR": ["168.63.0.0/16"]}]})) == {"168.63.129.16"}
 }
+
+calico(egress) := {"object": {
+	"apiVersion": "projectcalico.org/v3",
+	"kind": "GlobalNetworkPolicy",
+	"metadata": {"name": "p"},
+	"spec": {"selector": "all()", "egress": egress},
+}}
+
+allow_internet := {"action": "Allow", "destination": {"nets": ["0.0.0.0/0"]}}
+
+test_calico_allow_internet_reaches_metadata if {
+	details(calico([allow_internet])) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_calico_earlier_deny_wins if {
+	deny_imds := {"action": "Deny", "destination": {"nets": ["169.254.169.254/32"]}}
+	details(calico([deny_imds, allow_internet])) == {"168.63.129.16"}
+}
+
+test_calico_later_deny_does_not_help if {
+	deny_imds := {"action": "Deny", "destination": {"nets": ["169.254.169.254/32"]}}
+	details(calico([allow_internet, deny_imds])) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_calico_deny_limited_to_a_port_does_not_shadow if {
+	deny_80 := {"action": "Deny", "protocol": "TCP", "destination": {"nets": ["169.254.169.254/32"], "ports": [80]}}
+	details(calico([deny_80, allow_internet])) == {"169.254.169.254", "168.63.129.16"}
+}

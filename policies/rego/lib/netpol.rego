@@ -15,10 +15,20 @@ namespace := object.get(input.object.metadata, "namespace", "default")
 
 spec := object.get(input.object, "spec", {})
 
+# A networking.k8s.io NetworkPolicy (Calico's projectcalico.org/v3 NetworkPolicy shares the kind).
+kubernetes_policy if {
+	input.object.kind == "NetworkPolicy"
+	startswith(object.get(input.object, "apiVersion", "networking.k8s.io/v1"), "networking.k8s.io/")
+}
+
 # The policy constrains egress: Egress in policyTypes, or policyTypes omitted and egress rules present.
-applies_to_egress if "Egress" in spec.policyTypes
+applies_to_egress if {
+	kubernetes_policy
+	"Egress" in spec.policyTypes
+}
 
 applies_to_egress if {
+	kubernetes_policy
 	not spec.policyTypes
 	count(object.get(spec, "egress", [])) > 0
 }
