@@ -95,7 +95,7 @@ def _table(reports: list[dict[str, Any]]) -> str:
         if not rep["destinations"]:
             table.add_row(rep["workload"], isolation, "(nothing)", "")
         for i, dest in enumerate(rep["destinations"]):
-            peer = dest["peer"] if dest["type"] == "workload" else ", ".join(dest["cidrs"])
+            peer = ", ".join(dest["cidrs"]) if dest["type"] == "ipBlock" else dest["peer"]
             table.add_row(rep["workload"] if i == 0 else "", isolation if i == 0 else "", peer, dest["conn"])
     # Never truncate a workload name or a port list: a report is read by people and by grep alike.
     for col in table.columns:

@@ -265,3 +265,70 @@ def test_admin_networks_peer_and_named_port() -> None:
     )
     named = anp("named", 1, [{"name": "a", "action": "Allow", "to": TO_B, "ports": [{"namedPort": "http"}]}])
     assert from_client(DENY_EGRESS_A, named) == {SERVER: "TCP 8080", OTHER: "UDP 9090"}
+
+
+def cnp(namespace: str | None, spec: dict[str, Any]) -> dict[str, Any]:
+    kind = "CiliumNetworkPolicy" if namespace else "CiliumClusterwideNetworkPolicy"
+    md = {"name": "c", **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "cilium.io/v2", "kind": kind, "metadata": md, "spec": spec}
+
+
+CLIENT_SEL = {"matchLabels": {"app": "client"}}
+TCP_8080 = [{"ports": [{"port": "8080", "protocol": "TCP"}]}]
+
+
+def test_cilium_to_endpoints_isolates_and_stays_in_the_namespace_unless_named() -> None:
+    same_ns = cnp(
+        "a",
+        {"endpointSelector": CLIENT_SEL, "egress": [{"toEndpoints": [{"matchLabels": {"app": "server"}}]}]},
+    )
+    assert from_client(same_ns) == {}  # the server is in namespace b
+    named = {"matchLabels": {"app": "server", "k8s:io.kubernetes.pod.namespace": "b"}}
+    got = from_client(
+        cnp("a", {"endpointSelector": CLIENT_SEL, "egress": [{"toEndpoints": [named], "toPorts": TCP_8080}]})
+    )
+    assert got == {SERVER: "TCP 8080"}
+
+
+def test_cilium_entities_world_and_cluster() -> None:
+    world = cnp("a", {"endpointSelector": CLIENT_SEL, "egress": [{"toEntities": ["world"]}]})
+    assert set(from_client(world)) == {"0.0.0.0-255.255.255.255[External]"}
+    cluster = cnp(
+        "a", {"endpointSelector": CLIENT_SEL, "egress": [{"toEntities": ["cluster"], "toPorts": TCP_8080}]}
+    )
+    assert from_client(cluster) == {SERVER: "TCP 8080", OTHER: "TCP 8080"}
+
+
+def test_cilium_egress_deny_wins_over_a_kubernetes_allow() -> None:
+    allow_all = egress([{}], ["Egress"])
+    deny_imds = cnp(
+        None,
+        {
+            "endpointSelector": {},
+            "egressDeny": [{"toCIDR": ["169.254.169.254/32"]}],
+            "enableDefaultDeny": {"egress": False},
+        },
+    )
+    got = from_client(allow_all, deny_imds)
+    assert "169.254.169.254-169.254.169.254[External]" not in got
+    assert got["0.0.0.0-169.254.169.253[External]"] == "All Connections" and got[SERVER] == "All Connections"
+    # Deny rules alone put the endpoint in default deny unless enableDefaultDeny.egress is false.
+    only_deny = cnp("a", {"endpointSelector": {}, "egressDeny": [{"toCIDR": ["169.254.169.254/32"]}]})
+    assert from_client(only_deny) == {}
+
+
+def test_cilium_fqdns_are_reported_as_names() -> None:
+    fqdn = cnp(
+        "a",
+        {
+            "endpointSelector": CLIENT_SEL,
+            "egress": [{"toFQDNs": [{"matchName": "pypi.org"}], "toPorts": [{"ports": [{"port": "443"}]}]}],
+        },
+    )
+    reach = Reachability([*NAMESPACES, A, B, B2, fqdn])
+    (client,) = reach.find("a", "client")
+    report = reach.report(client)
+    assert report["egressIsolated"] is True and report["egressPolicies"] == ["a/c"]
+    assert [(d["type"], d["peer"], d["conn"]) for d in report["destinations"]] == [
+        ("fqdn", "pypi.org", "SCTP 443,TCP 443,UDP 443")
+    ]

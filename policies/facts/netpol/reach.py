@@ -20,24 +20,30 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from stockade.policies.facts.netpol import admin, k8s, sets
+from stockade.policies.facts.netpol import admin, cilium, k8s, sets
 from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
 from stockade.policies.facts.netpol.topology import Topology, Workload
 
-POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS
+POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS | cilium.KINDS
 
 
 @dataclass
 class Side:
-    """What one direction of an isolated workload allows: per workload, per IP block, and a default."""
+    """What one direction of a workload allows: per workload, per IP block, and a default, less what
+    Cilium deny rules take away (`deny`, which always wins); `fqdns` are Cilium toFQDNs names."""
 
     default: Conn = NONE  # towards every workload (rules with an empty peer list)
     peers: dict[int, Conn] = field(default_factory=dict)
     ips: list[Conn] = field(default_factory=list)  # per IP block, in the analysis' block order
+    fqdns: dict[str, Conn] = field(default_factory=dict)
+    deny: Side | None = None
 
     def towards(self, index: int) -> Conn:
         extra = self.peers.get(index)
-        return sets.union(self.default, extra) if extra else self.default
+        conn = sets.union(self.default, extra) if extra else self.default
+        if self.deny is not None:
+            conn = sets.difference(conn, self.deny.towards(index))
+        return conn
 
 
 class Connection(NamedTuple):
@@ -70,8 +76,14 @@ class Reachability:
             (a for a in admins if not a.baseline), key=lambda a: (a.priority, a.name)
         )
         self.baseline_policies = [a for a in admins if a.baseline]
+        self.cilium = [rs for o in objects if o.get("kind") in cilium.KINDS for rs in cilium.parse(o)]
         egress_refs: list[Interval] = []
         ingress_refs: list[Interval] = []
+        for rs in self.cilium:
+            for crule in (*rs.egress, *rs.egress_deny):
+                egress_refs.extend(crule.referenced)
+            for crule in (*rs.ingress, *rs.ingress_deny):
+                ingress_refs.extend(crule.referenced)
         for ap in admins:
             for arule in ap.egress:
                 for apeer in arule.peers:
@@ -96,7 +108,19 @@ class Reachability:
                     outs.append(i)
             self._selected_in.append(tuple(ins))
             self._selected_out.append(tuple(outs))
-        self._sides: dict[tuple[str, tuple[int, ...]], Side] = {}
+        self._cilium_in: list[tuple[int, ...]] = []
+        self._cilium_out: list[tuple[int, ...]] = []
+        for wl in self.topology.workloads:
+            ns_labels = self.topology.namespaces.get(wl.namespace, {})
+            chosen = [ci for ci, rs in enumerate(self.cilium) if rs.selects(wl, ns_labels)]
+            self._cilium_in.append(
+                tuple(ci for ci in chosen if self.cilium[ci].ingress or self.cilium[ci].ingress_deny)
+            )
+            self._cilium_out.append(
+                tuple(ci for ci in chosen if self.cilium[ci].egress or self.cilium[ci].egress_deny)
+            )
+        self._sides: dict[tuple[str, tuple[int, ...], tuple[int, ...]], Side | None] = {}
+        self._cilium_peers: dict[tuple[int, int], frozenset[int]] = {}
         self._admin_sets: dict[tuple[int, str, int, int], frozenset[int]] = {}
         self._subjects: dict[int, frozenset[int]] = {}
         self._subject_sigs: dict[int, frozenset[int]] = {}
@@ -128,38 +152,113 @@ class Reachability:
             self._peer_cache[key] = hit
         return hit
 
-    def egress_policies(self, wl: Workload) -> list[k8s.NetworkPolicy]:
-        return [self.policies[i] for i in self._selected_out[wl.index]]
+    def egress_policies(self, wl: Workload) -> list[str]:
+        """Names of the policies that restrict the workload's egress (NetworkPolicies, then Cilium)."""
+        return [self.policies[i].key for i in self._selected_out[wl.index]] + [
+            self.cilium[ci].name for ci in self._cilium_out[wl.index]
+        ]
 
-    def ingress_policies(self, wl: Workload) -> list[k8s.NetworkPolicy]:
-        return [self.policies[i] for i in self._selected_in[wl.index]]
+    def egress_isolated(self, wl: Workload) -> bool:
+        return bool(self._selected_out[wl.index]) or any(
+            self.cilium[ci].egress_default_deny for ci in self._cilium_out[wl.index]
+        )
 
     def egress(self, wl: Workload) -> Side | None:
-        """What the workload's egress allows; None when no policy isolates it (everything)."""
-        return self._side("egress", self._selected_out[wl.index], self.dst_blocks, None)
+        """What the workload's egress allows; None when nothing restricts it (everything)."""
+        i = wl.index
+        return self._side("egress", self._selected_out[i], self._cilium_out[i], self.dst_blocks, None)
 
     def ingress(self, wl: Workload) -> Side | None:
-        """What the workload's ingress allows; None when no policy isolates it (everything)."""
-        return self._side("ingress", self._selected_in[wl.index], self.src_blocks, wl)
+        """What the workload's ingress allows; None when nothing restricts it (everything)."""
+        i = wl.index
+        return self._side("ingress", self._selected_in[i], self._cilium_in[i], self.src_blocks, wl)
 
     def _side(
-        self, direction: str, selected: tuple[int, ...], blocks: list[Interval], target: Workload | None
+        self,
+        direction: str,
+        selected: tuple[int, ...],
+        cil: tuple[int, ...],
+        blocks: list[Interval],
+        target: Workload | None,
     ) -> Side | None:
-        if not selected:
+        if not selected and not cil:
             return None
         # Ingress named ports resolve on the target itself, so its sides are not shared.
-        key = (direction if target is None else f"{direction}:{target.index}", selected)
-        side = self._sides.get(key)
-        if side is not None:
-            return side
-        side = Side(ips=[NONE] * len(blocks))
+        key = (direction if target is None else f"{direction}:{target.index}", selected, cil)
+        if key in self._sides:
+            return self._sides[key]
+        egress = direction == "egress"
+        isolated = bool(selected) or any(
+            self.cilium[ci].egress_default_deny if egress else self.cilium[ci].ingress_default_deny
+            for ci in cil
+        )
+        side = Side(ips=[NONE] * len(blocks)) if isolated else Side(default=ALL, ips=[ALL] * len(blocks))
         for pi in selected:
             policy = self.policies[pi]
-            rules = policy.egress if direction == "egress" else policy.ingress
+            rules = policy.egress if egress else policy.ingress
             for rule in rules or ():
                 self._add_rule(side, pi, direction, rule, blocks, target)
-        self._sides[key] = side
-        return side
+        deny = Side(ips=[NONE] * len(blocks))
+        for ci in cil:
+            rs = self.cilium[ci]
+            if isolated:
+                for crule in rs.egress if egress else rs.ingress:
+                    self._add_cilium_rule(side, rs, crule, blocks, target)
+            for crule in rs.egress_deny if egress else rs.ingress_deny:
+                self._add_cilium_rule(deny, rs, crule, blocks, target)
+        result: Side | None = side
+        if deny.default or deny.peers or any(deny.ips):
+            side.deny = deny
+            side.ips = [sets.difference(a, d) for a, d in zip(side.ips, deny.ips, strict=True)]
+        elif not isolated:
+            result = None
+        self._sides[key] = result
+        return result
+
+    def _cilium_peer_set(self, rs: cilium.RuleSet, rule: cilium.Rule, j: int) -> frozenset[int]:
+        key = (id(rule), j)
+        hit = self._cilium_peers.get(key)
+        if hit is None:
+            selector = (rule.endpoints or ())[j]
+            if rs.namespace is not None and not cilium.names_namespace(selector):
+                candidates = self.topology.by_namespace.get(rs.namespace, [])
+            else:
+                candidates = self.topology.workloads
+            ns = self.topology.namespaces
+            hit = frozenset(
+                w.index for w in candidates if cilium.endpoint_matches(selector, w, ns.get(w.namespace, {}))
+            )
+            self._cilium_peers[key] = hit
+        return hit
+
+    def _add_cilium_rule(
+        self,
+        side: Side,
+        rs: cilium.RuleSet,
+        rule: cilium.Rule,
+        blocks: list[Interval],
+        target: Workload | None,
+    ) -> None:
+        ports = rule.ports
+        workloads = self.topology.workloads
+        fixed = ports.on(target) if target is not None else ports.numeric
+        if rule.any_peer or rule.cluster:
+            if ports.named and target is None:
+                for wl in workloads:
+                    side.peers[wl.index] = sets.union(side.peers.get(wl.index, NONE), ports.on(wl))
+            side.default = sets.union(side.default, fixed)
+        if rule.any_peer or rule.world:
+            side.ips = [sets.union(c, fixed) for c in side.ips]
+        elif rule.intervals:
+            for b, (lo, _) in enumerate(blocks):
+                if any(a <= lo <= z for a, z in rule.intervals):
+                    side.ips[b] = sets.union(side.ips[b], fixed)
+        for j in range(len(rule.endpoints or ())):
+            for index in self._cilium_peer_set(rs, rule, j):
+                conn = fixed if target is not None or not ports.named else ports.on(workloads[index])
+                side.peers[index] = sets.union(side.peers.get(index, NONE), conn)
+        for name in rule.fqdns:
+            side.fqdns[name] = sets.union(side.fqdns.get(name, NONE), ports.numeric)
 
     def _add_rule(
         self,
@@ -378,14 +477,25 @@ class Reachability:
                 entry["type"] = "workload"
                 entry["namespace"] = c.dst.split("/", 1)[0]
             destinations.append(entry)
+        out = self.egress(wl)
+        for name, conn in sorted((out.fqdns if out is not None else {}).items()):
+            if conn:
+                destinations.append(
+                    {
+                        "peer": name,
+                        "type": "fqdn",
+                        "connections": sets.conn_json(conn),
+                        "conn": sets.conn_str(conn),
+                    }
+                )
         return {
             "workload": wl.key,
             "namespace": wl.namespace,
             "name": wl.name,
             "kind": wl.kind,
             "hostNetwork": wl.host_network,
-            "egressIsolated": self.egress(wl) is not None,
-            "egressPolicies": [p.key for p in self.egress_policies(wl)],
+            "egressIsolated": self.egress_isolated(wl),
+            "egressPolicies": self.egress_policies(wl),
             "namespaces": sorted({d["namespace"] for d in destinations if d["type"] == "workload"}),
             "destinations": destinations,
         }
