@@ -332,3 +332,96 @@ def test_cilium_fqdns_are_reported_as_names() -> None:
     assert [(d["type"], d["peer"], d["conn"]) for d in report["destinations"]] == [
         ("fqdn", "pypi.org", "SCTP 443,TCP 443,UDP 443")
     ]
+
+
+def calico(kind: str, name: str, spec: dict[str, Any], namespace: str | None = None) -> dict[str, Any]:
+    md = {"name": name, **({"namespace": namespace} if namespace else {})}
+    return {"apiVersion": "projectcalico.org/v3", "kind": kind, "metadata": md, "spec": spec}
+
+
+def test_calico_orders_policies_and_rules_first_match_wins() -> None:
+    deny_imds = calico(
+        "GlobalNetworkPolicy",
+        "deny-imds",
+        {
+            "order": 10,
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Deny", "destination": {"nets": ["169.254.169.254/32"]}}],
+        },
+    )
+    allow_all = calico(
+        "GlobalNetworkPolicy",
+        "allow-all",
+        {"order": 20, "selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    )
+    got = from_client(deny_imds, allow_all)
+    assert "169.254.169.254-169.254.169.254[External]" not in got
+    assert (
+        got["169.254.169.255-255.255.255.255[External]"] == "All Connections"
+        and got[SERVER] == "All Connections"
+    )
+    # The other order: the allow decides first and the deny never applies.
+    swapped = calico(
+        "GlobalNetworkPolicy",
+        "allow-all",
+        {"order": 5, "selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    )
+    assert from_client(deny_imds, swapped)["169.254.169.254-169.254.169.254[External]"] == "All Connections"
+
+
+def test_calico_rules_selectors_ports_and_end_of_tier_deny() -> None:
+    pol = calico(
+        "NetworkPolicy",
+        "client",
+        {
+            "selector": "app == 'client'",
+            "types": ["Egress"],
+            "egress": [
+                {
+                    "action": "Allow",
+                    "protocol": "TCP",
+                    "destination": {
+                        "namespaceSelector": "team == 'y'",
+                        "selector": "app in {'server'}",
+                        "ports": [80, "8000:8099"],
+                    },
+                },
+                {
+                    "action": "Allow",
+                    "protocol": "UDP",
+                    "destination": {"selector": "app == 'server'"},
+                },  # own namespace only
+            ],
+        },
+        namespace="a",
+    )
+    assert from_client(pol) == {SERVER: "TCP 80,8000-8099"}
+
+
+def test_calico_pass_skips_kubernetes_policies_and_deny_beats_them() -> None:
+    passing = calico(
+        "GlobalNetworkPolicy",
+        "pass",
+        {
+            "order": 100,
+            "selector": "app == 'client'",
+            "egress": [{"action": "Pass", "destination": {"nets": ["10.0.0.0/8"]}}],
+        },
+    )
+    got = from_client(DENY_EGRESS_A, passing)  # the Kubernetes default deny (order 1000) never sees 10/8
+    assert got == {"10.0.0.0-10.255.255.255[External]": "All Connections"}
+    deny_server = calico(
+        "GlobalNetworkPolicy",
+        "deny",
+        {
+            "order": 100,
+            "selector": "all()",
+            "types": ["Egress"],  # omitted, types would include Ingress: every pod's ingress denied
+            "egress": [{"action": "Deny", "destination": {"selector": "app == 'server'"}}],
+        },
+    )
+    assert set(from_client(egress([{}], ["Egress"]), deny_server)) == {
+        OTHER,
+        "0.0.0.0-255.255.255.255[External]",
+    }

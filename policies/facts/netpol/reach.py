@@ -20,11 +20,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from stockade.policies.facts.netpol import admin, cilium, k8s, sets
+from stockade.policies.facts.netpol import admin, calico, cilium, k8s, sets
 from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
 from stockade.policies.facts.netpol.topology import Topology, Workload
 
-POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS | cilium.KINDS
+POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS | cilium.KINDS | calico.KINDS
 
 
 @dataclass
@@ -77,8 +77,13 @@ class Reachability:
         )
         self.baseline_policies = [a for a in admins if a.baseline]
         self.cilium = [rs for o in objects if o.get("kind") in cilium.KINDS for rs in cilium.parse(o)]
+        self.calico = [calico.parse(o) for o in objects if calico.is_calico_policy(o)]
         egress_refs: list[Interval] = []
         ingress_refs: list[Interval] = []
+        for cp in self.calico:
+            for crules, refs in ((cp.egress, egress_refs), (cp.ingress, ingress_refs)):
+                for cr in crules or ():
+                    refs.extend(cr.peer.referenced)
         for rs in self.cilium:
             for crule in (*rs.egress, *rs.egress_deny):
                 egress_refs.extend(crule.referenced)
@@ -119,6 +124,24 @@ class Reachability:
             self._cilium_out.append(
                 tuple(ci for ci in chosen if self.cilium[ci].egress or self.cilium[ci].egress_deny)
             )
+        # Calico's default tier per workload and direction: Calico policies and, at order 1000,
+        # the Kubernetes NetworkPolicies, by (order, name).
+        self._tiers: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        if self.calico:
+            for wl in self.topology.workloads:
+                ns_labels = self.topology.namespaces.get(wl.namespace, {})
+                for direction, selected in (("egress", self._selected_out), ("ingress", self._selected_in)):
+                    entries = [
+                        (1000.0, f"knp.default.{self.policies[pi].name}", "k", pi)
+                        for pi in selected[wl.index]
+                    ]
+                    entries += [
+                        (cp.order, cp.name, "c", ci)
+                        for ci, cp in enumerate(self.calico)
+                        if (cp.egress if direction == "egress" else cp.ingress) is not None
+                        and cp.applies(wl, ns_labels)
+                    ]
+                    self._tiers[(direction, wl.index)] = [(kind, i) for _, _, kind, i in sorted(entries)]
         self._sides: dict[tuple[str, tuple[int, ...], tuple[int, ...]], Side | None] = {}
         self._cilium_peers: dict[tuple[int, int], frozenset[int]] = {}
         self._admin_sets: dict[tuple[int, str, int, int], frozenset[int]] = {}
@@ -154,13 +177,24 @@ class Reachability:
 
     def egress_policies(self, wl: Workload) -> list[str]:
         """Names of the policies that restrict the workload's egress (NetworkPolicies, then Cilium)."""
-        return [self.policies[i].key for i in self._selected_out[wl.index]] + [
-            self.cilium[ci].name for ci in self._cilium_out[wl.index]
+        calico_names = [
+            self.calico[i].name
+            if self.calico[i].namespace is None
+            else f"{self.calico[i].namespace}/{self.calico[i].name}"
+            for kind, i in self._tiers.get(("egress", wl.index), [])
+            if kind == "c"
         ]
+        return (
+            [self.policies[i].key for i in self._selected_out[wl.index]]
+            + [self.cilium[ci].name for ci in self._cilium_out[wl.index]]
+            + calico_names
+        )
 
     def egress_isolated(self, wl: Workload) -> bool:
-        return bool(self._selected_out[wl.index]) or any(
-            self.cilium[ci].egress_default_deny for ci in self._cilium_out[wl.index]
+        return (
+            bool(self._selected_out[wl.index])
+            or any(self.cilium[ci].egress_default_deny for ci in self._cilium_out[wl.index])
+            or bool(self._tiers.get(("egress", wl.index)))
         )
 
     def egress(self, wl: Workload) -> Side | None:
@@ -301,7 +335,7 @@ class Reachability:
         layered = bool(self.admin_policies or self.baseline_policies)
         for src in workloads if sources is None else sources:
             out = self.egress(src)
-            if out is not None and out.default == NONE and not layered:
+            if out is not None and out.default == NONE and not layered and not self.calico:
                 candidates: Iterable[Workload] = (workloads[i] for i in sorted(out.peers))
             else:
                 candidates = workloads
@@ -309,21 +343,30 @@ class Reachability:
                 if dst.index == src.index:
                     continue
                 conn = ALL if out is None else out.towards(dst.index)
+                isolated = out is not None
+                if self.calico:
+                    conn, isolated = self._tier("egress", src, dst, None, dst)
                 if layered:
-                    conn = self._layer("egress", src, dst, None, conn, out is not None, dst)
+                    conn = self._layer("egress", src, dst, None, conn, isolated, dst)
                 if not conn:
                     continue
                 into = self.ingress(dst)
                 back = ALL if into is None else into.towards(src.index)
+                isolated = into is not None
+                if self.calico:
+                    back, isolated = self._tier("ingress", dst, src, None, dst)
                 if layered:
-                    back = self._layer("ingress", dst, src, None, back, into is not None, dst)
+                    back = self._layer("ingress", dst, src, None, back, isolated, dst)
                 conn = sets.intersect(conn, back)
                 if conn:
                     yield Connection(src.key, dst.key, conn)
             for b, block in enumerate(self.dst_blocks):
                 conn = ALL if out is None else out.ips[b]
+                isolated = out is not None
+                if self.calico:
+                    conn, isolated = self._tier("egress", src, None, b, None)
                 if layered:
-                    conn = self._layer("egress", src, None, block, conn, out is not None, None)
+                    conn = self._layer("egress", src, None, block, conn, isolated, None)
                 if conn:
                     yield Connection(src.key, _external(block), conn)
         if sources is not None:
@@ -332,10 +375,63 @@ class Reachability:
             into = self.ingress(dst)
             for b, block in enumerate(self.src_blocks):
                 conn = ALL if into is None else into.ips[b]
+                isolated = into is not None
+                if self.calico:
+                    conn, isolated = self._tier("ingress", dst, None, b, dst)
                 if layered:
-                    conn = self._layer("ingress", dst, None, block, conn, into is not None, dst)
+                    conn = self._layer("ingress", dst, None, block, conn, isolated, dst)
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
+
+    # -- Calico's default tier -------------------------------------------------------------------------
+
+    def _tier(
+        self,
+        direction: str,
+        subject: Workload,
+        peer: Workload | None,
+        block: int | None,
+        dst: Workload | None,
+    ) -> tuple[Conn, bool]:
+        """(allowed connections, isolated) of one direction through Calico's ordered default tier.
+
+        The first rule matching a connection decides it (Allow, Deny, or Pass: out of the tier, where
+        the namespace profile allows); what no rule decided is denied when any policy applied."""
+        tier = self._tiers.get((direction, subject.index), [])
+        if not tier:
+            return ALL, False
+        egress = direction == "egress"
+        blocks = self.dst_blocks if egress else self.src_blocks
+        remaining, allowed, passed = ALL, NONE, NONE
+        for kind, i in tier:
+            if not remaining:
+                break
+            if kind == "k":
+                side = self._side(direction, (i,), (), blocks, None if egress else subject)
+                if side is None:
+                    continue
+                conn = side.towards(peer.index) if peer is not None else side.ips[block or 0]
+                hit = sets.intersect(conn, remaining)
+                allowed = sets.union(allowed, hit)
+                remaining = sets.difference(remaining, hit)
+                continue
+            cp = self.calico[i]
+            for rule in (cp.egress if egress else cp.ingress) or ():
+                if rule.action not in {"Allow", "Deny", "Pass"}:
+                    continue
+                if peer is not None:
+                    ns_labels = self.topology.namespaces.get(peer.namespace, {})
+                    if not rule.peer.matches_workload(peer, ns_labels, cp.namespace):
+                        continue
+                elif block is None or not rule.peer.matches_block(blocks[block]):
+                    continue
+                hit = sets.intersect(rule.conn_on(dst), remaining)
+                if rule.action == "Allow":
+                    allowed = sets.union(allowed, hit)
+                elif rule.action == "Pass":
+                    passed = sets.union(passed, hit)
+                remaining = sets.difference(remaining, hit)
+        return sets.union(allowed, passed), True
 
     # -- AdminNetworkPolicy / BaselineAdminNetworkPolicy tiers ----------------------------------------
 
