@@ -13,6 +13,7 @@ from rich.console import Console
 from rich.table import Table
 
 from stockade.cli.errors import fail
+from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import Reachability
 from stockade.policies.model import InputError
 from stockade.scanner.sources.files import FileSource
@@ -55,10 +56,14 @@ def reach(
     """For each workload, every peer it can open a connection to (workloads, IP blocks) and the ports.
 
     A connection is allowed when the source's egress and the destination's ingress both allow it,
-    over every NetworkPolicy read. `--format connlist` prints np-guard/netpol-analyzer's
+    over every policy read: NetworkPolicy, AdminNetworkPolicy / BaselineAdminNetworkPolicy, Cilium
+    and Calico policies. `--format connlist` prints np-guard/netpol-analyzer's
     `src => dst : conn` lines (with ingress from outside the cluster too, unless --workload is given).
     """
-    analysis = Reachability(_objects(paths, exclude or []))
+    try:
+        analysis = Reachability(_objects(paths, exclude or []))
+    except SelectorError as exc:
+        fail(str(exc))
     sources = sorted(analysis.workloads, key=lambda w: w.key)
     if workload is not None:
         namespace, sep, name = workload.partition("/")

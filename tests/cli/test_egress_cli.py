@@ -94,3 +94,13 @@ def test_unknown_workload_and_bad_input_exit_2(tmp_path: Path) -> None:
     bad.write_text("a: [\n")
     result = runner.invoke(app, ["egress", "reach", str(bad)])
     assert result.exit_code == 2 and "bad.yaml:" in result.stderr
+
+
+def test_bad_calico_selector_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "calico.yaml"
+    bad.write_text(
+        "apiVersion: projectcalico.org/v3\nkind: GlobalNetworkPolicy\nmetadata: {name: broken}\n"
+        "spec: {selector: \"app === 'x'\", egress: [{action: Allow}]}\n"
+    )
+    result = runner.invoke(app, ["egress", "reach", str(bad)])
+    assert result.exit_code == 2 and "GlobalNetworkPolicy broken" in result.stderr

@@ -33,7 +33,6 @@ from stockade.policies.facts.netpol import sets
 from stockade.policies.facts.netpol.sets import Conn, Interval
 from stockade.policies.facts.netpol.topology import Workload
 
-KINDS = frozenset({"GlobalNetworkPolicy"})  # plus NetworkPolicy with a projectcalico.org apiVersion
 Labels = Mapping[str, str]
 Predicate = Callable[[Labels], bool]
 PROTOCOL_NUMBERS = {"6": "TCP", "17": "UDP", "132": "SCTP"}
@@ -279,6 +278,16 @@ def _rule(raw: Mapping[str, Any], direction: str) -> Rule:
 
 
 def parse(obj: Mapping[str, Any]) -> CalicoPolicy:
+    """The policy, normalized; a selector Calico would reject raises SelectorError naming the policy."""
+    try:
+        return _parse(obj)
+    except SelectorError as exc:
+        md = obj.get("metadata") or {}
+        where = "/".join(str(p) for p in (md.get("namespace"), md.get("name")) if p)
+        raise SelectorError(f"{obj.get('kind')} {where}: {exc}") from None
+
+
+def _parse(obj: Mapping[str, Any]) -> CalicoPolicy:
     md = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     namespaced = obj.get("kind") == "NetworkPolicy"

@@ -8,6 +8,12 @@ B intersected with what B's ingress allows from A (a side not isolated allows ev
 addresses outside the cluster have no policy of their own). A workload's connections to itself are
 not listed.
 
+Each direction goes through the tiers a cluster applies: AdminNetworkPolicies first (by priority;
+Allow, Deny, or Pass on), then the NetworkPolicies of the CNI (Kubernetes NetworkPolicies united with
+Cilium's allows, less Cilium's denies; or Calico's ordered default tier, which holds the Kubernetes
+NetworkPolicies at order 1000), then the BaselineAdminNetworkPolicy for an endpoint no NetworkPolicy
+isolates.
+
 Cost: each distinct set of selecting policies is evaluated once (workloads selected by the same
 policies share it), selector matches are memoized per namespace, and connection-set operations are
 memoized, so the pairwise pass is a few dictionary lookups per pair.
@@ -23,8 +29,6 @@ from typing import Any, NamedTuple
 from stockade.policies.facts.netpol import admin, calico, cilium, k8s, sets
 from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
 from stockade.policies.facts.netpol.topology import Topology, Workload
-
-POLICY_KINDS = frozenset({"NetworkPolicy"}) | admin.KINDS | cilium.KINDS | calico.KINDS
 
 
 @dataclass
