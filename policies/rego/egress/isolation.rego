@@ -8,7 +8,9 @@
 #   input.facts.egress, computed from the NetworkPolicies of the workload's namespace: in a cluster
 #   (admission, audit) all of them; in a scan, only when the scanned files hold the namespace's
 #   Namespace object or at least one of its NetworkPolicies (otherwise the answer is unknown and
-#   nothing is reported).
+#   nothing is reported). Only Kubernetes NetworkPolicies are read for isolation: a cluster that
+#   isolates pods with Cilium, Calico or AdminNetworkPolicy objects alone should turn this rule off
+#   (rules: {STK-NET-001: {enabled: false}}) and rely on `stockade egress reach`.
 # custom:
 #   id: STK-NET-001
 #   severity: high
