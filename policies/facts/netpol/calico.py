@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from stockade.policies.facts.netpol import sets
+from stockade.policies.facts.netpol.k8s import directions
 from stockade.policies.facts.netpol.sets import Conn, Interval
 from stockade.policies.facts.netpol.topology import Workload
 
@@ -291,11 +292,7 @@ def _parse(obj: Mapping[str, Any]) -> CalicoPolicy:
     md = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
     namespaced = obj.get("kind") == "NetworkPolicy"
-    types = spec.get("types")
-    if types:
-        has_ingress, has_egress = "Ingress" in types, "Egress" in types
-    else:
-        has_ingress, has_egress = True, bool(spec.get("egress"))
+    has_ingress, has_egress = directions(spec.get("types"), spec.get("egress"))
     order = spec.get("order")
 
     def rules(key: str) -> tuple[Rule, ...]:

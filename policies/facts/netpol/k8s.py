@@ -102,6 +102,14 @@ def is_kubernetes_policy(obj: Mapping[str, Any]) -> bool:
     return obj.get("kind") == "NetworkPolicy" and api_version.startswith("networking.k8s.io/")
 
 
+def directions(types: Any, egress_rules: Any) -> tuple[bool, bool]:
+    """(applies to ingress, applies to egress): the listed types, else Ingress always and Egress when
+    there are egress rules. Kubernetes' policyTypes and Calico's types default alike."""
+    if types:
+        return "Ingress" in types, "Egress" in types
+    return True, bool(egress_rules)
+
+
 def _ports(raw: Any) -> Ports:
     if not raw:
         return Ports(sets.ALL)
@@ -158,11 +166,7 @@ def _rules(raw: Any, peers_key: str) -> tuple[Rule, ...]:
 def parse(obj: Mapping[str, Any]) -> NetworkPolicy:
     md = obj.get("metadata") or {}
     spec = obj.get("spec") or {}
-    types = spec.get("policyTypes")
-    if types:
-        has_ingress, has_egress = "Ingress" in types, "Egress" in types
-    else:
-        has_ingress, has_egress = True, bool(spec.get("egress"))
+    has_ingress, has_egress = directions(spec.get("policyTypes"), spec.get("egress"))
     selector = spec.get("podSelector")
     return NetworkPolicy(
         namespace=str(md.get("namespace") or DEFAULT_NAMESPACE),

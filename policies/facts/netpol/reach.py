@@ -336,56 +336,71 @@ class Reachability:
     def connections(self, sources: Iterable[Workload] | None = None) -> Iterator[Connection]:
         """Every allowed connection with a workload source (or only from `sources`), then from outside."""
         workloads = self.topology.workloads
-        layered = bool(self.admin_policies or self.baseline_policies)
+        tiered = bool(self.admin_policies or self.baseline_policies or self.calico)
+        ingress = [self.ingress(w) for w in workloads]
+        dst_names = [_external(b) for b in self.dst_blocks]
         for src in workloads if sources is None else sources:
             out = self.egress(src)
-            if out is not None and out.default == NONE and not layered and not self.calico:
+            if out is not None and out.default == NONE and not tiered:
                 candidates: Iterable[Workload] = (workloads[i] for i in sorted(out.peers))
             else:
                 candidates = workloads
             for dst in candidates:
                 if dst.index == src.index:
                     continue
-                conn = ALL if out is None else out.towards(dst.index)
-                isolated = out is not None
-                if self.calico:
-                    conn, isolated = self._tier("egress", src, dst, None, dst)
-                if layered:
-                    conn = self._layer("egress", src, dst, None, conn, isolated, dst)
+                if tiered:
+                    conn = self._through_tiers("egress", src, dst, -1, out, dst)
+                else:
+                    conn = ALL if out is None else out.towards(dst.index)
                 if not conn:
                     continue
-                into = self.ingress(dst)
-                back = ALL if into is None else into.towards(src.index)
-                isolated = into is not None
-                if self.calico:
-                    back, isolated = self._tier("ingress", dst, src, None, dst)
-                if layered:
-                    back = self._layer("ingress", dst, src, None, back, isolated, dst)
+                into = ingress[dst.index]
+                if tiered:
+                    back = self._through_tiers("ingress", dst, src, -1, into, dst)
+                else:
+                    back = ALL if into is None else into.towards(src.index)
                 conn = sets.intersect(conn, back)
                 if conn:
                     yield Connection(src.key, dst.key, conn)
-            for b, block in enumerate(self.dst_blocks):
-                conn = ALL if out is None else out.ips[b]
-                isolated = out is not None
-                if self.calico:
-                    conn, isolated = self._tier("egress", src, None, b, None)
-                if layered:
-                    conn = self._layer("egress", src, None, block, conn, isolated, None)
+            for b, name in enumerate(dst_names):
+                conn = self._through_tiers("egress", src, None, b, out, None)
                 if conn:
-                    yield Connection(src.key, _external(block), conn)
+                    yield Connection(src.key, name, conn)
         if sources is not None:
             return
         for dst in workloads:
-            into = self.ingress(dst)
+            into = ingress[dst.index]
             for b, block in enumerate(self.src_blocks):
-                conn = ALL if into is None else into.ips[b]
-                isolated = into is not None
-                if self.calico:
-                    conn, isolated = self._tier("ingress", dst, None, b, dst)
-                if layered:
-                    conn = self._layer("ingress", dst, None, block, conn, isolated, dst)
+                conn = self._through_tiers("ingress", dst, None, b, into, dst)
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
+
+    def _through_tiers(
+        self,
+        direction: str,
+        subject: Workload,
+        peer: Workload | None,
+        b: int,
+        side: Side | None,
+        dst: Workload | None,
+    ) -> Conn:
+        """One direction of a connection between `subject` and a workload (`peer`) or the address block
+        number `b`: the NetworkPolicy side (or Calico's tier instead), then the admin tiers around it."""
+        if peer is not None:
+            conn = ALL if side is None else side.towards(peer.index)
+        else:
+            conn = ALL if side is None else side.ips[b]
+        isolated = side is not None
+        if self.calico:
+            conn, isolated = self._tier(direction, subject, peer, None if peer is not None else b, dst)
+        if self.admin_policies or self.baseline_policies:
+            block = (
+                None
+                if peer is not None
+                else (self.dst_blocks if direction == "egress" else self.src_blocks)[b]
+            )
+            conn = self._layer(direction, subject, peer, block, conn, isolated, dst)
+        return conn
 
     # -- Calico's default tier -------------------------------------------------------------------------
 

@@ -90,6 +90,7 @@ def union_all(conns: list[Conn]) -> Conn:
     return out
 
 
+@lru_cache(maxsize=4096)
 def conn_str(conn: Conn) -> str:
     """netpol-analyzer's spelling: ``All Connections``, ``No Connections`` or ``TCP 80,8080-8081,UDP 53``."""
     if conn == ALL:

@@ -34,10 +34,7 @@ class Workload:
     # (port name, protocol, number) of every named container port, for named-port resolution.
     named_ports: tuple[tuple[str, str, int], ...]
     host_network: bool
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}[{self.kind}]"
+    key: str = ""  # ns/name[Kind], set by Topology.build (read millions of times by reachability)
 
 
 def _named_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
@@ -102,6 +99,7 @@ class Topology:
                 labels=_str_map(pod["metadata"].get("labels")),
                 named_ports=_named_ports(pod["spec"]),
                 host_network=pod["spec"].get("hostNetwork") is True,
+                key=f"{namespace}/{name}[{owner_kind}]",
             )
             if wl.key in seen:
                 continue
