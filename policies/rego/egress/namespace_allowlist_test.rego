@@ -49,3 +49,34 @@ test_label_selector_denied if {
 test_kube_system_without_dns_pods_denied if {
 	count(msgs(np("ml", {"namespaceSelector": by_name("kube-system")}))) == 1
 }
+
+cnp(kind, ns, rule) := {"object": {
+	"kind": kind,
+	"metadata": object.union({"name": "p"}, {"namespace": ns}),
+	"spec": {"endpointSelector": {}, "egress": [rule]},
+}}
+
+test_cilium_own_namespace_and_cluster_dns_allowed if {
+	msgs(cnp("CiliumNetworkPolicy", "ml", {"toEndpoints": [{"matchLabels": {"app": "db"}}]})) == set()
+	dns_sel := {"matchLabels": {"k8s:io.kubernetes.pod.namespace": "kube-system", "k8s-app": "kube-dns"}}
+	msgs(cnp("CiliumNetworkPolicy", "ml", {"toEndpoints": [dns_sel]})) == set()
+}
+
+test_cilium_named_namespaces_checked if {
+	msgs(cnp("CiliumNetworkPolicy", "notebooks", {"toEndpoints": [{"matchLabels": {"io.kubernetes.pod.namespace": "artifact-mirror"}}]})) == set()
+	some m in msgs(cnp("CiliumNetworkPolicy", "ml", {"toEndpoints": [{"matchLabels": {"io.kubernetes.pod.namespace": "prod-db"}}]}))
+	contains(m, "\"prod-db\"")
+}
+
+test_cilium_clusterwide_unnamed_endpoints_denied if {
+	count(msgs(cnp("CiliumClusterwideNetworkPolicy", "", {"toEndpoints": [{"matchLabels": {"app": "db"}}]}))) == 1
+}
+
+test_cilium_namespace_expression_other_than_in_denied if {
+	sel := {"matchExpressions": [{"key": "io.kubernetes.pod.namespace", "operator": "NotIn", "values": ["kube-system"]}]}
+	count(msgs(cnp("CiliumNetworkPolicy", "ml", {"toEndpoints": [sel]}))) == 1
+}
+
+test_cilium_cluster_entity_denied if {
+	count(msgs(cnp("CiliumNetworkPolicy", "ml", {"toEntities": ["cluster"]}))) == 1
+}

@@ -82,3 +82,57 @@ has_dns_proxy_rule(s) if {
 	some tp in rule.toPorts
 	count(object.get(tp, ["rules", "dns"], [])) > 0
 }
+
+ns_keys := {"io.kubernetes.pod.namespace", "k8s:io.kubernetes.pod.namespace"}
+
+# A label of an endpoint selector, with or without Cilium's k8s: source prefix.
+sel_label(sel, key) := v if {
+	some k, v in object.get(sel, "matchLabels", {})
+	k in {key, concat("", ["k8s:", key])}
+}
+
+# The namespaces an endpoint selector pins by name; undefined when it does not name them.
+pinned_namespaces(sel) := {v} if {
+	some k in ns_keys
+	v := sel.matchLabels[k]
+} else := names if {
+	names := {v |
+		some e in sel.matchExpressions
+		e.key in ns_keys
+		e.operator == "In"
+		some v in e.values
+	}
+	count(names) > 0
+}
+
+mentions_namespace(sel) if {
+	some k, _ in object.get(sel, "matchLabels", {})
+	k in ns_keys
+}
+
+mentions_namespace(sel) if {
+	some e in sel.matchExpressions
+	e.key in ns_keys
+}
+
+dns := object.get(cfg, "cluster_dns", {"namespace": "kube-system", "pod_labels": {"k8s-app": "kube-dns"}})
+
+cluster_dns_endpoint(sel) if {
+	pinned_namespaces(sel) == {dns.namespace}
+	every k, v in dns.pod_labels {
+		sel_label(sel, k) == v
+	}
+}
+
+allowed_namespace_patterns(s) := {p |
+	some entry in object.get(cfg, "allow", [])
+	entry_applies(entry, s)
+	some p in object.get(entry, "to_namespaces", [])
+}
+
+namespace_allowed(name, _) if name == namespace
+
+namespace_allowed(name, s) if {
+	some pattern in allowed_namespace_patterns(s)
+	glob.match(pattern, null, name)
+}
