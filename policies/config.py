@@ -154,6 +154,16 @@ class EgressConfig(_Model):
     # Reaching these is always reported: cloud instance metadata (IMDS) and Azure's WireServer.
     metadata_addresses: tuple[str, ...] = ("169.254.169.254", "168.63.129.16")
 
+    @field_validator("metadata_addresses")
+    @classmethod
+    def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for addr in value:
+            try:
+                ipaddress.ip_address(addr)
+            except ValueError:
+                raise ValueError(f"{addr!r} is not an IP address") from None
+        return value
+
 
 class WorkloadSelector(_Model):
     """Selects workloads; empty lists mean "any". Patterns are shell-style globs."""

@@ -161,3 +161,24 @@ def test_calico_network_policy_is_not_read_as_a_kubernetes_one() -> None:
     assert egress_facts(calico)["isolated"] is None
     assert net_findings(calico) == {"STK-NET-002"}
     assert net_findings(WORKLOAD, calico) == set()
+
+
+def test_metadata_addresses_are_validated() -> None:
+    try:
+        parse_config("egress:\n  metadata_addresses: [169.254.169.254/32]\n")
+    except ValueError as exc:
+        assert "egress.metadata_addresses" in str(exc) and "not an IP address" in str(exc)
+    else:
+        raise AssertionError("a CIDR is not an address")
+
+
+def test_an_invalid_cidr_is_reported_not_an_evaluation_error() -> None:
+    bad = netpol(
+        "bad",
+        {
+            "podSelector": {},
+            "policyTypes": ["Egress"],
+            "egress": [{"to": [{"ipBlock": {"cidr": "not-a-cidr", "except": ["x"]}}]}],
+        },
+    )
+    assert net_findings(bad) == {"STK-NET-003"}

@@ -37,6 +37,7 @@ deny contains v if {
 }
 
 cilium_allowed(cidr, s) if {
+	net.cidr_is_valid(cidr)
 	some allowed in cilium.allowed_cidrs(s)
 	net.cidr_contains(allowed, cidr)
 }

@@ -38,3 +38,26 @@ test_port_range_covering_53_denied if {
 test_other_ports_allowed if {
 	denied(np({"ipBlock": {"cidr": "10.0.0.0/8"}}, [{"port": 443}, {"port": 54, "endPort": 60}])) == set()
 }
+
+cnp(rule) := {"object": {
+	"kind": "CiliumNetworkPolicy",
+	"metadata": {"name": "p", "namespace": "ml"},
+	"spec": {"endpointSelector": {}, "egress": [rule]},
+}}
+
+dns_ports := [{"ports": [{"port": "53", "protocol": "ANY"}], "rules": {"dns": [{"matchPattern": "*"}]}}]
+
+test_cilium_cluster_dns_allowed if {
+	sel := {"matchLabels": {"k8s:io.kubernetes.pod.namespace": "kube-system", "k8s:k8s-app": "kube-dns"}}
+	denied(cnp({"toEndpoints": [sel], "toPorts": dns_ports})) == set()
+}
+
+test_cilium_outside_resolver_denied if {
+	denied(cnp({"toCIDR": ["1.1.1.1/32"], "toPorts": dns_ports})) == {["spec", "egress", 0, "toCIDR", 0]}
+	count(denied(cnp({"toEntities": ["world"], "toPorts": [{"ports": [{"port": "1", "endPort": 1024, "protocol": "UDP"}]}]}))) == 1
+}
+
+test_cilium_other_ports_allowed if {
+	denied(cnp({"toCIDR": ["10.0.0.0/8"], "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]})) == set()
+	denied(cnp({"toCIDR": ["10.0.0.0/8"], "toPorts": [{"ports": [{"port": "https", "protocol": "TCP"}]}]})) == set()
+}

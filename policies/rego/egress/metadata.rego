@@ -29,6 +29,7 @@ addresses := object.get(data.stockade.config, ["egress", "metadata_addresses"], 
 
 excepted(block, addr) if {
 	some cut in object.get(block, "except", [])
+	net.cidr_is_valid(cut)
 	net.cidr_contains(cut, addr)
 }
 
@@ -36,6 +37,7 @@ deny contains v if {
 	input.object.kind == "NetworkPolicy"
 	some [i, j, _, peer] in netpol.egress_peers
 	cidr := peer.ipBlock.cidr
+	net.cidr_is_valid(cidr)
 	some addr in addresses
 	net.cidr_contains(cidr, addr)
 	not excepted(peer.ipBlock, addr)
@@ -62,6 +64,7 @@ deny contains v if {
 cilium_denied(s, addr) if {
 	some i, rule in s.egressDeny
 	some [_, cidr, cuts] in cilium.rule_cidrs(rule, ["egressDeny", i])
+	net.cidr_is_valid(cidr)
 	net.cidr_contains(cidr, addr)
 	not cut_out(cuts, addr)
 }
@@ -74,12 +77,14 @@ cilium_denied(s, _) if {
 
 cut_out(cuts, addr) if {
 	some cut in cuts
+	net.cidr_is_valid(cut)
 	net.cidr_contains(cut, addr)
 }
 
 deny contains v if {
 	some [path, rule, s] in cilium.egress_rules
 	some [cpath, cidr, cuts] in cilium.rule_cidrs(rule, path)
+	net.cidr_is_valid(cidr)
 	some addr in addresses
 	net.cidr_contains(cidr, addr)
 	not cut_out(cuts, addr)
@@ -107,6 +112,7 @@ deny contains v if {
 deny contains v if {
 	some [i, rule] in calico.allow_rules
 	some j, cidr in rule.destination.nets
+	net.cidr_is_valid(cidr)
 	some addr in addresses
 	net.cidr_contains(cidr, addr)
 	not calico.in_not_nets(rule.destination, addr)

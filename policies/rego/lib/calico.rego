@@ -61,6 +61,7 @@ allowed_cidrs contains cidr if {
 }
 
 cidr_allowed(cidr) if {
+	net.cidr_is_valid(cidr)
 	some allowed in allowed_cidrs
 	net.cidr_contains(allowed, cidr)
 }
@@ -75,11 +76,13 @@ shadowed(k, addr) if {
 	dest := object.get(rule, "destination", {})
 	object.keys(object.remove(dest, ["nets", "notNets"])) == set()
 	some n in dest.nets
+	net.cidr_is_valid(n)
 	net.cidr_contains(n, addr)
 	not in_not_nets(dest, addr)
 }
 
 in_not_nets(dest, addr) if {
 	some n in dest.notNets
+	net.cidr_is_valid(n)
 	net.cidr_contains(n, addr)
 }

@@ -136,3 +136,25 @@ namespace_allowed(name, s) if {
 	some pattern in allowed_namespace_patterns(s)
 	glob.match(pattern, null, name)
 }
+
+# The rule's toPorts open DNS (port 53 over UDP, TCP or ANY, alone or inside a range).
+dns_port(rule) if {
+	some tp in rule.toPorts
+	some p in tp.ports
+	upper(object.get(p, "protocol", "ANY")) in {"UDP", "TCP", "ANY"}
+	port_text := sprintf("%v", [p.port])
+	regex.match(`^[0-9]+$`, port_text) # named ports are not DNS here
+	port := to_number(port_text)
+	port <= 53
+	object.get(p, "endPort", port) >= 53
+	port > 0
+}
+
+# [path, peer] of every peer of a rule other than cluster DNS endpoints.
+non_dns_peers(rule, path) := {[array.concat(path, ["toEndpoints", j]), sel] |
+	some j, sel in rule.toEndpoints
+	not cluster_dns_endpoint(sel)
+} | {[array.concat(path, [field, j]), peer] |
+	some field in ["toCIDR", "toCIDRSet", "toEntities", "toFQDNs", "toServices"]
+	some j, peer in rule[field]
+}

@@ -76,6 +76,7 @@ allowed_namespace_patterns contains pattern if {
 
 # A CIDR is covered when one allowlisted CIDR contains it (ipBlock.except is not credited).
 cidr_allowed(cidr) if {
+	net.cidr_is_valid(cidr) # the API server rejects invalid CIDRs; never let one abort evaluation
 	some allowed in allowed_cidrs
 	net.cidr_contains(allowed, cidr)
 }
