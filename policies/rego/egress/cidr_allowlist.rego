@@ -28,6 +28,7 @@ import rego.v1
 deny contains v if {
 	some [i, j, _, peer] in netpol.egress_peers
 	cidr := peer.ipBlock.cidr
+	is_string(cidr) # explicit: regorus' VM lets an undefined assignment reach the `not` below
 	not netpol.cidr_allowed(cidr)
 	v := {
 		"msg": sprintf("egress to %s is not in the egress allowlist for namespace %q", [cidr, netpol.namespace]),

@@ -29,6 +29,7 @@ deny contains v if {
 	some k, fqdn in rule.toFQDNs
 	some field in ["matchName", "matchPattern"]
 	name := fqdn[field]
+	is_string(name) # explicit: regorus' VM lets an undefined assignment reach the `not` below
 	not covered(name, s)
 	v := {
 		"msg": sprintf("egress to %s %q is not in the egress allowlist", [field, name]),

@@ -37,6 +37,7 @@ deny contains v if {
 	input.object.kind == "NetworkPolicy"
 	some [i, j, _, peer] in netpol.egress_peers
 	cidr := peer.ipBlock.cidr
+	is_string(cidr)
 	net.cidr_is_valid(cidr)
 	some addr in addresses
 	net.cidr_contains(cidr, addr)

@@ -27,6 +27,7 @@ import rego.v1
 deny contains v if {
 	some [i, j, _, peer] in netpol.egress_peers
 	sel := peer.namespaceSelector
+	is_object(sel) # explicit: regorus' VM lets an undefined assignment reach the `not` below
 	not netpol.cluster_dns_peer(peer)
 	not netpol.pinned_names(sel)
 	v := {
@@ -39,6 +40,7 @@ deny contains v if {
 deny contains v if {
 	some [i, j, _, peer] in netpol.egress_peers
 	sel := peer.namespaceSelector
+	is_object(sel) # explicit: regorus' VM lets an undefined assignment reach the `not` below
 	not netpol.cluster_dns_peer(peer)
 	some name in netpol.pinned_names(sel)
 	not netpol.namespace_allowed(name)
