@@ -11,7 +11,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 import typer
 
-from stockade.cli import audit, policy, rbac, scan, webhook
+from stockade.cli import audit, egress, policy, rbac, scan, webhook
 
 app = typer.Typer(
     name="stockade",
@@ -26,6 +26,7 @@ app.command("init")(policy.init)
 app.add_typer(policy.app, name="policy")
 app.add_typer(webhook.app, name="webhook")
 app.add_typer(rbac.app, name="rbac")
+app.add_typer(egress.app, name="egress")
 
 
 def tool_version() -> str:

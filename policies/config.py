@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import fnmatch
+import ipaddress
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -226,6 +227,55 @@ class HostPathConfig(_Model):
     forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
 
 
+class ClusterDNSConfig(_Model):
+    """The cluster DNS pods: always reachable on port 53, and the only DNS server workloads may use."""
+
+    namespace: str = "kube-system"
+    pod_labels: dict[str, str] = Field(default_factory=lambda: {"k8s-app": "kube-dns"})
+
+
+class EgressAllow(_Model):
+    """Destinations some workloads may reach: `namespaces` (globs) and `workload_labels` (all must be
+    on the pods) pick the workloads, empty meaning any; `cidrs`, `to_namespaces` (globs) and `fqdns`
+    (DNS names or patterns whose `*` stays within one label, for Cilium's toFQDNs) are what they may
+    reach."""
+
+    namespaces: tuple[str, ...] = ()
+    workload_labels: dict[str, str] = Field(default_factory=dict)
+    cidrs: tuple[str, ...] = ()
+    to_namespaces: tuple[str, ...] = ()
+    fqdns: tuple[str, ...] = ()
+
+    @field_validator("cidrs")
+    @classmethod
+    def _cidrs(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for cidr in value:
+            try:
+                ipaddress.ip_network(cidr, strict=True)
+            except ValueError as exc:
+                raise ValueError(f"{cidr!r} is not a CIDR: {exc}") from None
+        return value
+
+
+class EgressConfig(_Model):
+    """Deny-by-default egress: nothing is allowed beyond cluster DNS until listed in `allow`."""
+
+    cluster_dns: ClusterDNSConfig = ClusterDNSConfig()
+    allow: tuple[EgressAllow, ...] = ()
+    # Reaching these is always reported: cloud instance metadata (IMDS) and Azure's WireServer.
+    metadata_addresses: tuple[str, ...] = ("169.254.169.254", "168.63.129.16")
+
+    @field_validator("metadata_addresses")
+    @classmethod
+    def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for addr in value:
+            try:
+                ipaddress.ip_address(addr)
+            except ValueError:
+                raise ValueError(f"{addr!r} is not an IP address") from None
+        return value
+
+
 class WorkloadSelector(_Model):
     """Selects workloads; empty lists mean "any". Patterns are shell-style globs."""
 
@@ -334,6 +384,7 @@ class Config(_Model):
     gpu: GPUConfig = GPUConfig()
     sandbox: SandboxConfig = SandboxConfig()
     host_paths: HostPathConfig = HostPathConfig()
+    egress: EgressConfig = EgressConfig()
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
     rbac: RBACConfig = RBACConfig()
     admission: AdmissionConfig = AdmissionConfig()
@@ -479,6 +530,17 @@ host_paths:
   forbidden: [/, /proc, /etc, /dev/nvidia*, /var/lib/kubelet, /var/run/docker.sock,
               /run/docker.sock, /var/run/docker, /var/run/containerd, /run/containerd, /var/run/crio,
               /run/crio, /var/lib/docker, /var/lib/containerd]
+
+# Egress is deny-by-default: every workload's pods must be selected by an egress NetworkPolicy,
+# and policies may open only cluster DNS and what `allow` lists (CIDRs, namespaces, FQDNs),
+# per source namespace and/or pod labels. 169.254.169.254 / 168.63.129.16 are always reported.
+egress:
+  cluster_dns: {namespace: kube-system, pod_labels: {k8s-app: kube-dns}}
+  allow: []
+  #  - {namespaces: [ml-training], cidrs: [10.240.8.0/24]}
+  #  - {namespaces: [notebooks], workload_labels: {app: jupyter}, to_namespaces: [artifact-mirror]}
+  #  - {namespaces: [notebooks], fqdns: [pypi.org, "*.blob.core.windows.net"]}   # Cilium toFQDNs
+  metadata_addresses: [169.254.169.254, 168.63.129.16]
 
 # Workloads that call the Kubernetes API and may mount a ServiceAccount token.
 service_accounts:

@@ -11,7 +11,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
-# RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster).
+# RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
+# NetworkPolicy: policies/facts/egress.py.
 INDEXED_KINDS = frozenset(
     {
         "Namespace",
@@ -21,6 +22,7 @@ INDEXED_KINDS = frozenset(
         "RoleBinding",
         "ClusterRoleBinding",
         "RuntimeClass",
+        "NetworkPolicy",
     }
 )
 

@@ -80,6 +80,7 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "gpu",
         "sandbox",
         "host_paths",
+        "egress",
         "service_accounts",
         "rbac",
     }

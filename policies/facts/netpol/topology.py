@@ -1,0 +1,165 @@
+"""The peers of a reachability analysis: workloads (with their pod labels and named ports) and namespaces.
+
+A workload is what owns pods: a Deployment, StatefulSet, DaemonSet, Job, CronJob... given as a
+manifest, or a Pod, which stands for its controlling owner (``ownerReferences`` with
+``controller: true``) when it has one. Names follow np-guard/netpol-analyzer: ``ns/name[Kind]``, an
+owner reference without a kind is spelled ``Pod``, and objects without a namespace are in
+``default``. When several pods stand for one owner, the first one read gives the labels and ports.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stockade.policies.facts.workloads import pod_template
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+DEFAULT_NAMESPACE = "default"
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    return {str(k): str(v) for k, v in value.items()} if isinstance(value, Mapping) else {}
+
+
+@dataclass(frozen=True, eq=False)
+class Workload:
+    index: int
+    namespace: str
+    name: str
+    kind: str
+    labels: Mapping[str, str]
+    # (port name, protocol, number) of every named container port, for named-port resolution.
+    named_ports: tuple[tuple[str, str, int], ...]
+    host_network: bool
+    key: str = ""  # ns/name[Kind], set by Topology.build (read millions of times by reachability)
+
+
+def _named_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    out: list[tuple[str, str, int]] = []
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or ():
+            if not isinstance(container, Mapping):
+                continue
+            for port in container.get("ports") or ():
+                if not isinstance(port, Mapping):
+                    continue
+                name, number = port.get("name"), port.get("containerPort")
+                if isinstance(name, str) and name and isinstance(number, int):
+                    out.append((name, str(port.get("protocol") or "TCP").upper(), number))
+    return tuple(out)
+
+
+def _identity(obj: Mapping[str, Any]) -> tuple[str, str]:
+    """(name, kind) of the workload an object stands for."""
+    md = obj.get("metadata") or {}
+    kind = str(obj.get("kind") or "")
+    if kind == "Pod":
+        for ref in md.get("ownerReferences") or ():
+            if isinstance(ref, Mapping) and ref.get("controller") and ref.get("name"):
+                return str(ref["name"]), str(ref.get("kind") or "Pod")
+    return str(md.get("name") or ""), kind
+
+
+@dataclass
+class Topology:
+    """Workloads and namespace labels, with memoized selector matching."""
+
+    workloads: list[Workload] = field(default_factory=list)
+    namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    by_namespace: dict[str, list[Workload]] = field(default_factory=dict)
+    _ns_cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    _pod_cache: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, objects: Iterable[Mapping[str, Any]]) -> Topology:
+        topo = cls()
+        seen: set[str] = set()
+        for obj in objects:
+            kind = str(obj.get("kind") or "")
+            md = obj.get("metadata") or {}
+            if kind == "Namespace":
+                name = str(md.get("name") or "")
+                labels = _str_map(md.get("labels"))
+                labels[NAMESPACE_NAME_LABEL] = name
+                topo.namespaces[name] = labels
+                continue
+            pod = pod_template(obj)
+            if pod is None or kind == "PodTemplate":
+                continue
+            namespace = str(md.get("namespace") or DEFAULT_NAMESPACE)
+            name, owner_kind = _identity(obj)
+            wl = Workload(
+                index=len(topo.workloads),
+                namespace=namespace,
+                name=name,
+                kind=owner_kind,
+                labels=_str_map(pod["metadata"].get("labels")),
+                named_ports=_named_ports(pod["spec"]),
+                host_network=pod["spec"].get("hostNetwork") is True,
+                key=f"{namespace}/{name}[{owner_kind}]",
+            )
+            if wl.key in seen:
+                continue
+            seen.add(wl.key)
+            topo.workloads.append(wl)
+            topo.by_namespace.setdefault(namespace, []).append(wl)
+        for namespace in topo.by_namespace:
+            topo.namespaces.setdefault(namespace, {NAMESPACE_NAME_LABEL: namespace})
+        return topo
+
+    def namespaces_matching(self, selector: Mapping[str, Any] | None) -> tuple[str, ...]:
+        key = _selector_key(selector)
+        hit = self._ns_cache.get(key)
+        if hit is None:
+            hit = tuple(n for n, labels in self.namespaces.items() if selector_matches(selector, labels))
+            self._ns_cache[key] = hit
+        return hit
+
+    def pods_matching(self, namespace: str, selector: Mapping[str, Any] | None) -> frozenset[int]:
+        key = (namespace, _selector_key(selector))
+        hit = self._pod_cache.get(key)
+        if hit is None:
+            hit = frozenset(
+                w.index for w in self.by_namespace.get(namespace, ()) if selector_matches(selector, w.labels)
+            )
+            self._pod_cache[key] = hit
+        return hit
+
+
+def _selector_key(selector: Mapping[str, Any] | None) -> str:
+    return json.dumps(selector, sort_keys=True, separators=(",", ":"))
+
+
+def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
+    """Kubernetes LabelSelector semantics; an empty selector matches everything.
+
+    An unknown operator matches nothing (the API server would have rejected the object).
+    """
+    if not selector:
+        return True
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(str(key)) != str(value):
+            return False
+    for expr in selector.get("matchExpressions") or ():
+        if not isinstance(expr, Mapping):
+            return False
+        key = str(expr.get("key"))
+        op = expr.get("operator")
+        values = {str(v) for v in expr.get("values") or ()}
+        present = key in labels
+        if op == "In":
+            ok = present and labels[key] in values
+        elif op == "NotIn":
+            ok = not present or labels[key] not in values
+        elif op == "Exists":
+            ok = present
+        elif op == "DoesNotExist":
+            ok = not present
+        else:
+            ok = False
+        if not ok:
+            return False
+    return True

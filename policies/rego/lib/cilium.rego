@@ -1,0 +1,160 @@
+# Helpers for the egress rules that read a CiliumNetworkPolicy or CiliumClusterwideNetworkPolicy.
+#
+# A Cilium policy holds one rule set in `spec` or several in `specs`; each selects endpoints by
+# `endpointSelector` and allows egress by `egress` rules (toEndpoints, toCIDR, toCIDRSet, toEntities,
+# toFQDNs, toServices, with toPorts), while `egressDeny` rules deny and always win over allows.
+# Allowlist entries apply as for NetworkPolicies (lib/netpol.rego), with the endpointSelector's
+# matchLabels in place of the podSelector's; a clusterwide policy has no namespace, so only entries
+# without `namespaces` apply to it.
+package stockade.lib.cilium
+
+import rego.v1
+
+kinds := {"CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"}
+
+is_cilium if input.object.kind in kinds
+
+cfg := object.get(data.stockade.config, "egress", {})
+
+namespace := object.get(input.object.metadata, "namespace", "")
+
+# [path prefix, spec] of every rule set.
+rule_sets contains [["spec"], s] if {
+	is_cilium
+	s := input.object.spec
+	is_object(s)
+}
+
+rule_sets contains [["specs", k], s] if {
+	is_cilium
+	some k, s in input.object.specs
+}
+
+# [path of the rule, rule, rule set] of every egress allow rule.
+egress_rules contains [array.concat(prefix, ["egress", i]), rule, s] if {
+	some [prefix, s] in rule_sets
+	some i, rule in s.egress
+}
+
+entry_applies(entry, s) if {
+	namespaces := object.get(entry, "namespaces", [])
+	ns_ok(namespaces)
+	every k, v in object.get(entry, "workload_labels", {}) {
+		object.get(s, ["endpointSelector", "matchLabels", k], null) == v
+	}
+}
+
+ns_ok(namespaces) if count(namespaces) == 0
+
+ns_ok(namespaces) if {
+	namespace != ""
+	some pattern in namespaces
+	glob.match(pattern, null, namespace)
+}
+
+allowed_cidrs(s) := {cidr |
+	some entry in object.get(cfg, "allow", [])
+	entry_applies(entry, s)
+	some cidr in object.get(entry, "cidrs", [])
+}
+
+allowed_fqdns(s) := {f |
+	some entry in object.get(cfg, "allow", [])
+	entry_applies(entry, s)
+	some f in object.get(entry, "fqdns", [])
+}
+
+# [path, cidr, except] of every CIDR an egress (or egressDeny) rule names.
+rule_cidrs(rule, path) := {[array.concat(path, ["toCIDR", j]), c, []] | some j, c in rule.toCIDR} | {[
+	array.concat(path, ["toCIDRSet", j, "cidr"]),
+	set.cidr,
+	object.get(set, "except", []),
+] |
+	some j, set in rule.toCIDRSet
+}
+
+# Entities outside the cluster (Cilium's `world` and its per-family forms; `all` includes them).
+world_entities := {"world", "world-ipv4", "world-ipv6", "all"}
+
+# The names a DNS-proxy rule lets the endpoint resolve: any toPorts rule with `rules.dns`.
+has_dns_proxy_rule(s) if {
+	some rule in s.egress
+	some tp in rule.toPorts
+	count(object.get(tp, ["rules", "dns"], [])) > 0
+}
+
+ns_keys := {"io.kubernetes.pod.namespace", "k8s:io.kubernetes.pod.namespace"}
+
+# A label of an endpoint selector, with or without Cilium's k8s: source prefix.
+sel_label(sel, key) := v if {
+	some k, v in object.get(sel, "matchLabels", {})
+	k in {key, concat("", ["k8s:", key])}
+}
+
+# The namespaces an endpoint selector pins by name; undefined when it does not name them.
+pinned_namespaces(sel) := {v} if {
+	some k in ns_keys
+	v := sel.matchLabels[k]
+} else := names if {
+	names := {v |
+		some e in sel.matchExpressions
+		e.key in ns_keys
+		e.operator == "In"
+		some v in e.values
+	}
+	count(names) > 0
+}
+
+mentions_namespace(sel) if {
+	some k, _ in object.get(sel, "matchLabels", {})
+	k in ns_keys
+}
+
+mentions_namespace(sel) if {
+	some e in sel.matchExpressions
+	e.key in ns_keys
+}
+
+dns := object.get(cfg, "cluster_dns", {"namespace": "kube-system", "pod_labels": {"k8s-app": "kube-dns"}})
+
+cluster_dns_endpoint(sel) if {
+	pinned_namespaces(sel) == {dns.namespace}
+	every k, v in dns.pod_labels {
+		sel_label(sel, k) == v
+	}
+}
+
+allowed_namespace_patterns(s) := {p |
+	some entry in object.get(cfg, "allow", [])
+	entry_applies(entry, s)
+	some p in object.get(entry, "to_namespaces", [])
+}
+
+namespace_allowed(name, _) if name == namespace
+
+namespace_allowed(name, s) if {
+	some pattern in allowed_namespace_patterns(s)
+	glob.match(pattern, null, name)
+}
+
+# The rule's toPorts open DNS (port 53 over UDP, TCP or ANY, alone or inside a range).
+dns_port(rule) if {
+	some tp in rule.toPorts
+	some p in tp.ports
+	upper(object.get(p, "protocol", "ANY")) in {"UDP", "TCP", "ANY"}
+	port_text := sprintf("%v", [p.port])
+	regex.match(`^[0-9]+$`, port_text) # named ports are not DNS here
+	port := to_number(port_text)
+	port <= 53
+	object.get(p, "endPort", port) >= 53
+	port > 0
+}
+
+# [path, peer] of every peer of a rule other than cluster DNS endpoints.
+non_dns_peers(rule, path) := {[array.concat(path, ["toEndpoints", j]), sel] |
+	some j, sel in rule.toEndpoints
+	not cluster_dns_endpoint(sel)
+} | {[array.concat(path, [field, j]), peer] |
+	some field in ["toCIDR", "toCIDRSet", "toEntities", "toFQDNs", "toServices"]
+	some j, peer in rule[field]
+}
