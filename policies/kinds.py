@@ -82,10 +82,8 @@ _ALL = (
     KindInfo(
         "cilium.io", "v2", "ciliumclusterwidenetworkpolicies", "CiliumClusterwideNetworkPolicy", False, True
     ),
-    KindInfo(
-        "crd.projectcalico.org", "v1", "networkpolicies", "NetworkPolicy.crd.projectcalico.org", True, True
-    ),
-    KindInfo("crd.projectcalico.org", "v1", "globalnetworkpolicies", "GlobalNetworkPolicy", False, True),
+    KindInfo("projectcalico.org", "v3", "networkpolicies", "NetworkPolicy.projectcalico.org", True, True),
+    KindInfo("projectcalico.org", "v3", "globalnetworkpolicies", "GlobalNetworkPolicy", False, True),
     KindInfo(
         "policy.networking.k8s.io", "v1alpha1", "adminnetworkpolicies", "AdminNetworkPolicy", False, True
     ),

@@ -92,8 +92,48 @@ RESOURCES: dict[str, tuple[str, str, bool, bool]] = {
         False,
         False,
     ),
+    # custom resources: served only by clusters whose fixture has objects of the kind ("installed")
+    "/apis/cilium.io/v2/ciliumnetworkpolicies": ("CiliumNetworkPolicy", "cilium.io/v2", True, True),
+    "/apis/cilium.io/v2/ciliumclusterwidenetworkpolicies": (
+        "CiliumClusterwideNetworkPolicy",
+        "cilium.io/v2",
+        False,
+        True,
+    ),
+    "/apis/projectcalico.org/v3/networkpolicies": ("NetworkPolicy", "projectcalico.org/v3", True, True),
+    "/apis/projectcalico.org/v3/globalnetworkpolicies": (
+        "GlobalNetworkPolicy",
+        "projectcalico.org/v3",
+        False,
+        True,
+    ),
+    "/apis/policy.networking.k8s.io/v1alpha1/adminnetworkpolicies": (
+        "AdminNetworkPolicy",
+        "policy.networking.k8s.io/v1alpha1",
+        False,
+        True,
+    ),
+    "/apis/policy.networking.k8s.io/v1alpha1/baselineadminnetworkpolicies": (
+        "BaselineAdminNetworkPolicy",
+        "policy.networking.k8s.io/v1alpha1",
+        False,
+        True,
+    ),
 }
-KIND_PATH = {kind: path for path, (kind, _, _, _) in RESOURCES.items()}
+#: (apiVersion group, kind) -> collection path; Calico's NetworkPolicy shares its kind with the core one
+KIND_PATH = {
+    kind: path for path, (kind, api, _, _) in RESOURCES.items() if not api.startswith("projectcalico")
+}
+GROUP_KIND_PATH = {
+    (api.split("/")[0] if "/" in api else "", kind): path for path, (kind, api, _, _) in RESOURCES.items()
+}
+
+
+def path_of(obj: Mapping[str, Any]) -> str | None:
+    """The collection an object belongs to, by its apiVersion's group and kind."""
+    api = str(obj.get("apiVersion") or "")
+    return GROUP_KIND_PATH.get((api.split("/")[0] if "/" in api else "", str(obj.get("kind"))))
+
 
 #: A collection: a list, or (total, generate(start, stop)) for virtual ones.
 Collection = list[dict[str, Any]] | tuple[int, Callable[[int, int], list[dict[str, Any]]]]
@@ -302,7 +342,7 @@ class FakeCluster:
             objs += simulate_controllers(objs, name, node_names)
         cluster = cls(name)
         for obj in objs:
-            path = KIND_PATH.get(str(obj.get("kind")))
+            path = path_of(obj)
             if path is not None:
                 cluster.collections.setdefault(path, []).append(obj)  # type: ignore[union-attr]
         return cluster
@@ -332,7 +372,8 @@ class FakeCluster:
             )
         if path in self.forbidden:
             return 403, _status(403, f"{path.rsplit('/', 1)[-1]} is forbidden: User cannot list resource"), {}
-        if path not in RESOURCES and path not in self.collections:
+        custom = RESOURCES.get(path, ("", "", True, True))[3]
+        if custom and path not in self.collections:  # a CRD that is not installed
             return 404, _status(404, "the server could not find the requested resource"), {}
         collection: Collection = self.collections.get(path, [])
         total = len(collection) if isinstance(collection, list) else collection[0]

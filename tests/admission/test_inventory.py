@@ -91,8 +91,8 @@ def test_default_kinds_are_the_indexed_kinds() -> None:
 
 
 def test_kinds_the_inventory_does_not_index_are_refused(api_client: Any) -> None:
-    with pytest.raises(ValueError, match="does not index RuntimeClass"):
-        InventoryCache(api_client, [WATCHABLE["RuntimeClass"]])
+    with pytest.raises(ValueError, match="does not index Ingress"):
+        InventoryCache(api_client, [WATCHABLE["Ingress"]])
     with pytest.raises(ValueError, match="twice"):
         InventoryCache(api_client, [DEFAULT_KINDS[0], DEFAULT_KINDS[0]])
 

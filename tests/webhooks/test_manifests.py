@@ -56,7 +56,11 @@ images:
 service_accounts:
   api_clients:
     - {namespaces: [stockade-system], kinds: [Deployment], names: [stockade-webhook]}
+egress:
+  allow:
+    - {namespaces: [stockade-system], cidrs: [10.0.0.1/32]}
 """
+APISERVER = ("10.0.0.1/32",)  # what `--apiserver-cidr` names: the webhook may reach the API server only
 CA_PEM = CertificateAuthority.create().cert_pem
 
 
@@ -86,7 +90,7 @@ def scan(objs: list[dict[str, Any]], tmp_path: Path) -> Result:
 
 @pytest.mark.parametrize("cert_manager", [False, True], ids=["certs-dir", "cert-manager"])
 def test_rendered_manifests_pass_the_whole_library_at_restricted(tmp_path: Path, cert_manager: bool) -> None:
-    result = scan(objects(cert_manager=cert_manager), tmp_path)
+    result = scan(objects(cert_manager=cert_manager, apiserver_cidrs=APISERVER), tmp_path)
     assert result.errors == []
     active = [
         f"{f.rule.id} {f.resource.kind}/{f.resource.name}: {f.message}"
@@ -94,6 +98,12 @@ def test_rendered_manifests_pass_the_whole_library_at_restricted(tmp_path: Path,
         if not f.waived
     ]
     assert active == []
+
+
+def test_without_the_apiserver_cidr_the_webhooks_own_egress_is_reported(tmp_path: Path) -> None:
+    """The default NetworkPolicy can only say "port 443/6443 anywhere": the library says so too."""
+    ids = {f.rule.id for f in scan(objects(), tmp_path).findings if not f.waived}
+    assert "STK-NET-002" in ids
 
 
 def test_the_dogfood_scan_finds_a_weakened_deployment(tmp_path: Path) -> None:
