@@ -72,4 +72,7 @@ def test_unknown_rule_id_in_rules_is_an_error() -> None:
 
 def test_rule_data_hides_waivers_and_actions() -> None:
     data = Config().rule_data()
-    assert set(data) == {"pss", "scope", "images", "resources", "gpu", "host_paths", "service_accounts"}
+    assert set(data) == {
+        *("pss", "scope", "images", "resources", "gpu", "host_paths", "service_accounts"),
+        *("storage", "azure"),
+    }
