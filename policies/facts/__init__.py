@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stockade.policies.facts import serviceaccounts
+from stockade.policies.facts import azure, serviceaccounts
 from stockade.policies.facts.inventory import Inventory
 
-ANALYZERS = (serviceaccounts.facts,)
+ANALYZERS = (serviceaccounts.facts, azure.facts)
 
 __all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
 

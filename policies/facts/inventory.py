@@ -10,8 +10,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from stockade.policies.model import arm_type
+
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
 INDEXED_KINDS = frozenset({"Namespace", "ServiceAccount"})
+# Azure resources the Azure analyzer reads (policies/facts/azure.py ARM_TYPES), keyed by their id
+INDEXED_ARM_TYPES = frozenset(
+    {
+        "Microsoft.ContainerService/managedClusters",
+        "Microsoft.ContainerService/managedClusters/agentPools",
+        "Microsoft.Network/privateEndpoints",
+        "Microsoft.Network/privateDnsZones",
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+        "Microsoft.Network/virtualNetworks",
+        "Microsoft.Network/virtualNetworks/subnets",
+        "Microsoft.Network/routeTables",
+        "Microsoft.Network/azureFirewalls",
+        "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
+    }
+)
 
 
 class Inventory:
@@ -20,6 +37,11 @@ class Inventory:
         self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
+        azure = arm_type(obj)
+        if azure is not None:
+            if azure in INDEXED_ARM_TYPES:
+                self._objects[(azure, "", str(obj.get("id") or obj.get("name") or ""))] = obj
+            return
         kind = str(obj.get("kind") or "")
         if kind not in INDEXED_KINDS:
             return
