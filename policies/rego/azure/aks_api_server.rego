@@ -8,7 +8,7 @@
 #   id: STK-AZ-010
 #   severity: high
 #   kinds: [Microsoft.ContainerService/managedClusters]
-#   frameworks: [CIS-AKS-5.4.1, aks-baseline]
+#   frameworks: [aks-baseline]
 #   remediation: >-
 #     Enable a private cluster, or set --api-server-authorized-ip-ranges to the admin networks.
 package stockade.azure.aks_api_server

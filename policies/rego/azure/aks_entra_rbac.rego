@@ -8,7 +8,7 @@
 #   id: STK-AZ-012
 #   severity: high
 #   kinds: [Microsoft.ContainerService/managedClusters]
-#   frameworks: [CIS-AKS-5.4, aks-baseline]
+#   frameworks: [aks-baseline]
 #   remediation: az aks update --enable-aad --enable-azure-rbac
 package stockade.azure.aks_entra_rbac
 

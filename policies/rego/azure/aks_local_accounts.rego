@@ -7,7 +7,7 @@
 #   id: STK-AZ-011
 #   severity: high
 #   kinds: [Microsoft.ContainerService/managedClusters]
-#   frameworks: [CIS-AKS-5.4, aks-baseline]
+#   frameworks: [aks-baseline]
 #   remediation: az aks update --disable-local-accounts (Entra ID integration must be enabled first).
 package stockade.azure.aks_local_accounts
 

@@ -7,7 +7,7 @@
 #   id: STK-AZ-014
 #   severity: high
 #   kinds: [Microsoft.ContainerService/managedClusters]
-#   frameworks: [CIS-AKS-5.4.4, aks-baseline]
+#   frameworks: [aks-baseline]
 #   remediation: az aks update --network-policy cilium (or azure / calico).
 package stockade.azure.aks_network_policy
 

@@ -7,7 +7,7 @@
 #   id: STK-AZ-002
 #   severity: high
 #   kinds: [Microsoft.Storage/storageAccounts]
-#   frameworks: [private-link-storage, CIS-Azure-3.7]
+#   frameworks: [private-link-storage]
 #   remediation: Set allowBlobPublicAccess to false on the storage account.
 package stockade.azure.storage_blob_public_access
 

@@ -7,7 +7,7 @@
 #   id: STK-AZ-004
 #   severity: medium
 #   kinds: [Microsoft.Storage/storageAccounts]
-#   frameworks: [private-link-storage, CIS-Azure-3.15]
+#   frameworks: [private-link-storage]
 #   remediation: Set minimumTlsVersion to TLS1_2 on the storage account.
 package stockade.azure.storage_tls
 

@@ -9,7 +9,7 @@
 #   id: STK-STO-001
 #   severity: high
 #   kinds: [StorageClass]
-#   frameworks: [private-link-storage, CIS-AKS-5.3]
+#   frameworks: [private-link-storage]
 #   remediation: >-
 #     Add `networkEndpointType: privateEndpoint` to the StorageClass parameters (StorageClasses are
 #     immutable: create a new class and migrate the claims), and disable public network access on the
