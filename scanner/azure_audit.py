@@ -115,19 +115,23 @@ def run_azure_stage(
             )
         return
     servers = context_servers(kubeconfig, contexts) if contexts else {}
-    matched_contexts: set[str] = set()
+    # Every subscription is listed before any is evaluated: in a hub-and-spoke landing zone the
+    # private DNS zones, firewalls and some endpoints live in the hub subscription, and the facts of a
+    # spoke's storage accounts and clusters need them.
+    resources: list[dict[str, Any]] = []
+    complete = True
     for sub in subscriptions:
         with AzureReader(sub, credential, **client_options) as reader:
             snap = reader.snapshot()
         result.gaps.extend(snap.gaps)
-        aks = [r for r in snap.resources if r.get("type") == MANAGED_CLUSTER]
-        matches = match_clusters(aks, servers)
-        matched_contexts.update(matches.values())
-        _evaluate(result, evaluator, snap.resources, matches, complete=not snap.gaps)
-        notify(
-            f"azure: subscription {sub}: {len(snap.resources)} resources listed in {snap.lists} lists, "
-            f"{len(aks)} AKS cluster(s), {len(matches)} matched to a context"
-        )
+        complete = complete and not snap.gaps
+        resources.extend(snap.resources)
+        notify(f"azure: subscription {sub}: {len(snap.resources)} resources listed in {snap.lists} lists")
+    aks = [r for r in resources if r.get("type") == MANAGED_CLUSTER]
+    matches = match_clusters(aks, servers)
+    matched_contexts = set(matches.values())
+    notify(f"azure: {len(aks)} AKS cluster(s), {len(matches)} matched to an audited context")
+    _evaluate(result, evaluator, resources, matches, complete=complete)
     for stats in result.clusters:
         if stats.name in contexts and stats.reachable:
             if stats.name in matched_contexts:

@@ -67,10 +67,11 @@ class FailingCredential:
 class FakeArm(HttpTransport):
     """ARM list endpoints over the export's resources, with paging, throttling and errors."""
 
-    def __init__(self, resources: list[dict[str, Any]]) -> None:
+    def __init__(self, resources: list[dict[str, Any]], *, forbid_firewalls: bool = True) -> None:
         self.resources = resources
         self.requests: list[tuple[str, str]] = []
         self.throttled: set[str] = set()
+        self.forbid_firewalls = forbid_firewalls
 
     def __enter__(self) -> FakeArm:
         return self
@@ -93,7 +94,7 @@ class FakeArm(HttpTransport):
         if path.endswith("/microsoft.storage/storageaccounts") and path not in self.throttled:
             self.throttled.add(path)
             return _response(request, 429, {"error": {"code": "TooManyRequests"}}, {"Retry-After": "0"})
-        if path.endswith("/azurefirewalls"):
+        if path.endswith("/azurefirewalls") and self.forbid_firewalls:
             return _response(request, 403, {"error": {"code": "AuthorizationFailed", "message": "no read"}})
         if path.endswith("/routetables"):
             return _response(request, 404, {"error": {"code": "SubscriptionNotFound"}})
@@ -107,6 +108,8 @@ class FakeArm(HttpTransport):
         else:
             kind = "/".join(path.split("/providers/")[-1].split("/")[:2])
             items = [r for r in self.resources if r["type"].lower() == kind]
+        subscription = path.split("/subscriptions/")[1].split("/")[0]
+        items = [r for r in items if r["id"].lower().startswith(f"/subscriptions/{subscription}/")]
         start = int(parse_qs(url.query).get("skip", ["0"])[0])
         body: dict[str, Any] = {"value": items[start : start + PAGE]}
         if start + PAGE < len(items):
@@ -154,7 +157,9 @@ def arm() -> FakeArm:
     return FakeArm(_resources())
 
 
-def _stage(arm: FakeArm, tmp_path: Path, credential: Any = None) -> Result:
+def _stage(
+    arm: FakeArm, tmp_path: Path, credential: Any = None, subscriptions: tuple[str, ...] = (SUB,)
+) -> Result:
     result = Result(tool_version="t")
     result.clusters = [ClusterStats("aks-prod-eastus"), ClusterStats("gpu-bm-1")]
     kubeconfig = _kubeconfig(
@@ -163,7 +168,7 @@ def _stage(arm: FakeArm, tmp_path: Path, credential: Any = None) -> Result:
     run_azure_stage(
         result,
         Evaluator.default(CONFIG),
-        [SUB],
+        list(subscriptions),
         contexts=["aks-prod-eastus", "gpu-bm-1"],
         kubeconfig=kubeconfig,
         credential=credential or StaticCredential(),
@@ -221,6 +226,24 @@ def test_no_credential_skips_the_azure_checks_with_one_message(arm: FakeArm, tmp
     assert "no Azure credential" in error.message and "az login" in error.message
     assert [(g.scope, "skipped" in g.message) for g in result.gaps] == [(f"azure/{SUB}", True)]
     assert result.findings == []
+
+
+def test_hub_subscription_facts_reach_the_spoke(tmp_path: Path) -> None:
+    """Private DNS zones in a hub subscription count for the spoke's storage accounts."""
+    hub = "9d0c5b1a-7e2f-4c3d-8a9b-0e1f2a3b4c5d"
+    resources = _resources()
+    for r in resources:
+        if "privatednszones" in r["type"]:
+            r["id"] = r["id"].replace(SUB, hub)
+    spoke_only = _stage(FakeArm(resources, forbid_firewalls=False), tmp_path)
+    assert spoke_only.gaps == []  # everything listed: a zone that was not found does not exist
+    missing = [f for f in spoke_only.findings if f.rule.id == "STK-AZ-006"]
+    assert {(f.resource.name, f.details["zone"]) for f in missing} == {
+        ("stmlprodeastus", "privatelink.blob.core.windows.net"),
+        ("stmlprodscratch", "privatelink.blob.core.windows.net"),
+    }
+    both = _stage(FakeArm(resources, forbid_firewalls=False), tmp_path, subscriptions=(SUB, hub))
+    assert [f for f in both.findings if f.rule.id == "STK-AZ-006"] == []
 
 
 def test_real_credentials_fail_with_an_actionable_message(monkeypatch: pytest.MonkeyPatch) -> None:
