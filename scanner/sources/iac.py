@@ -11,8 +11,12 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
 - **Resource Graph exports / ARM list responses**: a JSON array of resources, or ``{"data": [...]}``
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
-  the azurerm resources stockade knows are translated to their ARM properties. Ids that are only
-  known after apply are taken from the plan's configuration references (``azurerm_subnet.aks.id``).
+  the azurerm resources stockade knows are translated to their ARM properties (storage accounts,
+  AKS clusters and node pools, private endpoints, private DNS zones and VNet links, VNets, subnets
+  and their route table associations, route tables and routes, firewalls, firewall policies and
+  their rule collection groups, classic application rule collections). Ids that are only known
+  after apply are taken from the plan's configuration references (``azurerm_subnet.aks.id``); a
+  next hop that is a firewall's private IP is recognised through its reference.
 
 Findings point at the file and the line of the offending field: an ARM resource's own path, or, in
 a plan, the attribute the ARM property came from.
@@ -29,8 +33,12 @@ from stockade.policies.facts.azure import (
     AGENT_POOL,
     DNS_LINK,
     DNS_ZONE,
+    FIREWALL,
+    FIREWALL_POLICY,
     MANAGED_CLUSTER,
     PRIVATE_ENDPOINT,
+    ROUTE_TABLE,
+    RULE_COLLECTION_GROUP,
     STORAGE_ACCOUNT,
     SUBNET,
     VNET,
@@ -493,6 +501,68 @@ def _vnet(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
     return _Arm(VNET, str(v.get("name") or ""), v.get("id"))
 
 
+def _route(name: Any, v: Mapping[str, Any], ids: _Ids, address: str, attr: str) -> dict[str, Any]:
+    hop = v.get("next_hop_in_ip_address") or ids.reference_text(address, attr)
+    props = {
+        "addressPrefix": v.get("address_prefix"),
+        "nextHopType": v.get("next_hop_type"),
+        "nextHopIpAddress": hop,
+    }
+    return {"name": name, "properties": props}
+
+
+def _route_table(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(ROUTE_TABLE, str(v.get("name") or ""), v.get("id"))
+    routes = [
+        _route(r.get("name"), r, ids, address, f"route[{i}].next_hop_in_ip_address")
+        for i, r in enumerate(v.get("route") or [])
+        if isinstance(r, Mapping)
+    ]
+    a.set(("properties", "routes"), routes, ("route",))
+    return a
+
+
+def _firewall(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(FIREWALL, str(v.get("name") or ""), v.get("id"))
+    ip = _first(v, "ip_configuration").get("private_ip_address")
+    a.set(
+        ("properties", "ipConfigurations"), [{"properties": {"privateIPAddress": ip}}], ("ip_configuration",)
+    )
+    policy = v.get("firewall_policy_id") or ids.ref(address, "firewall_policy_id")
+    a.set(("properties", "firewallPolicy", "id"), policy, ("firewall_policy_id",))
+    return a
+
+
+def _firewall_policy(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(FIREWALL_POLICY, str(v.get("name") or ""), v.get("id"))
+
+
+def _rule_collection_group(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    policy = str(v.get("firewall_policy_id") or ids.ref(address, "firewall_policy_id") or "")
+    policy_name = ids.name_of(policy)
+    a = _Arm(RULE_COLLECTION_GROUP, f"{policy_name}/{v.get('name') or ''}", None)
+    a.obj["id"] = f"{policy}/ruleCollectionGroups/{v.get('name') or ''}"
+    collections = [
+        {
+            "name": c.get("name"),
+            "action": {"type": c.get("action")},
+            "rules": [
+                {
+                    "name": r.get("name"),
+                    "ruleType": "ApplicationRule",
+                    "targetFqdns": list(r.get("destination_fqdns") or []),
+                }
+                for r in c.get("rule") or []
+                if isinstance(r, Mapping)
+            ],
+        }
+        for c in v.get("application_rule_collection") or []
+        if isinstance(c, Mapping)
+    ]
+    a.set(("properties", "ruleCollections"), collections, ("application_rule_collection",))
+    return a
+
+
 _Builder = Callable[[Mapping[str, Any], "_Ids", str], _Arm]
 _TF: dict[str, _Builder] = {
     "azurerm_storage_account": lambda v, ids, _: _storage(v, ids),
@@ -503,6 +573,10 @@ _TF: dict[str, _Builder] = {
     "azurerm_private_dns_zone_virtual_network_link": _dns_link,
     "azurerm_subnet": _subnet,
     "azurerm_virtual_network": _vnet,
+    "azurerm_route_table": _route_table,
+    "azurerm_firewall": _firewall,
+    "azurerm_firewall_policy": _firewall_policy,
+    "azurerm_firewall_policy_rule_collection_group": _rule_collection_group,
 }
 #: resources other resources refer to by id (their ids do not depend on references themselves)
 _ID_BUILDERS: dict[str, _Builder] = {
@@ -512,6 +586,9 @@ _ID_BUILDERS: dict[str, _Builder] = {
         "azurerm_kubernetes_cluster",
         "azurerm_subnet",
         "azurerm_virtual_network",
+        "azurerm_route_table",
+        "azurerm_firewall",
+        "azurerm_firewall_policy",
     )
 }
 
@@ -556,6 +633,20 @@ class _Ids:
                 return self.by_address[target]
         return None
 
+    def reference_text(self, address: str, attr: str) -> str | None:
+        """A next hop known only after apply (a firewall's private IP), as the reference it is.
+
+        Written like the ARM template expression ``[reference('<firewall id>')…]`` so that the
+        analyzer recognises the firewall it names, as it does in templates.
+        """
+        for ref in self.references.get((address, attr), []):
+            head = ref.split(".ip_configuration", 1)[0]
+            if head.startswith("azurerm_firewall.") and head in self.by_address:
+                return (
+                    f"[reference('{self.by_address[head]}').ipConfigurations[0].properties.privateIPAddress]"
+                )
+        return None
+
     def name_of(self, rid: str) -> str:
         return rid.rstrip("/").rsplit("/", 1)[-1] if rid else ""
 
@@ -576,6 +667,7 @@ def _plan(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resou
     resources = list(_plan_resources(root, ("planned_values", "root_module")))
     ids = _Ids(value, resources)
     base = lazy.locator(0)
+    built: list[tuple[JSONPath, _Arm]] = []
     for path, res in resources:
         build = _TF.get(str(res.get("type")))
         if build is None:
@@ -583,5 +675,44 @@ def _plan(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resou
         arm = build(res.get("values") or {}, ids, str(res.get("address")))
         arm.obj["tags"] = dict((res.get("values") or {}).get("tags") or {})
         arm.obj["address"] = res.get("address")
+        built.append((path, arm))
+    _attach(resources, [arm.obj for _, arm in built], ids)
+    for path, arm in built:
         locator = _TfLocator(base, path, arm.paths)
         yield Resource(arm.obj, _origin(name, lazy, path, str(arm.obj["id"]), locator))
+
+
+def _attach(
+    resources: list[tuple[JSONPath, Mapping[str, Any]]], objs: list[dict[str, Any]], ids: _Ids
+) -> None:
+    """Resources that only add to another one: route table associations, separate routes, classic
+    firewall application rule collections."""
+    by_id = {str(o["id"]).lower(): o for o in objs}
+    by_type_name = {(o["type"], str(o["name"]).lower()): o for o in objs}
+    for _, res in resources:
+        v, address, kind = res.get("values") or {}, str(res.get("address")), res.get("type")
+        if kind == "azurerm_subnet_route_table_association":
+            subnet = by_id.get(str(v.get("subnet_id") or ids.ref(address, "subnet_id") or "").lower())
+            table = v.get("route_table_id") or ids.ref(address, "route_table_id")
+            if subnet is not None and table:
+                subnet.setdefault("properties", {})["routeTable"] = {"id": table}
+        elif kind == "azurerm_route":
+            table_obj = by_type_name.get((ROUTE_TABLE, str(v.get("route_table_name") or "").lower()))
+            if table_obj is not None:
+                route = _route(v.get("name"), v, ids, address, "next_hop_in_ip_address")
+                table_obj.setdefault("properties", {}).setdefault("routes", []).append(route)
+        elif kind == "azurerm_firewall_application_rule_collection":
+            fw = by_type_name.get((FIREWALL, str(v.get("azure_firewall_name") or "").lower()))
+            if fw is not None:
+                rules = [
+                    {"name": r.get("name"), "targetFqdns": list(r.get("target_fqdns") or [])}
+                    for r in v.get("rule") or []
+                    if isinstance(r, Mapping)
+                ]
+                collection = {
+                    "name": v.get("name"),
+                    "properties": {"action": {"type": v.get("action")}, "rules": rules},
+                }
+                fw.setdefault("properties", {}).setdefault("applicationRuleCollections", []).append(
+                    collection
+                )

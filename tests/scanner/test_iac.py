@@ -144,3 +144,33 @@ def test_lower_case_types_are_made_canonical_and_tags_are_labels() -> None:
         None,
     )
     assert item.origin.azure_id == "/subscriptions/s/x"
+
+
+def test_terraform_plan_egress_through_the_firewall(tmp_path: Path) -> None:
+    """Route table association, a next hop known only after apply, and the firewall policy's rules."""
+    result = _scan("aks-egress.tfplan.json")
+    (finding,) = result.findings
+    assert finding.rule.id == "STK-AZ-015" and finding.resource.name == "aks-ml-westeu"
+    assert finding.details == {
+        "firewall": "fw-hub-westeu",
+        "rule": "fwpol-hub-westeu/aks-egress/allow-ml/pip-anything",
+    }
+
+    plan = orjson.loads((AZURE / "aks-egress.tfplan.json").read_bytes())
+    resources = plan["planned_values"]["root_module"]["resources"]
+    (group,) = [r for r in resources if r["type"] == "azurerm_firewall_policy_rule_collection_group"]
+    group["values"]["application_rule_collection"][0]["rule"].pop()  # drop the "*" rule
+    allowlist = tmp_path / "allowlist.json"
+    allowlist.write_bytes(orjson.dumps(plan))
+    assert _scan_path(allowlist).findings == []
+
+    (table,) = [r for r in resources if r["type"] == "azurerm_route_table"]
+    table["values"]["route"][0]["next_hop_in_ip_address"] = "10.30.255.4"  # an NVA, not the firewall
+    nva = tmp_path / "nva.json"
+    nva.write_bytes(orjson.dumps(plan))
+    (other,) = _scan_path(nva).findings
+    assert "not an Azure Firewall" in other.message
+
+
+def _scan_path(path: Path) -> Result:
+    return run_scan(FileSource([str(path)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
