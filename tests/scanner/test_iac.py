@@ -174,3 +174,30 @@ def test_terraform_plan_egress_through_the_firewall(tmp_path: Path) -> None:
 
 def _scan_path(path: Path) -> Result:
     return run_scan(FileSource([str(path)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+
+
+def test_exceptions_apply_to_azure_resources_by_kind_name_and_tags() -> None:
+    from stockade.policies.config import parse_config
+
+    config = parse_config(
+        """
+exceptions:
+  - name: scratch-account-migration
+    rules: [STK-AZ-00*]
+    match: {kinds: [Microsoft.Storage/storageAccounts], names: [stmlprodscratch]}
+    owner: data-platform@example.com
+    reason: moving to the private account (DATA-311)
+    expires: 2099-01-01
+  - name: prod-clusters-egress
+    rules: [STK-AZ-015]
+    match: {labels: {env: prod}}
+    owner: platform@example.com
+    reason: firewall rollout (NET-77)
+    expires: 2099-01-01
+"""
+    )
+    files = FileSource([str(AZURE / "resource-graph-export.json")])
+    result = run_scan(files, [], Evaluator.default(config), ScanOptions(config), version="t")
+    waived = {f.rule.id for f in result.findings if f.waived}
+    assert waived == {"STK-AZ-001", "STK-AZ-003", "STK-AZ-005", "STK-AZ-015"}  # the AKS cluster's tags
+    assert all(f.waived for f in result.findings)
