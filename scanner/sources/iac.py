@@ -44,10 +44,12 @@ from stockade.policies.facts.azure import (
     VNET,
     canonical_type,
 )
-from stockade.policies.model import JSONPath, LineLocator, Origin, Resource, arm_type
+from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
 from stockade.policies.yamlpos import LazyFile
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
+#: the types rules judge: an export of them without properties is an input error
+_JUDGED = frozenset({STORAGE_ACCOUNT, MANAGED_CLUSTER, AGENT_POOL})
 
 
 def arm_id(kind: str, name: str) -> str:
@@ -84,7 +86,7 @@ def _is_arm(item: Any) -> bool:
     )
 
 
-def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource] | None:
+def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError] | None:
     """The Azure resources of one parsed JSON file, or None when it is not Azure IaC."""
     shape = detect(value)
     if shape == "template":
@@ -113,7 +115,7 @@ def _origin(
 # --- Resource Graph exports ------------------------------------------------------------------------
 
 
-def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource]:
+def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError]:
     base: JSONPath = ()
     if isinstance(value, list):
         items = value
@@ -123,6 +125,16 @@ def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource]:
     for i, item in enumerate(items):
         obj = dict(item)
         obj["type"] = canonical_type(str(obj["type"]))
+        if obj["type"] in _JUDGED and not isinstance(obj.get("properties"), Mapping):
+            # `az resource list` exports no properties: judging such an account would report every
+            # setting as unsafe, and passing it would be worse
+            line = lazy.locator(0).line_of((*base, i))
+            yield InputError(
+                name,
+                f"{obj['id']}: no properties (export with `az graph query`, not `az resource list`)",
+                line,
+            )
+            continue
         yield Resource(obj, _origin(name, lazy, (*base, i), str(obj["id"])))
 
 

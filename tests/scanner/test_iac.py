@@ -133,6 +133,7 @@ def test_lower_case_types_are_made_canonical_and_tags_are_labels() -> None:
             "type": "MICROSOFT.STORAGE/STORAGEACCOUNTS",
             "name": "st",
             "tags": {"a": "b"},
+            "properties": {},
         }
     ]
     (item,) = list(parse_text(orjson.dumps(export).decode(), "e.json", json_file=True))
@@ -201,3 +202,14 @@ exceptions:
     waived = {f.rule.id for f in result.findings if f.waived}
     assert waived == {"STK-AZ-001", "STK-AZ-003", "STK-AZ-005", "STK-AZ-015"}  # the AKS cluster's tags
     assert all(f.waived for f in result.findings)
+
+
+def test_an_export_without_properties_is_an_input_error() -> None:
+    listed = [
+        {"id": "/subscriptions/s/rg/x/st1", "type": "Microsoft.Storage/storageAccounts", "name": "st1"},
+        {"id": "/subscriptions/s/rg/x/zone", "type": "Microsoft.Network/privateDnsZones", "name": "z"},
+    ]
+    text = orjson.dumps(listed, option=orjson.OPT_INDENT_2).decode()
+    error, zone = list(parse_text(text, "list.json", json_file=True))
+    assert not isinstance(error, Resource) and error.line == 2
+    assert "az graph query" in error.message and isinstance(zone, Resource)
