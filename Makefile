@@ -54,6 +54,8 @@ demo: $(STAMP)
 	$(DEMO_SCAN) --format html --output .demo/scan.html; test $$? -eq 1
 	@echo "== a file that is not valid YAML is reported as path:line (exit 2)"
 	$(STOCKADE) scan examples/manifests/broken; test $$? -eq 2
+	@echo "== Azure infrastructure as code: ARM template, Resource Graph export, terraform plans (exit 1)"
+	$(STOCKADE) scan examples/azure --config examples/stockade.yaml; test $$? -eq 1
 	@echo "Reports: .demo/scan.sarif .demo/scan.html"
 	@echo "== admission webhook round trip on 127.0.0.1 (TLS, AdmissionReview v1)"
 	$(PY) examples/webhook_demo.py

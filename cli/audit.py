@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import os
 import sys
 from pathlib import Path
@@ -13,10 +14,19 @@ from stockade.cli.errors import EXIT_USAGE, fail
 from stockade.cli.loading import load_evaluator
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
+from stockade.scanner.azure_audit import run_azure_stage
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, default_workers
 from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader
+
+
+class AzureAuth(enum.StrEnum):
+    """`--auth`: where the Azure credential comes from."""
+
+    cli = "cli"
+    workload_identity = "workload-identity"
+    default = "default"
 
 
 def contexts_of(kubeconfig: Path | None) -> tuple[list[str], str | None]:
@@ -55,6 +65,16 @@ def audit(
     print_rbac: Annotated[
         bool, typer.Option("--print-rbac", help="Print the least ClusterRoles the audit needs, and exit.")
     ] = False,
+    azure_subscription: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--azure-subscription", help="Also audit this Azure subscription's storage and AKS (repeat)."
+        ),
+    ] = None,
+    auth: Annotated[
+        AzureAuth,
+        typer.Option("--auth", help="Azure credential: az login, workload identity, or the default chain."),
+    ] = AzureAuth.cli,
 ) -> None:
     """Audit live clusters (kubeconfig contexts) against the policy library: one report for the fleet."""
     if qps <= 0 or burst < 1:
@@ -110,6 +130,15 @@ def audit(
             on_snapshot=writer.write if writer is not None else None,
             options=options,
         )
+    run_azure_stage(
+        result,
+        evaluator,
+        azure_subscription or [],
+        auth=auth.value,
+        contexts=chosen,
+        kubeconfig=kubeconfig,
+        notify=lambda line: typer.echo(f"stockade: {line}", err=True),
+    )
     if framework is not None:
         result.framework = framework
     fmt = format.value

@@ -319,6 +319,26 @@ class AdmissionConfig(_Model):
     evaluation_timeout_seconds: float = Field(2.0, gt=0)
 
 
+class StorageConfig(_Model):
+    """Private-link storage: the Azure storage CSI drivers, approved accounts, credential Secrets."""
+
+    csi_drivers: tuple[str, ...] = ("blob.csi.azure.com", "file.csi.azure.com")
+    # Storage account names (globs) volumes may use. Empty: none approved yet, so every volume is reported.
+    approved_accounts: tuple[str, ...] = ()
+    # Secret data keys that hold a storage account credential (compared case-insensitively).
+    forbidden_secret_keys: tuple[str, ...] = ("azurestorageaccountkey", "azurestorageaccountsastoken")
+    # Azure side: sub-resources every storage account needs an Approved private endpoint for
+    # (dfs is added for accounts with a hierarchical namespace, file for FileStorage accounts).
+    required_subresources: tuple[str, ...] = ("blob",)
+
+
+class AzureConfig(_Model):
+    """The Azure side of the fleet (audit with credentials, ARM / terraform scans)."""
+
+    # VM sizes (globs) whose node pools are GPU pools: no public IPs on their nodes.
+    gpu_vm_sizes: tuple[str, ...] = ("Standard_N*",)
+
+
 class RuleSetting(_Model):
     """Per-rule switches: turn a rule off, or change its default action or severity."""
 
@@ -388,6 +408,8 @@ class Config(_Model):
     service_accounts: ServiceAccountsConfig = ServiceAccountsConfig()
     rbac: RBACConfig = RBACConfig()
     admission: AdmissionConfig = AdmissionConfig()
+    storage: StorageConfig = StorageConfig()
+    azure: AzureConfig = AzureConfig()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     exceptions: tuple[ExceptionSpec, ...] = ()
@@ -563,6 +585,17 @@ admission:
   failure_mode: closed
   max_request_bytes: 3145728
   evaluation_timeout_seconds: 2.0
+
+# Private-link storage (Azure Blob / Files CSI drivers) and the Azure side of the fleet.
+# approved_accounts: storage account names (globs) volumes may use; empty = none approved yet.
+storage:
+  csi_drivers: [blob.csi.azure.com, file.csi.azure.com]
+  approved_accounts: []
+  #  - stmlprod*
+  forbidden_secret_keys: [azurestorageaccountkey, azurestorageaccountsastoken]
+  required_subresources: [blob]
+azure:
+  gpu_vm_sizes: ["Standard_N*"]
 
 # Per rule: turn it off, or change its action (deny | warn | audit) or severity.
 rules: {}

@@ -33,7 +33,10 @@ _AGG_PACKAGE = "stockade_agg"
 _PACKAGE_RE = re.compile(r"^package\s+([A-Za-z_][\w.]*)\s*$", re.M)
 _DENY_RE = re.compile(r"^deny\s+(contains\b|\[|if\b|:?=)", re.M)
 _TEST_RE = re.compile(r"^(test_\w+)\b", re.M)
-_KIND_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*$")
+# a Kubernetes kind, or an ARM type such as Microsoft.Storage/storageAccounts (policies/model.py arm_type)
+_KIND_RE = re.compile(
+    r"^[A-Za-z][A-Za-z0-9]*$|^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+(/[A-Za-z][A-Za-z0-9]*)+$"
+)
 _VM_UNDEFINED = '"<undefined>"'
 
 
@@ -354,7 +357,7 @@ def _group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
 
 
 def _agg_name(kind: str) -> str:
-    return "any_kind" if kind == "*" else f"k_{kind}"
+    return "any_kind" if kind == "*" else "k_" + re.sub(r"\W", "_", kind)  # ARM types: "." and "/" -> "_"
 
 
 def _entry(kind: str) -> str:

@@ -8,6 +8,7 @@ schema) instead. Nothing here imports any other part of stockade.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,9 +105,36 @@ class StaticLocator(LineLocator):
         return self.lines.get(tuple(path))
 
 
+_ARM_TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+(/[A-Za-z][A-Za-z0-9]*)+$")
+_K8S_API_VERSION_RE = re.compile(r"^([a-z0-9.-]+/)?v\d+((alpha|beta)\d+)?$")
+
+
+def arm_type(obj: Mapping[str, Any]) -> str | None:
+    """The ARM type (``Microsoft.Storage/storageAccounts``) of an Azure resource, None for Kubernetes.
+
+    The one place that tells Azure resources from Kubernetes objects: ARM objects carry their type in
+    ``type`` (their ``kind`` is e.g. ``StorageV2``) and, in templates, a date as ``apiVersion``;
+    Kubernetes objects have a ``group/vN`` apiVersion (a Secret's ``type`` such as
+    ``kubernetes.io/tls`` looks like an ARM type, its apiVersion does not). Sources give ARM types in
+    their canonical casing, so rules' METADATA ``kinds`` match them exactly.
+    """
+    kind = obj.get("type")
+    if not isinstance(kind, str) or not _ARM_TYPE_RE.match(kind):
+        return None
+    version = obj.get("apiVersion")
+    if isinstance(version, str) and _K8S_API_VERSION_RE.match(version):
+        return None
+    return kind
+
+
 @dataclass(slots=True)
 class Resource:
-    """One Kubernetes object (or Azure / IaC resource) plus where it came from."""
+    """One Kubernetes object (or Azure / IaC resource) plus where it came from.
+
+    Azure resources are ARM-shaped (``id``, ``type``, ``name``, ``tags``, ``properties``): their kind is
+    the ARM type, their name the ARM name, their labels the tags (so exceptions match them), and they
+    have no namespace.
+    """
 
     obj: dict[str, Any]
     origin: Origin = field(default_factory=Origin)
@@ -117,7 +145,7 @@ class Resource:
 
     @property
     def kind(self) -> str:
-        return str(self.obj.get("kind") or "")
+        return arm_type(self.obj) or str(self.obj.get("kind") or "")
 
     @property
     def metadata(self) -> Mapping[str, Any]:
@@ -126,6 +154,8 @@ class Resource:
 
     @property
     def name(self) -> str:
+        if arm_type(self.obj) is not None:
+            return str(self.obj.get("name") or "")
         return str(self.metadata.get("name") or self.metadata.get("generateName") or "")
 
     @property
@@ -135,7 +165,7 @@ class Resource:
 
     @property
     def labels(self) -> Mapping[str, str]:
-        labels = self.metadata.get("labels")
+        labels = self.obj.get("tags") if arm_type(self.obj) is not None else self.metadata.get("labels")
         return labels if isinstance(labels, Mapping) else {}
 
     def ref(self) -> ResourceRef:

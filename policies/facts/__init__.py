@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stockade.policies.facts import egress, rbac, sandbox, serviceaccounts
+from stockade.policies.facts import azure, egress, rbac, sandbox, serviceaccounts
 from stockade.policies.facts.inventory import Inventory
 
-ANALYZERS = (serviceaccounts.facts, rbac.facts, sandbox.facts, egress.facts)
+ANALYZERS = (serviceaccounts.facts, rbac.facts, sandbox.facts, egress.facts, azure.facts)
 
 __all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
 

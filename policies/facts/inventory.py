@@ -10,19 +10,25 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from stockade.policies.model import arm_type
+
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
-# RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
-# NetworkPolicy: policies/facts/egress.py.
-INDEXED_KINDS = frozenset(
-    {
-        "Namespace",
-        "ServiceAccount",
-        "Role",
-        "ClusterRole",
-        "RoleBinding",
-        "ClusterRoleBinding",
-        "RuntimeClass",
         "NetworkPolicy",
+    }
+)
+# Azure resources the Azure analyzer reads (policies/facts/azure.py ARM_TYPES), keyed by their id
+INDEXED_ARM_TYPES = frozenset(
+    {
+        "Microsoft.ContainerService/managedClusters",
+        "Microsoft.ContainerService/managedClusters/agentPools",
+        "Microsoft.Network/privateEndpoints",
+        "Microsoft.Network/privateDnsZones",
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+        "Microsoft.Network/virtualNetworks",
+        "Microsoft.Network/virtualNetworks/subnets",
+        "Microsoft.Network/routeTables",
+        "Microsoft.Network/azureFirewalls",
+        "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
     }
 )
 
@@ -38,6 +44,12 @@ class Inventory:
         self.versions: dict[str, int] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
+        azure = arm_type(obj)
+        if azure is not None:
+            if azure in INDEXED_ARM_TYPES:
+                self.versions[azure] = self.versions.get(azure, 0) + 1
+                self._objects[(azure, "", str(obj.get("id") or obj.get("name") or ""))] = obj
+            return
         kind = str(obj.get("kind") or "")
         if kind not in INDEXED_KINDS:
             return

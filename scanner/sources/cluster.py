@@ -17,8 +17,11 @@ An audit must never hurt the cluster it audits, and must survive the cluster mis
   :class:`~stockade.scanner.result.CoverageGap`; a custom resource that is not installed (404) is
   simply absent; an unreachable cluster is one gap for the whole cluster.
 
-Secrets are listed as metadata only (``PartialObjectMetadataList``): their data never leaves the API
-server, so it can never reach a report or a log.
+Secrets: a rule (STK-STO-004) needs the names of their data keys, which metadata-only lists do not
+carry, so Secrets are listed whole and reduced as each page is parsed, before the page is yielded:
+only ``metadata`` (without ``managedFields`` and without the last-applied-configuration annotation,
+which holds the values in clear), ``type`` and ``dataKeys`` (the sorted data key names) are kept. No
+value can reach the audit's objects, a report or a log.
 """
 
 from __future__ import annotations
@@ -47,9 +50,26 @@ BACKOFF_MAX_SECONDS = 10.0
 REQUEST_TIMEOUT = (10.0, 120.0)  # connect, read
 MAX_LIST_RESTARTS = 3
 HTTP_FORBIDDEN, HTTP_NOT_FOUND, HTTP_GONE, HTTP_TOO_MANY = 403, 404, 410, 429
-#: metadata-only list: what `kubectl get --output=name` asks for; Secrets are never read whole
+#: metadata-only list: what `kubectl get --output=name` asks for (for kinds whose body no rule reads)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
-METADATA_ONLY_KINDS = frozenset({"Secret"})
+METADATA_ONLY_KINDS: frozenset[str] = frozenset()
+#: kinds reduced to metadata, type and data key names as soon as a page is parsed
+KEY_NAMES_ONLY_KINDS = frozenset({"Secret"})
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def key_names_only(obj: dict[str, Any]) -> None:
+    """Reduce a Secret to metadata, type and `dataKeys` in place: its values are dropped here."""
+    keys = sorted({str(k) for field in ("data", "stringData") for k in (obj.get(field) or {})})
+    for key in [k for k in obj if k not in ("kind", "apiVersion", "metadata", "type")]:
+        del obj[key]
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+        annotations = md.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(LAST_APPLIED, None)
+    obj["dataKeys"] = keys
 
 
 class ListError(Exception):
@@ -175,9 +195,12 @@ class ClusterReader:
                         break
                     raise
                 items = page.get("items") or []
+                key_names_only_kind = info.kind in KEY_NAMES_ONLY_KINDS
                 for obj in items:
                     obj["kind"] = kind
                     obj["apiVersion"] = api_version
+                    if key_names_only_kind:
+                        key_names_only(obj)
                     if metadata_only:
                         # keep metadata and type only: never data, even if a server sent it
                         for key in [k for k in obj if k not in ("kind", "apiVersion", "metadata", "type")]:

@@ -23,6 +23,7 @@ import orjson
 from stockade.policies.model import InputError, JSONPath, Origin, Resource
 from stockade.policies.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.scanner.sources.base import Item
+from stockade.scanner.sources.iac import iac_resources
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
@@ -110,6 +111,10 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
             return
         lazy = LazyFile(text)
+        azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
+        if azure is not None:
+            yield from azure
+            return
         docs = value if isinstance(value, list) else [value]
         for index, doc in enumerate(docs):
             prefix: JSONPath = (index,) if isinstance(value, list) else ()

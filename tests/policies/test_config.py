@@ -83,4 +83,6 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "egress",
         "service_accounts",
         "rbac",
+        "storage",
+        "azure",
     }

@@ -242,7 +242,7 @@ def test_an_unreachable_cluster_is_a_gap_and_the_others_are_audited() -> None:
     assert any(f.resource.cluster == "small" for f in result.findings)
 
 
-def test_secrets_are_listed_as_metadata_only() -> None:
+def test_secrets_are_listed_as_key_names_only() -> None:
     secret = {
         "apiVersion": "v1",
         "kind": "Secret",
@@ -255,9 +255,16 @@ def test_secrets_are_listed_as_metadata_only() -> None:
     with fake.ServedCluster(cluster) as served:
         listed = _reader(served.url).list(KINDS["Secret"])
     assert listed == [
-        {"metadata": listed[0]["metadata"], "type": "Opaque", "kind": "Secret", "apiVersion": "v1"}
+        {
+            "metadata": listed[0]["metadata"],
+            "type": "Opaque",
+            "kind": "Secret",
+            "apiVersion": "v1",
+            "dataKeys": ["azurestorageaccountkey", "token"],
+        }
     ]
     assert "c2VjcmV0" not in orjson.dumps(listed).decode()
+    assert "hunter2" not in orjson.dumps(listed).decode()
 
 
 def test_rate_limiter_spaces_requests_beyond_the_burst() -> None:

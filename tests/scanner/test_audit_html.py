@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stockade.policies.config import load_config
+from stockade.policies.config import load_config, parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
 from stockade.scanner.reports import get_report
@@ -91,4 +91,8 @@ def test_example_audit_clusterrole_is_the_least_the_audit_needs() -> None:
     )
     reader = shipped[0]
     assert all(rule["verbs"] == ["list"] for rule in reader["rules"])
-    assert not any("secrets" in rule["resources"] for rule in reader["rules"])
+    # Secrets are listed only for the rule that reads their data key names (STK-STO-004)
+    assert [r["resources"] for r in reader["rules"] if "secrets" in r["resources"]]
+    off = Evaluator.default(parse_config("rules: {STK-STO-004: {enabled: false}}"))
+    without = audit_cluster_roles(kinds_to_list(off))[0]
+    assert not any("secrets" in rule["resources"] for rule in without["rules"])

@@ -1,0 +1,39 @@
+# Helpers for ARM-shaped Azure resources ({"id", "type", "name", "properties", ...}) from a live
+# subscription, a Resource Graph export, an ARM template or a terraform plan.
+package stockade.lib.arm
+
+import rego.v1
+
+props := p if {
+	p := input.object.properties
+	is_object(p)
+} else := {}
+
+# The value at a path under properties, or `fallback` when absent or null.
+prop(path, fallback) := v if {
+	v := object.get(props, path, null)
+	v != null
+} else := fallback
+
+# Where a properties field is, for findings.
+path(suffix) := array.concat(["properties"], suffix)
+
+# Sub-resources of a storage account that must have an approved private endpoint: the configured
+# ones (blob for a FileStorage account means file), dfs with a hierarchical namespace, and every
+# sub-resource some endpoint already targets.
+required_subresources contains g if {
+	some g0 in object.get(data.stockade.config, ["storage", "required_subresources"], ["blob"])
+	g := file_for_blob(lower(g0))
+}
+
+required_subresources contains "dfs" if prop(["isHnsEnabled"], false) == true
+
+required_subresources contains g if {
+	some g, _ in object.get(input.facts, ["storage", "privateEndpoints"], {})
+	g != "unknown"
+}
+
+file_for_blob(g) := "file" if {
+	g == "blob"
+	lower(object.get(input.object, "kind", "")) == "filestorage"
+} else := g

@@ -1,0 +1,185 @@
+"""A live Azure subscription as a source: the ARM resources the ``STK-AZ-*`` rules and facts read.
+
+- **Credentials** come from ``azure-identity``: ``--auth cli`` (the ``az login`` session),
+  ``workload-identity`` (a pod labelled ``azure.workload.identity/use: "true"`` whose ServiceAccount
+  carries ``azure.workload.identity/client-id``), or ``default`` (``DefaultAzureCredential``'s chain).
+  A token is requested once before anything is listed, so a missing credential is one actionable
+  message (:class:`AzureAuthError`), never a pile of failed calls.
+- **Only list operations** of the management clients are called (storage accounts, private
+  endpoints, VNets, route tables, firewalls, firewall policy rule collection groups, private DNS
+  zones and their VNet links, AKS clusters). Never ``list_keys``, ``regenerate_key``, or any SAS
+  operation: stockade needs no data-plane access and asks for none (Reader is enough).
+- **Paging and throttling** are the SDK's: ``nextLink`` pages are followed by its pagers, and its
+  retry policy retries 429 and 5xx with ``Retry-After`` honoured (``retry_total`` attempts).
+- **Raw ARM JSON**: every model is turned back into its REST shape (``as_dict()``), the shape the
+  rules read from ARM templates and Resource Graph exports too.
+- **Gaps, not crashes**: a list that is forbidden (403) or keeps failing becomes a
+  :class:`~stockade.scanner.result.CoverageGap`; a 404 (a resource provider not registered, a zone
+  deleted while listing) means nothing of that type exists.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from stockade.policies.facts.azure import canonical_type
+from stockade.scanner.result import CoverageGap
+
+AuthMode = Literal["cli", "workload-identity", "default"]
+ARM_SCOPE = "https://management.azure.com/.default"
+RETRY_TOTAL = 5
+#: the one actionable message when no credential works
+AUTH_HELP = {
+    "cli": "run `az login` (and `az account set --subscription SUB`), then retry",
+    "workload-identity": (
+        'run in a pod labelled azure.workload.identity/use: "true" whose ServiceAccount is annotated '
+        "with azure.workload.identity/client-id (AZURE_CLIENT_ID, AZURE_TENANT_ID and "
+        "AZURE_FEDERATED_TOKEN_FILE are then set)"
+    ),
+    "default": (
+        'run `az login`, or run in a pod labelled azure.workload.identity/use: "true" whose ServiceAccount '
+        "is annotated with azure.workload.identity/client-id, or set AZURE_CLIENT_ID/AZURE_TENANT_ID"
+    ),
+}
+HTTP_NOT_FOUND, HTTP_FORBIDDEN = 404, 403
+
+
+class AzureAuthError(Exception):
+    """No usable Azure credential; the message says what to do."""
+
+
+def make_credential(auth: AuthMode) -> Any:
+    """The azure-identity credential for ``--auth``; construction errors become :class:`AzureAuthError`."""
+    from azure import identity
+
+    try:
+        if auth == "cli":
+            return identity.AzureCliCredential()
+        if auth == "workload-identity":
+            return identity.WorkloadIdentityCredential()
+        return identity.DefaultAzureCredential(exclude_interactive_browser_credential=True)
+    except (ValueError, identity.CredentialUnavailableError) as exc:
+        raise AzureAuthError(_auth_message(auth, exc)) from None
+
+
+def check_credential(credential: Any, auth: AuthMode) -> None:
+    """Ask for an ARM token once, so that a missing credential fails before any listing."""
+    from azure.core.exceptions import ClientAuthenticationError
+
+    try:
+        credential.get_token(ARM_SCOPE)
+    except (ClientAuthenticationError, ValueError, OSError) as exc:
+        raise AzureAuthError(_auth_message(auth, exc)) from None
+
+
+def _auth_message(auth: AuthMode, exc: BaseException) -> str:
+    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+    return f"no Azure credential (--auth {auth}): {first}. To fix: {AUTH_HELP[auth]}"
+
+
+@dataclass(slots=True)
+class SubscriptionSnapshot:
+    """What was listed of one subscription: ARM objects, gaps, and the number of list calls."""
+
+    subscription: str
+    resources: list[dict[str, Any]] = field(default_factory=list)
+    gaps: list[CoverageGap] = field(default_factory=list)
+    lists: int = 0
+
+
+class AzureReader:
+    """Lists one subscription's resources through the Azure management SDK clients."""
+
+    def __init__(self, subscription: str, credential: Any, **client_options: Any) -> None:
+        from azure.mgmt.containerservice import ContainerServiceClient
+        from azure.mgmt.network import NetworkManagementClient
+        from azure.mgmt.privatedns import PrivateDnsManagementClient
+        from azure.mgmt.storage import StorageManagementClient
+
+        options = {"retry_total": RETRY_TOTAL, **client_options}
+        self.subscription = subscription
+        self.storage = StorageManagementClient(credential, subscription, **options)
+        self.network = NetworkManagementClient(credential, subscription, **options)
+        self.dns = PrivateDnsManagementClient(credential, subscription, **options)
+        self.aks = ContainerServiceClient(credential, subscription, **options)
+
+    def close(self) -> None:
+        for client in (self.storage, self.network, self.dns, self.aks):
+            client.close()
+
+    def __enter__(self) -> AzureReader:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    def snapshot(self) -> SubscriptionSnapshot:
+        snap = SubscriptionSnapshot(self.subscription)
+        net = self.network
+        listings: list[tuple[str, Callable[[], Iterable[Any]]]] = [
+            ("Microsoft.Storage/storageAccounts", self.storage.storage_accounts.list),
+            ("Microsoft.ContainerService/managedClusters", self.aks.managed_clusters.list),
+            ("Microsoft.Network/privateEndpoints", net.private_endpoints.list_by_subscription),
+            ("Microsoft.Network/virtualNetworks", net.virtual_networks.list_all),
+            ("Microsoft.Network/routeTables", net.route_tables.list_all),
+            ("Microsoft.Network/azureFirewalls", net.azure_firewalls.list_all),
+            ("Microsoft.Network/firewallPolicies", net.firewall_policies.list_all),
+            ("Microsoft.Network/privateDnsZones", self.dns.private_zones.list),
+        ]
+        for kind, call in listings:
+            snap.resources.extend(self._list(snap, kind, call))
+        for obj in list(snap.resources):
+            rg, name = _resource_group(str(obj.get("id") or "")), str(obj.get("name") or "")
+            if obj["type"] == "Microsoft.Network/privateDnsZones" and rg:
+                snap.resources.extend(
+                    self._list(
+                        snap,
+                        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+                        functools.partial(self.dns.virtual_network_links.list, rg, name),
+                    )
+                )
+            elif obj["type"] == "Microsoft.Network/firewallPolicies" and rg:
+                snap.resources.extend(
+                    self._list(
+                        snap,
+                        "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
+                        functools.partial(net.firewall_policy_rule_collection_groups.list, rg, name),
+                    )
+                )
+        return snap
+
+    def _list(
+        self, snap: SubscriptionSnapshot, kind: str, call: Callable[[], Iterable[Any]]
+    ) -> list[dict[str, Any]]:
+        from azure.core.exceptions import HttpResponseError
+
+        snap.lists += 1
+        out: list[dict[str, Any]] = []
+        try:
+            for model in call():
+                obj = model.as_dict() if hasattr(model, "as_dict") else dict(model)
+                obj["type"] = canonical_type(str(obj.get("type") or kind))
+                out.append(obj)
+        except HttpResponseError as exc:
+            status = exc.status_code
+            if status == HTTP_NOT_FOUND:
+                return []  # provider not registered / parent gone: nothing of this type
+            what = "forbidden" if status == HTTP_FORBIDDEN else "could not be listed"
+            reason = (str(exc.message or exc.reason or "").splitlines() or [""])[0][:200]
+            snap.gaps.append(
+                CoverageGap(f"azure/{self.subscription}/{kind}", f"{kind} {what}: {status} {reason}")
+            )
+            return []
+        return out
+
+
+def _resource_group(resource_id: str) -> str:
+    parts = resource_id.split("/")
+    lowered = [p.lower() for p in parts]
+    if "resourcegroups" in lowered:
+        i = lowered.index("resourcegroups")
+        return parts[i + 1] if i + 1 < len(parts) else ""
+    return ""

@@ -1,0 +1,730 @@
+"""Azure infrastructure as code as a source: ARM templates, Resource Graph exports, terraform plans.
+
+`stockade scan` applies the same ``STK-AZ-*`` rules to these files that `stockade audit
+--azure-subscription` applies to a live subscription, so every resource is turned into the one shape
+the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``, ``properties``).
+
+- **ARM templates** (``$schema`` …deploymentTemplate.json): top-level and nested child resources.
+  Template expressions that can be decided from the file alone are evaluated (``parameters()`` with
+  their default values, ``variables()``, ``concat()``, ``format()``, ``resourceId()``); others stay
+  as the expression text, which no rule mistakes for a compliant value.
+- **Resource Graph exports / ARM list responses**: a JSON array of resources, or ``{"data": [...]}``
+  (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
+- **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
+  the azurerm resources stockade knows are translated to their ARM properties (storage accounts,
+  AKS clusters and node pools, private endpoints, private DNS zones and VNet links, VNets, subnets
+  and their route table associations, route tables and routes, firewalls, firewall policies and
+  their rule collection groups, classic application rule collections). Ids that are only known
+  after apply are taken from the plan's configuration references (``azurerm_subnet.aks.id``); a
+  next hop that is a firewall's private IP is recognised through its reference.
+
+Findings point at the file and the line of the offending field: an ARM resource's own path, or, in
+a plan, the attribute the ARM property came from.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from stockade.policies.facts.azure import (
+    AGENT_POOL,
+    DNS_LINK,
+    DNS_ZONE,
+    FIREWALL,
+    FIREWALL_POLICY,
+    MANAGED_CLUSTER,
+    PRIVATE_ENDPOINT,
+    ROUTE_TABLE,
+    RULE_COLLECTION_GROUP,
+    STORAGE_ACCOUNT,
+    SUBNET,
+    VNET,
+    canonical_type,
+)
+from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
+from stockade.policies.yamlpos import LazyFile
+
+_ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
+#: the types rules judge: an export of them without properties is an input error
+_JUDGED = frozenset({STORAGE_ACCOUNT, MANAGED_CLUSTER, AGENT_POOL})
+
+
+def arm_id(kind: str, name: str) -> str:
+    """The id a resource of this type and name has, without subscription and resource group."""
+    namespace, *types = kind.split("/")
+    names = name.split("/")
+    parts = [f"/providers/{namespace}"]
+    for t, n in zip(types, names, strict=False):
+        parts += [t, n]
+    return "/".join(parts)
+
+
+def detect(value: Any) -> str | None:
+    """ "template", "export", "plan" or None (not Azure IaC: read as Kubernetes manifests)."""
+    if isinstance(value, Mapping):
+        if _ARM_SCHEMA.search(str(value.get("$schema") or "")) and "resources" in value:
+            return "template"
+        if "format_version" in value and ("planned_values" in value or "resource_changes" in value):
+            return "plan"
+        items = value.get("data") if "data" in value else value.get("value")
+        if isinstance(items, list) and items and all(_is_arm(i) for i in items):
+            return "export"
+        return None
+    if isinstance(value, list) and value and all(_is_arm(i) for i in value):
+        return "export"
+    return None
+
+
+def _is_arm(item: Any) -> bool:
+    return (
+        isinstance(item, Mapping)
+        and isinstance(item.get("id"), str)
+        and arm_type({"type": item.get("type")}) is not None
+    )
+
+
+def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError] | None:
+    """The Azure resources of one parsed JSON file, or None when it is not Azure IaC."""
+    shape = detect(value)
+    if shape == "template":
+        return _template(value, name, lazy)
+    if shape == "export":
+        return _export(value, name, lazy)
+    if shape == "plan":
+        return _plan(value, name, lazy)
+    return None
+
+
+def _origin(
+    name: str, lazy: LazyFile, prefix: JSONPath, rid: str, locator: LineLocator | None = None
+) -> Origin:
+    base = lazy.locator(0)
+    return Origin(
+        file=name,
+        document=0,
+        line=base.line_of(prefix),
+        prefix=prefix,
+        azure_id=rid,
+        locator=locator or base,
+    )
+
+
+# --- Resource Graph exports ------------------------------------------------------------------------
+
+
+def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError]:
+    base: JSONPath = ()
+    if isinstance(value, list):
+        items = value
+    else:
+        key = "data" if "data" in value else "value"
+        items, base = value[key], (key,)
+    for i, item in enumerate(items):
+        obj = dict(item)
+        obj["type"] = canonical_type(str(obj["type"]))
+        if obj["type"] in _JUDGED and not isinstance(obj.get("properties"), Mapping):
+            # `az resource list` exports no properties: judging such an account would report every
+            # setting as unsafe, and passing it would be worse
+            line = lazy.locator(0).line_of((*base, i))
+            yield InputError(
+                name,
+                f"{obj['id']}: no properties (export with `az graph query`, not `az resource list`)",
+                line,
+            )
+            continue
+        yield Resource(obj, _origin(name, lazy, (*base, i), str(obj["id"])))
+
+
+# --- ARM templates ---------------------------------------------------------------------------------
+
+
+class _Expressions:
+    """The part of the ARM template language a file alone decides."""
+
+    _CALL = re.compile(r"\s*([A-Za-z]+)\s*\(")
+
+    def __init__(self, template: Mapping[str, Any]) -> None:
+        self.parameters = {
+            k: v.get("defaultValue")
+            for k, v in (template.get("parameters") or {}).items()
+            if isinstance(v, Mapping)
+        }
+        self.variables = dict(template.get("variables") or {})
+
+    def resolve(self, value: Any) -> Any:
+        if (
+            isinstance(value, str)
+            and value.startswith("[")
+            and value.endswith("]")
+            and not value.startswith("[[")
+        ):
+            try:
+                result, rest = self._expr(value[1:-1])
+            except (ValueError, IndexError, KeyError, TypeError):
+                return value
+            return result if not rest.strip() else value
+        if isinstance(value, Mapping):
+            return {k: self.resolve(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+    def _expr(self, text: str) -> tuple[Any, str]:
+        text = text.lstrip()
+        if text.startswith("'"):
+            end = text.index("'", 1)
+            while text[end + 1 : end + 2] == "'":  # '' escapes a quote
+                end = text.index("'", end + 2)
+            return text[1:end].replace("''", "'"), text[end + 1 :]
+        literal = re.match(r"(-?\d+|true|false)\b", text)
+        if literal:
+            word = literal.group(1)
+            return (
+                {"true": True, "false": False}.get(
+                    word, word if not word.lstrip("-").isdigit() else int(word)
+                ),
+                text[literal.end() :],
+            )
+        call = self._CALL.match(text)
+        if call is None:
+            raise ValueError(text)
+        fn, rest = call.group(1).lower(), text[call.end() :]
+        args: list[Any] = []
+        while True:
+            rest = rest.lstrip()
+            if rest.startswith(")"):
+                rest = rest[1:]
+                break
+            arg, rest = self._expr(rest)
+            args.append(arg)
+            rest = rest.lstrip()
+            if rest.startswith(","):
+                rest = rest[1:]
+        if rest.startswith((".", "[")):
+            # reference(...).x is decided at deployment only: keep it, with its target resolved, so
+            # that analyzers can still tell which resource it names
+            if fn == "reference" and len(args) == 1:
+                return f"[reference('{args[0]}'){rest}]", ""
+            raise ValueError("property access")
+        return self._call(fn, args), rest
+
+    def _call(self, fn: str, args: list[Any]) -> Any:
+        if fn == "parameters":
+            value = self.parameters[args[0]]
+            if value is None:
+                raise KeyError(args[0])
+            return self.resolve(value)
+        if fn == "variables":
+            return self.resolve(self.variables[args[0]])
+        if fn == "concat":
+            return "".join(str(a) for a in args)
+        if fn == "format":
+            return re.sub(r"\{(\d+)\}", lambda m: str(args[1 + int(m.group(1))]), str(args[0]))
+        if fn == "resourceid":
+            strs = [str(a) for a in args]
+            kinds = [i for i, a in enumerate(strs) if arm_type({"type": a}) is not None]
+            if not kinds:
+                raise ValueError("resourceId without a type")
+            at = kinds[-1]
+            return arm_id(canonical_type(strs[at]), "/".join(strs[at + 1 :]))
+        if fn in ("tolower", "toupper"):
+            return str(args[0]).lower() if fn == "tolower" else str(args[0]).upper()
+        raise ValueError(f"unsupported function {fn}")
+
+
+def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resource]:
+    expr = _Expressions(value)
+    resources = value.get("resources")
+    entries: list[tuple[JSONPath, Any]] = (
+        [(("resources", k), r) for k, r in resources.items()]
+        if isinstance(resources, Mapping)
+        else [(("resources", i), r) for i, r in enumerate(resources or [])]
+    )
+    for path, raw in entries:
+        if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
+            continue
+        obj = _template_resource(raw, expr, parent=None)
+        if obj is None:
+            continue
+        yield Resource(obj, _origin(name, lazy, path, obj["id"]))
+        for j, child in enumerate(raw.get("resources") or []):
+            if isinstance(child, Mapping) and isinstance(child.get("type"), str):
+                sub = _template_resource(child, expr, parent=obj)
+                if sub is not None:
+                    yield Resource(sub, _origin(name, lazy, (*path, "resources", j), sub["id"]))
+
+
+def _template_resource(
+    raw: Mapping[str, Any], expr: _Expressions, parent: Mapping[str, Any] | None
+) -> dict[str, Any] | None:
+    kind = str(raw["type"])
+    rname = str(expr.resolve(raw.get("name")) or "")
+    if parent is not None and "/" not in kind and "." not in kind:
+        kind = f"{parent['type']}/{kind}"  # a nested child: type and name relative to the parent
+        rname = f"{parent['name']}/{rname}"
+    kind = canonical_type(kind)
+    if arm_type({"type": kind}) is None:
+        return None
+    obj = {k: expr.resolve(v) for k, v in raw.items() if k not in ("resources", "dependsOn", "copy")}
+    obj["type"], obj["name"] = kind, rname
+    obj["id"] = arm_id(kind, rname)
+    if kind == VNET:
+        _name_subnets(obj)
+    return obj
+
+
+def _name_subnets(vnet: dict[str, Any]) -> None:
+    """Give a VNet's embedded subnets the ids AKS node pools refer to them by."""
+    props = vnet.get("properties")
+    if not isinstance(props, Mapping):
+        return
+    subnets = []
+    for subnet in props.get("subnets") or []:
+        if isinstance(subnet, Mapping) and "id" not in subnet:
+            subnet = {**subnet, "id": f"{vnet['id']}/subnets/{subnet.get('name')}"}
+        subnets.append(subnet)
+    vnet["properties"] = {**props, "subnets": subnets}
+
+
+# --- terraform plans -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _TfLocator(LineLocator):
+    """ARM property paths mapped back to the terraform attributes they came from."""
+
+    base: LineLocator
+    prefix: JSONPath  # the resource in the plan file
+    paths: dict[JSONPath, JSONPath]  # ARM path -> path inside the resource's `values`
+
+    def line_of(self, path: JSONPath) -> int | None:
+        path = tuple(path)[len(self.prefix) :]  # Origin.line_of prepends the resource's own path
+        for n in range(len(path), 0, -1):
+            tf = self.paths.get(path[:n])
+            if tf is not None:
+                return self.base.line_of((*self.prefix, "values", *tf))
+        # an ARM object that several attributes fill (networkAcls): the block of the first of them
+        for arm_path, tf in self.paths.items():
+            if arm_path[: len(path)] == path and path:
+                return self.base.line_of((*self.prefix, "values", *(tf[:-1] if len(tf) > 1 else tf)))
+        return self.base.line_of(self.prefix)
+
+
+class _Arm:
+    """An ARM object under construction, remembering where each property came from."""
+
+    def __init__(self, kind: str, name: str, rid: str | None) -> None:
+        self.obj: dict[str, Any] = {
+            "type": kind,
+            "name": name,
+            "id": rid or arm_id(kind, name),
+            "properties": {},
+        }
+        self.paths: dict[JSONPath, JSONPath] = {}
+
+    def set(self, arm_path: JSONPath, value: Any, tf_path: JSONPath) -> None:
+        self.paths[arm_path] = tf_path  # a null attribute is still where the finding points
+        if value is None:
+            return
+        node: Any = self.obj
+        for key in arm_path[:-1]:
+            node = node[int(key)] if isinstance(node, list) else node.setdefault(key, {})
+        node[arm_path[-1]] = value
+
+
+def _first(values: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    block = values.get(key)
+    return block[0] if isinstance(block, list) and block and isinstance(block[0], Mapping) else {}
+
+
+def _either(values: Mapping[str, Any], *keys: str) -> tuple[Any, str]:
+    for key in keys:
+        if values.get(key) is not None:
+            return values[key], key
+    return None, keys[0]
+
+
+def _storage(v: Mapping[str, Any], ids: _Ids) -> _Arm:
+    a = _Arm(STORAGE_ACCOUNT, str(v.get("name") or ""), v.get("id"))
+    p = ("properties",)
+    if v.get("account_kind") is not None:
+        a.obj["kind"] = v["account_kind"]
+    pna = v.get("public_network_access_enabled")
+    if isinstance(pna, bool):
+        a.set(
+            (*p, "publicNetworkAccess"), "Enabled" if pna else "Disabled", ("public_network_access_enabled",)
+        )
+    rules = _first(v, "network_rules")
+    if rules:
+        a.set(
+            (*p, "networkAcls", "defaultAction"),
+            rules.get("default_action"),
+            ("network_rules", 0, "default_action"),
+        )
+        a.set(
+            (*p, "networkAcls", "ipRules"),
+            [{"value": r} for r in rules.get("ip_rules") or []],
+            ("network_rules", 0, "ip_rules"),
+        )
+        a.set(
+            (*p, "networkAcls", "virtualNetworkRules"),
+            [{"id": r} for r in rules.get("virtual_network_subnet_ids") or []],
+            ("network_rules", 0, "virtual_network_subnet_ids"),
+        )
+    for arm_key, tf_key in (
+        ("allowBlobPublicAccess", "allow_nested_items_to_be_public"),
+        ("allowSharedKeyAccess", "shared_access_key_enabled"),
+        ("minimumTlsVersion", "min_tls_version"),
+        ("isHnsEnabled", "is_hns_enabled"),
+    ):
+        a.set((*p, arm_key), v.get(tf_key), (tf_key,))
+    return a
+
+
+def _pool(
+    a: _Arm, base: JSONPath, tf_base: JSONPath, pool: Mapping[str, Any], ids: _Ids, address: str, attr: str
+) -> None:
+    a.set((*base, "name"), pool.get("name"), (*tf_base, "name"))
+    a.set((*base, "vmSize"), pool.get("vm_size"), (*tf_base, "vm_size"))
+    public, key = _either(pool, "node_public_ip_enabled", "enable_node_public_ip")
+    a.set((*base, "enableNodePublicIP"), public, (*tf_base, key))
+    a.set(
+        (*base, "vnetSubnetID"),
+        pool.get("vnet_subnet_id") or ids.ref(address, attr),
+        (*tf_base, "vnet_subnet_id"),
+    )
+
+
+def _cluster(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(MANAGED_CLUSTER, str(v.get("name") or ""), v.get("id"))
+    p = ("properties",)
+    a.set(
+        (*p, "apiServerAccessProfile", "enablePrivateCluster"),
+        v.get("private_cluster_enabled"),
+        ("private_cluster_enabled",),
+    )
+    ranges = _first(v, "api_server_access_profile").get("authorized_ip_ranges")
+    if ranges is not None:
+        a.set(
+            (*p, "apiServerAccessProfile", "authorizedIPRanges"),
+            ranges,
+            ("api_server_access_profile", 0, "authorized_ip_ranges"),
+        )
+    elif v.get("api_server_authorized_ip_ranges") is not None:
+        a.set(
+            (*p, "apiServerAccessProfile", "authorizedIPRanges"),
+            v["api_server_authorized_ip_ranges"],
+            ("api_server_authorized_ip_ranges",),
+        )
+    a.set((*p, "disableLocalAccounts"), v.get("local_account_disabled"), ("local_account_disabled",))
+    a.set(
+        (*p, "enableRBAC"), v.get("role_based_access_control_enabled"), ("role_based_access_control_enabled",)
+    )
+    aad = _first(v, "azure_active_directory_role_based_access_control")
+    if aad:
+        a.set((*p, "aadProfile", "managed"), True, ("azure_active_directory_role_based_access_control", 0))
+        a.set(
+            (*p, "aadProfile", "enableAzureRBAC"),
+            aad.get("azure_rbac_enabled"),
+            ("azure_active_directory_role_based_access_control", 0, "azure_rbac_enabled"),
+        )
+    a.set((*p, "oidcIssuerProfile", "enabled"), v.get("oidc_issuer_enabled"), ("oidc_issuer_enabled",))
+    a.set(
+        (*p, "securityProfile", "workloadIdentity", "enabled"),
+        v.get("workload_identity_enabled"),
+        ("workload_identity_enabled",),
+    )
+    net = _first(v, "network_profile")
+    a.set(
+        (*p, "networkProfile", "networkPolicy"),
+        net.get("network_policy"),
+        ("network_profile", 0, "network_policy"),
+    )
+    a.set(
+        (*p, "networkProfile", "outboundType"),
+        net.get("outbound_type"),
+        ("network_profile", 0, "outbound_type"),
+    )
+    pool = _first(v, "default_node_pool")
+    if pool:
+        a.obj["properties"]["agentPoolProfiles"] = [{}]
+        a.paths[(*p, "agentPoolProfiles")] = ("default_node_pool",)
+        _pool(
+            a,
+            (*p, "agentPoolProfiles", 0),
+            ("default_node_pool", 0),
+            pool,
+            ids,
+            address,
+            "default_node_pool[0].vnet_subnet_id",
+        )
+    return a
+
+
+def _node_pool(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    cluster = ids.name_of(
+        ids.ref(address, "kubernetes_cluster_id") or str(v.get("kubernetes_cluster_id") or "")
+    )
+    a = _Arm(AGENT_POOL, f"{cluster}/{v.get('name') or ''}", v.get("id"))
+    _pool(a, ("properties",), (), v, ids, address, "vnet_subnet_id")
+    return a
+
+
+def _endpoint(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(PRIVATE_ENDPOINT, str(v.get("name") or ""), v.get("id"))
+    auto: list[dict[str, Any]] = []
+    manual: list[dict[str, Any]] = []
+    for i, conn in enumerate(v.get("private_service_connection") or []):
+        target = conn.get("private_connection_resource_id") or ids.ref(
+            address, f"private_service_connection[{i}].private_connection_resource_id"
+        )
+        entry = {
+            "properties": {
+                "privateLinkServiceId": target,
+                "groupIds": list(conn.get("subresource_names") or []),
+            }
+        }
+        (manual if conn.get("is_manual_connection") else auto).append(entry)
+    a.set(("properties", "privateLinkServiceConnections"), auto, ("private_service_connection",))
+    a.set(("properties", "manualPrivateLinkServiceConnections"), manual, ("private_service_connection",))
+    return a
+
+
+def _dns_zone(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(DNS_ZONE, str(v.get("name") or ""), v.get("id"))
+
+
+def _dns_link(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    zone = str(v.get("private_dns_zone_name") or "")
+    a = _Arm(DNS_LINK, f"{zone}/{v.get('name') or ''}", None)
+    vnet = v.get("virtual_network_id") or ids.ref(address, "virtual_network_id")
+    a.set(("properties", "virtualNetwork", "id"), vnet, ("virtual_network_id",))
+    return a
+
+
+def _subnet(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(SUBNET, f"{v.get('virtual_network_name') or ''}/{v.get('name') or ''}", v.get("id"))
+
+
+def _vnet(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(VNET, str(v.get("name") or ""), v.get("id"))
+
+
+def _route(name: Any, v: Mapping[str, Any], ids: _Ids, address: str, attr: str) -> dict[str, Any]:
+    hop = v.get("next_hop_in_ip_address") or ids.reference_text(address, attr)
+    props = {
+        "addressPrefix": v.get("address_prefix"),
+        "nextHopType": v.get("next_hop_type"),
+        "nextHopIpAddress": hop,
+    }
+    return {"name": name, "properties": props}
+
+
+def _route_table(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(ROUTE_TABLE, str(v.get("name") or ""), v.get("id"))
+    routes = [
+        _route(r.get("name"), r, ids, address, f"route[{i}].next_hop_in_ip_address")
+        for i, r in enumerate(v.get("route") or [])
+        if isinstance(r, Mapping)
+    ]
+    a.set(("properties", "routes"), routes, ("route",))
+    return a
+
+
+def _firewall(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _Arm(FIREWALL, str(v.get("name") or ""), v.get("id"))
+    ip = _first(v, "ip_configuration").get("private_ip_address")
+    a.set(
+        ("properties", "ipConfigurations"), [{"properties": {"privateIPAddress": ip}}], ("ip_configuration",)
+    )
+    policy = v.get("firewall_policy_id") or ids.ref(address, "firewall_policy_id")
+    a.set(("properties", "firewallPolicy", "id"), policy, ("firewall_policy_id",))
+    return a
+
+
+def _firewall_policy(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(FIREWALL_POLICY, str(v.get("name") or ""), v.get("id"))
+
+
+def _rule_collection_group(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    policy = str(v.get("firewall_policy_id") or ids.ref(address, "firewall_policy_id") or "")
+    policy_name = ids.name_of(policy)
+    a = _Arm(RULE_COLLECTION_GROUP, f"{policy_name}/{v.get('name') or ''}", None)
+    a.obj["id"] = f"{policy}/ruleCollectionGroups/{v.get('name') or ''}"
+    collections = [
+        {
+            "name": c.get("name"),
+            "action": {"type": c.get("action")},
+            "rules": [
+                {
+                    "name": r.get("name"),
+                    "ruleType": "ApplicationRule",
+                    "targetFqdns": list(r.get("destination_fqdns") or []),
+                }
+                for r in c.get("rule") or []
+                if isinstance(r, Mapping)
+            ],
+        }
+        for c in v.get("application_rule_collection") or []
+        if isinstance(c, Mapping)
+    ]
+    a.set(("properties", "ruleCollections"), collections, ("application_rule_collection",))
+    return a
+
+
+_Builder = Callable[[Mapping[str, Any], "_Ids", str], _Arm]
+_TF: dict[str, _Builder] = {
+    "azurerm_storage_account": lambda v, ids, _: _storage(v, ids),
+    "azurerm_kubernetes_cluster": _cluster,
+    "azurerm_kubernetes_cluster_node_pool": _node_pool,
+    "azurerm_private_endpoint": _endpoint,
+    "azurerm_private_dns_zone": _dns_zone,
+    "azurerm_private_dns_zone_virtual_network_link": _dns_link,
+    "azurerm_subnet": _subnet,
+    "azurerm_virtual_network": _vnet,
+    "azurerm_route_table": _route_table,
+    "azurerm_firewall": _firewall,
+    "azurerm_firewall_policy": _firewall_policy,
+    "azurerm_firewall_policy_rule_collection_group": _rule_collection_group,
+}
+#: resources other resources refer to by id (their ids do not depend on references themselves)
+_ID_BUILDERS: dict[str, _Builder] = {
+    k: _TF[k]
+    for k in (
+        "azurerm_storage_account",
+        "azurerm_kubernetes_cluster",
+        "azurerm_subnet",
+        "azurerm_virtual_network",
+        "azurerm_route_table",
+        "azurerm_firewall",
+        "azurerm_firewall_policy",
+    )
+}
+
+
+class _Ids:
+    """Ids known only after apply, from the plan's configuration references (``azurerm_subnet.aks.id``).
+
+    References are keyed by (resource address, attribute path) with list indexes in brackets:
+    ``("azurerm_private_endpoint.blob", "private_service_connection[0].private_connection_resource_id")``.
+    """
+
+    def __init__(self, plan: Mapping[str, Any], resources: list[tuple[JSONPath, Mapping[str, Any]]]) -> None:
+        self.by_address: dict[str, str] = {}
+        self.references: dict[tuple[str, str], list[str]] = {}
+        config = (plan.get("configuration") or {}).get("root_module") or {}
+        for res in config.get("resources") or []:
+            if isinstance(res, Mapping):
+                self._walk(str(res.get("address")), res.get("expressions") or {}, "")
+        for _, res in resources:
+            build = _ID_BUILDERS.get(str(res.get("type")))
+            if build is not None:
+                values = res.get("values") or {}
+                self.by_address[str(res.get("address"))] = str(build(values, self, "").obj["id"])
+
+    def _walk(self, address: str, node: Any, prefix: str) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                self._walk(address, item, f"{prefix}[{i}]")
+        elif isinstance(node, Mapping):
+            refs = node.get("references")
+            if isinstance(refs, list):
+                self.references[(address, prefix)] = [str(r) for r in refs]
+                return
+            for key, sub in node.items():
+                self._walk(address, sub, f"{prefix}.{key}" if prefix else str(key))
+
+    def ref(self, address: str, attr: str) -> str | None:
+        """The id of the resource an attribute refers to, when the plan does not know it yet."""
+        for ref in self.references.get((address, attr), []):
+            target = ref.removesuffix(".id")
+            if target in self.by_address:
+                return self.by_address[target]
+        return None
+
+    def reference_text(self, address: str, attr: str) -> str | None:
+        """A next hop known only after apply (a firewall's private IP), as the reference it is.
+
+        Written like the ARM template expression ``[reference('<firewall id>')…]`` so that the
+        analyzer recognises the firewall it names, as it does in templates.
+        """
+        for ref in self.references.get((address, attr), []):
+            head = ref.split(".ip_configuration", 1)[0]
+            if head.startswith("azurerm_firewall.") and head in self.by_address:
+                return (
+                    f"[reference('{self.by_address[head]}').ipConfigurations[0].properties.privateIPAddress]"
+                )
+        return None
+
+    def name_of(self, rid: str) -> str:
+        return rid.rstrip("/").rsplit("/", 1)[-1] if rid else ""
+
+
+def _plan_resources(
+    module: Mapping[str, Any], path: JSONPath
+) -> Iterator[tuple[JSONPath, Mapping[str, Any]]]:
+    for i, res in enumerate(module.get("resources") or []):
+        if isinstance(res, Mapping) and res.get("mode", "managed") == "managed":
+            yield (*path, "resources", i), res
+    for j, child in enumerate(module.get("child_modules") or []):
+        if isinstance(child, Mapping):
+            yield from _plan_resources(child, (*path, "child_modules", j))
+
+
+def _plan(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resource]:
+    root = (value.get("planned_values") or {}).get("root_module") or {}
+    resources = list(_plan_resources(root, ("planned_values", "root_module")))
+    ids = _Ids(value, resources)
+    base = lazy.locator(0)
+    built: list[tuple[JSONPath, _Arm]] = []
+    for path, res in resources:
+        build = _TF.get(str(res.get("type")))
+        if build is None:
+            continue
+        arm = build(res.get("values") or {}, ids, str(res.get("address")))
+        arm.obj["tags"] = dict((res.get("values") or {}).get("tags") or {})
+        arm.obj["address"] = res.get("address")
+        built.append((path, arm))
+    _attach(resources, [arm.obj for _, arm in built], ids)
+    for path, arm in built:
+        locator = _TfLocator(base, path, arm.paths)
+        yield Resource(arm.obj, _origin(name, lazy, path, str(arm.obj["id"]), locator))
+
+
+def _attach(
+    resources: list[tuple[JSONPath, Mapping[str, Any]]], objs: list[dict[str, Any]], ids: _Ids
+) -> None:
+    """Resources that only add to another one: route table associations, separate routes, classic
+    firewall application rule collections."""
+    by_id = {str(o["id"]).lower(): o for o in objs}
+    by_type_name = {(o["type"], str(o["name"]).lower()): o for o in objs}
+    for _, res in resources:
+        v, address, kind = res.get("values") or {}, str(res.get("address")), res.get("type")
+        if kind == "azurerm_subnet_route_table_association":
+            subnet = by_id.get(str(v.get("subnet_id") or ids.ref(address, "subnet_id") or "").lower())
+            table = v.get("route_table_id") or ids.ref(address, "route_table_id")
+            if subnet is not None and table:
+                subnet.setdefault("properties", {})["routeTable"] = {"id": table}
+        elif kind == "azurerm_route":
+            table_obj = by_type_name.get((ROUTE_TABLE, str(v.get("route_table_name") or "").lower()))
+            if table_obj is not None:
+                route = _route(v.get("name"), v, ids, address, "next_hop_in_ip_address")
+                table_obj.setdefault("properties", {}).setdefault("routes", []).append(route)
+        elif kind == "azurerm_firewall_application_rule_collection":
+            fw = by_type_name.get((FIREWALL, str(v.get("azure_firewall_name") or "").lower()))
+            if fw is not None:
+                rules = [
+                    {"name": r.get("name"), "targetFqdns": list(r.get("target_fqdns") or [])}
+                    for r in v.get("rule") or []
+                    if isinstance(r, Mapping)
+                ]
+                collection = {
+                    "name": v.get("name"),
+                    "properties": {"action": {"type": v.get("action")}, "rules": rules},
+                }
+                fw.setdefault("properties", {}).setdefault("applicationRuleCollections", []).append(
+                    collection
+                )

@@ -1,0 +1,344 @@
+"""`stockade audit --azure-subscription`: the real Azure SDK clients against ARM-shaped fixtures.
+
+The management clients (storage, network, private DNS, container service) run unmodified; only
+their azure-core transport is replaced by :class:`FakeArm`, which serves the resources of
+examples/azure/resource-graph-export.json the way ARM does: ``{"value": [...], "nextLink": ...}``
+pages, a 429 with ``Retry-After`` before the first page of storage accounts, a 403 for firewalls,
+a 404 for route tables (provider not registered). The credential is a static test token. Nothing
+is sent anywhere: the transport never opens a socket.
+"""
+
+from __future__ import annotations
+
+import importlib
+import io
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import orjson
+import pytest
+import requests
+import yaml
+from azure.core.credentials import AccessToken
+from azure.core.exceptions import ClientAuthenticationError
+from azure.core.pipeline.transport import HttpTransport
+from azure.core.rest._requests_basic import RestRequestsTransportResponse
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+from stockade.policies.config import load_config
+from stockade.policies.evaluate import Evaluator
+from stockade.scanner import azure_audit
+from stockade.scanner.azure_audit import NOT_APPLICABLE, context_servers, run_azure_stage
+from stockade.scanner.result import ClusterStats, Result
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.azure import AzureAuthError, AzureReader, check_credential, make_credential
+from stockade.scanner.sources.files import FileSource
+
+ROOT = Path(__file__).resolve().parents[2]
+EXPORT = ROOT / "examples" / "azure" / "resource-graph-export.json"
+CONFIG = load_config(ROOT / "examples" / "stockade.yaml")
+SUB = "3f2a9c71-5d4e-4b8a-9e61-2c7d0f1a8b35"
+AKS_HOST = "aks-prod-eastus-7h2k9x.privatelink.eastus.azmk8s.io"
+PAGE = 1  # one resource per page: every list with more than one resource pages through nextLink
+
+
+class StaticCredential:
+    """A TokenCredential with a fixed token (never a real one)."""
+
+    def __init__(self) -> None:
+        self.scopes: list[tuple[str, ...]] = []
+
+    def get_token(self, *scopes: str, **_: Any) -> AccessToken:
+        self.scopes.append(scopes)
+        return AccessToken("test-token", 4_102_444_800)
+
+
+class FailingCredential:
+    def get_token(self, *scopes: str, **_: Any) -> AccessToken:
+        raise ClientAuthenticationError("AADSTS700016: application not found in the directory")
+
+
+class FakeArm(HttpTransport):
+    """ARM list endpoints over the export's resources, with paging, throttling and errors."""
+
+    def __init__(self, resources: list[dict[str, Any]], *, forbid_firewalls: bool = True) -> None:
+        self.resources = resources
+        self.requests: list[tuple[str, str]] = []
+        self.throttled: set[str] = set()
+        self.forbid_firewalls = forbid_firewalls
+
+    def __enter__(self) -> FakeArm:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def send(self, request: Any, **_: Any) -> Any:
+        self.requests.append((request.method, request.url))
+        url = urlsplit(request.url)
+        path = url.path.lower()
+        if request.method != "GET":
+            return _response(request, 405, {"error": {"code": "MethodNotAllowed"}})
+        if path.endswith("/microsoft.storage/storageaccounts") and path not in self.throttled:
+            self.throttled.add(path)
+            return _response(request, 429, {"error": {"code": "TooManyRequests"}}, {"Retry-After": "0"})
+        if path.endswith("/azurefirewalls") and self.forbid_firewalls:
+            return _response(request, 403, {"error": {"code": "AuthorizationFailed", "message": "no read"}})
+        if path.endswith("/routetables"):
+            return _response(request, 404, {"error": {"code": "SubscriptionNotFound"}})
+        if path.endswith("/virtualnetworklinks"):
+            zone = path.split("/privatednszones/")[1].split("/")[0]
+            items = [
+                r
+                for r in self.resources
+                if r["type"].endswith("virtualnetworklinks") and f"/{zone}/" in r["id"].lower()
+            ]
+        else:
+            kind = "/".join(path.split("/providers/")[-1].split("/")[:2])
+            items = [r for r in self.resources if r["type"].lower() == kind]
+        subscription = path.split("/subscriptions/")[1].split("/")[0]
+        items = [r for r in items if r["id"].lower().startswith(f"/subscriptions/{subscription}/")]
+        start = int(parse_qs(url.query).get("skip", ["0"])[0])
+        body: dict[str, Any] = {"value": items[start : start + PAGE]}
+        if start + PAGE < len(items):
+            body["nextLink"] = (
+                f"https://management.azure.com{url.path}?api-version=2024-01-01&skip={start + PAGE}"
+            )
+        return _response(request, 200, body)
+
+
+def _response(request: Any, status: int, body: Any, headers: dict[str, str] | None = None) -> Any:
+    raw = requests.Response()
+    raw.status_code = status
+    raw.reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many"}[
+        status
+    ]
+    raw.headers.update({"Content-Type": "application/json", **(headers or {})})
+    raw._content = json.dumps(body).encode()
+    raw._content_consumed = True
+    raw.raw = io.BytesIO(raw._content)
+    raw.url = request.url
+    return RestRequestsTransportResponse(request=request, internal_response=raw)
+
+
+def _resources() -> list[dict[str, Any]]:
+    data: list[dict[str, Any]] = orjson.loads(EXPORT.read_bytes())["data"]
+    return data
+
+
+def _kubeconfig(tmp_path: Path, servers: dict[str, str]) -> Path:
+    doc = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "clusters": [{"name": n, "cluster": {"server": s}} for n, s in servers.items()],
+        "users": [{"name": "u", "user": {"token": "x"}}],
+        "contexts": [{"name": n, "context": {"cluster": n, "user": "u"}} for n in servers],
+        "current-context": next(iter(servers)),
+    }
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+@pytest.fixture()
+def arm() -> FakeArm:
+    return FakeArm(_resources())
+
+
+def _stage(
+    arm: FakeArm, tmp_path: Path, credential: Any = None, subscriptions: tuple[str, ...] = (SUB,)
+) -> Result:
+    result = Result(tool_version="t")
+    result.clusters = [ClusterStats("aks-prod-eastus"), ClusterStats("gpu-bm-1")]
+    kubeconfig = _kubeconfig(
+        tmp_path, {"aks-prod-eastus": f"https://{AKS_HOST}:443", "gpu-bm-1": "https://10.40.0.10:6443"}
+    )
+    run_azure_stage(
+        result,
+        Evaluator.default(CONFIG),
+        list(subscriptions),
+        contexts=["aks-prod-eastus", "gpu-bm-1"],
+        kubeconfig=kubeconfig,
+        credential=credential or StaticCredential(),
+        transport=arm,
+        retry_backoff_factor=0.0,
+    )
+    return result
+
+
+def test_live_audit_decides_as_the_offline_scan_of_the_same_resources(arm: FakeArm, tmp_path: Path) -> None:
+    live = _stage(arm, tmp_path)
+    offline = run_scan(
+        FileSource([str(EXPORT)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert live.errors == []
+    assert {(f.rule.id, f.resource.kind, f.resource.name) for f in live.findings} == {
+        (f.rule.id, f.resource.kind, f.resource.name) for f in offline.findings
+    }
+    # the AKS cluster's findings carry the kubeconfig context whose API server is its private FQDN
+    (aks,) = [f for f in live.findings if f.resource.kind.endswith("managedClusters")]
+    assert aks.resource.cluster == "aks-prod-eastus"
+    assert {f.resource.cluster for f in live.findings if "storageAccounts" in f.resource.kind} == {None}
+
+
+def test_paging_throttling_and_list_errors(arm: FakeArm, tmp_path: Path) -> None:
+    result = _stage(arm, tmp_path)
+    urls = [u for _, u in arm.requests]
+    storage = [u for u in urls if "storageAccounts" in u]
+    assert len(storage) == 3  # 429, then page 1, then the nextLink page
+    assert any("skip=1" in u for u in storage)
+    assert [g.scope for g in result.gaps] == [f"azure/{SUB}/Microsoft.Network/azureFirewalls"]
+    assert "forbidden" in result.gaps[0].message and "403" in result.gaps[0].message
+    # a 404 (route tables: provider not registered) is absence, not a gap
+
+
+def test_only_list_operations_are_called(arm: FakeArm, tmp_path: Path) -> None:
+    _stage(arm, tmp_path)
+    assert {m for m, _ in arm.requests} == {"GET"}
+    lowered = " ".join(u.lower() for _, u in arm.requests)
+    for forbidden in ("listkeys", "regeneratekey", "listaccountsas", "listservicesas", "listclusteradmin"):
+        assert forbidden not in lowered
+
+
+def test_bare_metal_context_is_not_applicable(arm: FakeArm, tmp_path: Path) -> None:
+    result = _stage(arm, tmp_path)
+    extras = {c.name: c.extras.get("azure") for c in result.clusters}
+    assert extras == {"aks-prod-eastus": "audited", "gpu-bm-1": NOT_APPLICABLE}
+    assert not any(f.resource.cluster == "gpu-bm-1" for f in result.findings)
+
+
+def test_no_credential_skips_the_azure_checks_with_one_message(arm: FakeArm, tmp_path: Path) -> None:
+    result = _stage(arm, tmp_path, credential=FailingCredential())
+    assert arm.requests == []
+    (error,) = result.errors
+    assert "no Azure credential" in error.message and "az login" in error.message
+    assert [(g.scope, "skipped" in g.message) for g in result.gaps] == [(f"azure/{SUB}", True)]
+    assert result.findings == []
+
+
+def test_hub_subscription_facts_reach_the_spoke(tmp_path: Path) -> None:
+    """Private DNS zones in a hub subscription count for the spoke's storage accounts."""
+    hub = "9d0c5b1a-7e2f-4c3d-8a9b-0e1f2a3b4c5d"
+    resources = _resources()
+    for r in resources:
+        if "privatednszones" in r["type"]:
+            r["id"] = r["id"].replace(SUB, hub)
+    spoke_only = _stage(FakeArm(resources, forbid_firewalls=False), tmp_path)
+    assert spoke_only.gaps == []  # everything listed: a zone that was not found does not exist
+    missing = [f for f in spoke_only.findings if f.rule.id == "STK-AZ-006"]
+    assert {(f.resource.name, f.details["zone"]) for f in missing} == {
+        ("stmlprodeastus", "privatelink.blob.core.windows.net"),
+        ("stmlprodscratch", "privatelink.blob.core.windows.net"),
+    }
+    both = _stage(FakeArm(resources, forbid_firewalls=False), tmp_path, subscriptions=(SUB, hub))
+    assert [f for f in both.findings if f.rule.id == "STK-AZ-006"] == []
+
+
+def test_real_credentials_fail_with_an_actionable_message(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_FEDERATED_TOKEN_FILE"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(AzureAuthError, match=r"azure\.workload\.identity/client-id"):
+        check_credential(make_credential("workload-identity"), "workload-identity")
+    monkeypatch.setenv("PATH", str(Path(__file__).parent))  # no `az` on the PATH: nothing is run
+    with pytest.raises(AzureAuthError, match="az login"):
+        check_credential(make_credential("cli"), "cli")
+
+
+def test_context_servers_reads_the_kubeconfig(tmp_path: Path) -> None:
+    path = _kubeconfig(tmp_path, {"a": "https://A.example:443", "b": "http://127.0.0.1:8080"})
+    assert context_servers(path, ["a", "b", "c"]) == {"a": "a.example", "b": "127.0.0.1", "c": ""}
+
+
+# --- the command, with the bundled fleet ---------------------------------------------------------
+
+sys.path.insert(0, str(ROOT / "examples" / "fleet"))
+fake: ModuleType = importlib.import_module("apiserver")
+
+
+@pytest.fixture()
+def fleet(tmp_path: Path) -> Iterator[Path]:
+    served = [fake.ServedCluster(c) for c in fake.load_fleet(ROOT / "examples/fleet/fleet.yaml")]
+    for s in served:
+        s.__enter__()
+    urls = {s.cluster.name: s.url for s in served}
+    # the AKS context reaches its fake API server as "localhost", which the fixture cluster's FQDN names
+    urls["aks-prod-eastus"] = urls["aks-prod-eastus"].replace("127.0.0.1", "localhost")
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(fake.kubeconfig(urls)))
+    yield path
+    for s in served:
+        s.__exit__()
+
+
+def test_cli_reports_cluster_and_cloud_findings_together(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            r["properties"]["privateFQDN"] = "localhost"
+    arm = FakeArm(resources)
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    out = tmp_path / "audit.json"
+    args = [
+        "audit",
+        "--kubeconfig",
+        str(fleet),
+        "--all-contexts",
+        "--config",
+        str(ROOT / "examples/stockade.yaml"),
+    ]
+    result = CliRunner().invoke(
+        app, [*args, "--azure-subscription", SUB, "--auth", "workload-identity", "-f", "json", "-o", str(out)]
+    )
+    assert result.exit_code == 1, result.output
+    doc = orjson.loads(out.read_bytes())
+    aks = {f["rule"]["id"] for f in doc["findings"] if f["resource"]["cluster"] == "aks-prod-eastus"}
+    assert "STK-AZ-015" in aks and "STK-POD-003" in aks  # cloud and in-cluster, one cluster
+    assert not any(
+        f["rule"]["id"].startswith("STK-AZ")
+        for f in doc["findings"]
+        if f["resource"]["cluster"] == "gpu-bm-1"
+    )
+    assert f"gpu-bm-1: {NOT_APPLICABLE}" in result.output
+
+
+def test_cli_without_credential_exits_2(fleet: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_credential(auth: str) -> Any:
+        raise AzureAuthError(f"no Azure credential (--auth {auth}): x. To fix: run `az login`")
+
+    monkeypatch.setattr(azure_audit, "make_credential", no_credential)
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--kubeconfig",
+            str(fleet),
+            "--context",
+            "gpu-bm-1",
+            "--azure-subscription",
+            SUB,
+            "-f",
+            "json",
+        ],
+    )
+    assert result.exit_code == 2
+    assert "run `az login`" in result.output
+    assert f"gap: azure/{SUB}: Azure checks skipped" in result.output

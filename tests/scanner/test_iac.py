@@ -1,0 +1,215 @@
+"""`stockade scan` of Azure IaC: ARM templates, Resource Graph exports and terraform plans.
+
+The fixtures in examples/azure are scanned through the whole scan pipeline (the same one as for
+manifests); each finding must name the right rule, resource and line. Cross-resource facts (private
+endpoints, DNS zone links, the route to the firewall) are computed from the resources of the same
+file, ids known only after apply are followed through the plan's configuration references, and
+template expressions that the file decides are evaluated.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+import pytest
+
+from stockade.policies.config import load_config
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.model import Resource
+from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.files import FileSource, parse_text
+from stockade.scanner.sources.iac import detect
+
+ROOT = Path(__file__).resolve().parents[2]
+AZURE = ROOT / "examples" / "azure"
+CONFIG = load_config(ROOT / "examples" / "stockade.yaml")
+
+
+def _scan(*names: str, workers: int = 1) -> Result:
+    files = FileSource([str(AZURE / n) for n in names])
+    return run_scan(files, [], Evaluator.default(CONFIG), ScanOptions(CONFIG, workers=workers), version="t")
+
+
+def _verdicts(result: Result) -> set[tuple[str, str, int | None]]:
+    return {(f.rule.id, f.resource.name, f.line) for f in result.findings}
+
+
+def test_arm_template() -> None:
+    result = _scan("aks-storage-template.json")
+    assert result.errors == []
+    assert _verdicts(result) == {
+        # allowSharedKeyAccess is "[parameters('allowSharedKey')]", whose default is true
+        ("STK-AZ-003", "stmlprodeastus", 23),
+        # hierarchical namespace: dfs is in use, and has neither an endpoint nor a linked zone
+        ("STK-AZ-005", "stmlprodeastus", 20),
+        ("STK-AZ-006", "stmlprodeastus", 20),
+        # the route goes to the firewall named through a variable; one of its rules allows "*"
+        ("STK-AZ-015", "aks-prod-eastus", 142),
+        ("STK-AZ-016", "aks-prod-eastus", 156),
+    }
+    (wildcard,) = [f for f in result.findings if f.rule.id == "STK-AZ-015"]
+    assert wildcard.details == {"firewall": "fw-hub-eastus", "rule": "aks-egress/debug-anything"}
+    (gpu,) = [f for f in result.findings if f.rule.id == "STK-AZ-016"]
+    assert gpu.path == ("properties", "agentPoolProfiles", 1, "enableNodePublicIP")
+    assert gpu.file == str(AZURE / "aks-storage-template.json")
+    # blob has an approved endpoint (resourceId(...) resolved) and a zone linked to the AKS VNet
+    assert not any(f.details.get("subresource") == "blob" for f in result.findings)
+
+
+def test_resource_graph_export() -> None:
+    result = _scan("resource-graph-export.json")
+    assert _verdicts(result) == {
+        ("STK-AZ-001", "stmlprodscratch", 55),
+        ("STK-AZ-003", "stmlprodscratch", 57),  # allowSharedKeyAccess null counts as allowed
+        ("STK-AZ-005", "stmlprodscratch", 64),  # its only endpoint connection is Pending
+        ("STK-AZ-015", "aks-prod-eastus", 193),
+    }
+    (pending,) = [f for f in result.findings if f.rule.id == "STK-AZ-005"]
+    assert pending.details == {"subresource": "blob", "statuses": ["Pending"]}
+    assert {f.resource.kind for f in result.findings} == {
+        "Microsoft.Storage/storageAccounts",
+        "Microsoft.ContainerService/managedClusters",
+    }
+
+
+def test_terraform_plan_points_at_the_attribute() -> None:
+    result = _scan("ml-platform.tfplan.json")
+    lines = (AZURE / "ml-platform.tfplan.json").read_text().splitlines()
+
+    def line_of(rule: str, before: int = 0) -> str:
+        (f,) = [f for f in result.findings if f.rule.id == rule]
+        assert f.line is not None
+        return lines[f.line - 1 - before].strip()
+
+    assert {f.rule.id for f in result.findings} == {
+        "STK-AZ-001",
+        "STK-AZ-004",
+        "STK-AZ-010",
+        "STK-AZ-011",
+        "STK-AZ-013",
+        "STK-AZ-014",
+        "STK-AZ-015",
+        "STK-AZ-016",
+    }
+    assert line_of("STK-AZ-004").startswith('"min_tls_version"')
+    assert line_of("STK-AZ-001", before=1).startswith('"network_rules"')  # the network_rules block
+    assert line_of("STK-AZ-011").startswith('"local_account_disabled"')
+    assert '"network_policy": null' in line_of("STK-AZ-014")
+    assert line_of("STK-AZ-016").startswith('"node_public_ip_enabled"')
+    (pool,) = [f for f in result.findings if f.rule.id == "STK-AZ-016"]
+    # the node pool's cluster comes from the configuration reference (its id is unknown until apply)
+    assert pool.resource.name == "aks-ml-westus3/gpuh100"
+    # the endpoint's target is unknown until apply too: found through its reference, so blob is covered
+    assert "STK-AZ-005" not in {f.rule.id for f in result.findings}
+
+
+def test_parallel_scan_decides_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    import stockade.scanner.scan as scan_module
+
+    monkeypatch.setattr(scan_module, "PARALLEL_FILES", 1)
+    monkeypatch.setattr(scan_module, "PARALLEL_OBJECTS", 1)
+    names = ("aks-storage-template.json", "resource-graph-export.json", "ml-platform.tfplan.json")
+    serial = _scan(*names)
+    parallel = _scan(*names, workers=2)
+    assert {(f.rule.id, f.resource.name, f.file) for f in parallel.findings} == {
+        (f.rule.id, f.resource.name, f.file) for f in serial.findings
+    }
+
+
+def test_kubernetes_json_is_not_mistaken_for_azure() -> None:
+    secret = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/tls", "metadata": {"name": "s"}}
+    (item,) = list(parse_text(orjson.dumps(secret).decode(), "s.json", json_file=True))
+    assert isinstance(item, Resource) and item.kind == "Secret" and item.name == "s"
+    assert detect([secret]) is None
+    assert detect({"items": []}) is None
+
+
+def test_lower_case_types_are_made_canonical_and_tags_are_labels() -> None:
+    export = [
+        {
+            "id": "/subscriptions/s/x",
+            "type": "MICROSOFT.STORAGE/STORAGEACCOUNTS",
+            "name": "st",
+            "tags": {"a": "b"},
+            "properties": {},
+        }
+    ]
+    (item,) = list(parse_text(orjson.dumps(export).decode(), "e.json", json_file=True))
+    assert isinstance(item, Resource)
+    assert (item.kind, item.name, dict(item.labels), item.namespace) == (
+        "Microsoft.Storage/storageAccounts",
+        "st",
+        {"a": "b"},
+        None,
+    )
+    assert item.origin.azure_id == "/subscriptions/s/x"
+
+
+def test_terraform_plan_egress_through_the_firewall(tmp_path: Path) -> None:
+    """Route table association, a next hop known only after apply, and the firewall policy's rules."""
+    result = _scan("aks-egress.tfplan.json")
+    (finding,) = result.findings
+    assert finding.rule.id == "STK-AZ-015" and finding.resource.name == "aks-ml-westeu"
+    assert finding.details == {
+        "firewall": "fw-hub-westeu",
+        "rule": "fwpol-hub-westeu/aks-egress/allow-ml/pip-anything",
+    }
+
+    plan = orjson.loads((AZURE / "aks-egress.tfplan.json").read_bytes())
+    resources = plan["planned_values"]["root_module"]["resources"]
+    (group,) = [r for r in resources if r["type"] == "azurerm_firewall_policy_rule_collection_group"]
+    group["values"]["application_rule_collection"][0]["rule"].pop()  # drop the "*" rule
+    allowlist = tmp_path / "allowlist.json"
+    allowlist.write_bytes(orjson.dumps(plan))
+    assert _scan_path(allowlist).findings == []
+
+    (table,) = [r for r in resources if r["type"] == "azurerm_route_table"]
+    table["values"]["route"][0]["next_hop_in_ip_address"] = "10.30.255.4"  # an NVA, not the firewall
+    nva = tmp_path / "nva.json"
+    nva.write_bytes(orjson.dumps(plan))
+    (other,) = _scan_path(nva).findings
+    assert "not an Azure Firewall" in other.message
+
+
+def _scan_path(path: Path) -> Result:
+    return run_scan(FileSource([str(path)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+
+
+def test_exceptions_apply_to_azure_resources_by_kind_name_and_tags() -> None:
+    from stockade.policies.config import parse_config
+
+    config = parse_config(
+        """
+exceptions:
+  - name: scratch-account-migration
+    rules: [STK-AZ-00*]
+    match: {kinds: [Microsoft.Storage/storageAccounts], names: [stmlprodscratch]}
+    owner: data-platform@example.com
+    reason: moving to the private account (DATA-311)
+    expires: 2099-01-01
+  - name: prod-clusters-egress
+    rules: [STK-AZ-015]
+    match: {labels: {env: prod}}
+    owner: platform@example.com
+    reason: firewall rollout (NET-77)
+    expires: 2099-01-01
+"""
+    )
+    files = FileSource([str(AZURE / "resource-graph-export.json")])
+    result = run_scan(files, [], Evaluator.default(config), ScanOptions(config), version="t")
+    waived = {f.rule.id for f in result.findings if f.waived}
+    assert waived == {"STK-AZ-001", "STK-AZ-003", "STK-AZ-005", "STK-AZ-015"}  # the AKS cluster's tags
+    assert all(f.waived for f in result.findings)
+
+
+def test_an_export_without_properties_is_an_input_error() -> None:
+    listed = [
+        {"id": "/subscriptions/s/rg/x/st1", "type": "Microsoft.Storage/storageAccounts", "name": "st1"},
+        {"id": "/subscriptions/s/rg/x/zone", "type": "Microsoft.Network/privateDnsZones", "name": "z"},
+    ]
+    text = orjson.dumps(listed, option=orjson.OPT_INDENT_2).decode()
+    error, zone = list(parse_text(text, "list.json", json_file=True))
+    assert not isinstance(error, Resource) and error.line == 2
+    assert "az graph query" in error.message and isinstance(zone, Resource)
