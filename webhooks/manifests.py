@@ -138,8 +138,11 @@ def service_dns_names(namespace: str) -> tuple[str, ...]:
 
 
 def covered_kinds(library: Library) -> list[str]:
-    """The kinds the library's rules cover, in a stable order (`*` if any rule covers every kind)."""
-    return sorted({k for rule in library.rules.values() for k in rule.kinds})
+    """The Kubernetes kinds the library's rules cover, in a stable order (`*` if any rule covers every kind).
+
+    Azure resource types (`Microsoft.Storage/storageAccounts`) are not sent by an API server: skipped.
+    """
+    return sorted({k for rule in library.rules.values() for k in rule.kinds if "/" not in k})
 
 
 def _meta(name: str, namespace: str | None = None, **extra: Any) -> Obj:

@@ -13,6 +13,17 @@ from typing import Any
 from stockade.policies.model import arm_type
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
+# RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
+# NetworkPolicy: policies/facts/egress.py.
+INDEXED_KINDS = frozenset(
+    {
+        "Namespace",
+        "ServiceAccount",
+        "Role",
+        "ClusterRole",
+        "RoleBinding",
+        "ClusterRoleBinding",
+        "RuntimeClass",
         "NetworkPolicy",
     }
 )
