@@ -96,6 +96,8 @@ class WebhookState:
     evaluator: Evaluator | None = None
     #: called when the app shuts down (e.g. stop the inventory cache's threads)
     on_shutdown: list[Callable[[], None]] = field(default_factory=list)
+    #: the cluster this webhook guards (`--cluster`), as the audit names it: per-cluster settings
+    cluster: str | None = None
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
 
@@ -166,7 +168,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             t = time.perf_counter()
             if not state.evaluation:
                 return [], time.perf_counter() - t
-            findings = evaluate(req, state.evaluator_here(), state.facts)
+            findings = evaluate(req, state.evaluator_here(), state.facts, state.cluster)
             return findings, time.perf_counter() - t
 
         try:

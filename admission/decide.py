@@ -28,8 +28,11 @@ MAX_ANNOTATION_CHARS = 1024
 EVALUATED_SUBRESOURCES = frozenset({"", "ephemeralcontainers"})
 
 
-def resource_of(request: AdmissionRequest) -> Resource | None:
-    """The object to judge, with the request's namespace filled in (absent in many CREATE bodies)."""
+def resource_of(request: AdmissionRequest, cluster: str | None = None) -> Resource | None:
+    """The object to judge, with the request's namespace filled in (absent in many CREATE bodies).
+
+    `cluster` is the webhook's own cluster (`--cluster`): overrides and exceptions that name
+    clusters match on it, as they do on the context name in an audit."""
     obj = request.object
     if obj is None:
         return None
@@ -39,14 +42,16 @@ def resource_of(request: AdmissionRequest) -> Resource | None:
         md["namespace"] = request.namespace
     if request.name and not md.get("name"):
         md["name"] = request.name
-    return Resource({**obj, "metadata": md}, Origin(cluster=None))
+    return Resource({**obj, "metadata": md}, Origin(cluster=cluster))
 
 
-def evaluate(request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource) -> list[Finding]:
+def evaluate(
+    request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource, cluster: str | None = None
+) -> list[Finding]:
     """The findings for a request (none for requests that carry nothing to judge)."""
     if request.operation in ("DELETE", "CONNECT") or request.sub_resource not in EVALUATED_SUBRESOURCES:
         return []
-    resource = resource_of(request)
+    resource = resource_of(request, cluster)
     if resource is None:
         return []
     return evaluator.evaluate(

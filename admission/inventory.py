@@ -169,6 +169,7 @@ class InventoryCache:
         list_timeout_seconds: float = LIST_READ_TIMEOUT_SECONDS,
         backoff_initial_seconds: float = BACKOFF_INITIAL_SECONDS,
         backoff_max_seconds: float = BACKOFF_MAX_SECONDS,
+        cluster: str | None = None,
     ) -> None:
         self.api_client = api_client
         self.kinds = tuple(WatchedKind(*k) for k in kinds)
@@ -187,7 +188,8 @@ class InventoryCache:
         self.backoff_max_seconds = backoff_max_seconds
         # Complete only once synced, and only if every indexed kind is watched (module docstring).
         self._covers_indexed = set(names) >= INDEXED_KINDS
-        self._inventory = Inventory(complete=False)
+        # The cluster's name selects per-cluster settings (the sandbox profile), as in an audit.
+        self._inventory = Inventory(complete=False, cluster=cluster)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._synced = threading.Event()

@@ -62,6 +62,12 @@ def scan(
     helm: Annotated[list[str] | None, typer.Option("--helm", help="Render CHART with helm template.")] = None,
     values: Annotated[list[str] | None, typer.Option("--values", help="Values file for --helm.")] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster", help="The target cluster's name: its sandbox profile, overrides, exceptions."
+        ),
+    ] = None,
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library."""
     if not paths and not kustomize and not helm:
@@ -74,7 +80,9 @@ def scan(
     others += [HelmSource(c, tuple(values or ())) for c in helm or ()]
     from stockade.cli.main import tool_version
 
-    options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
+    options = ScanOptions(
+        cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers(), cluster
+    )
     result = _with_progress(
         lambda progress: run_scan(
             files, others, evaluator, options, version=tool_version(), progress=progress

@@ -20,6 +20,8 @@ from stockade.cli.errors import fail
 from stockade.cli.loading import load_evaluator
 from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.engine import PolicyError, load_library
+from stockade.policies.evaluate import InventoryFacts
+from stockade.policies.facts import Inventory
 from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
 from stockade.webhooks.install import InstallError, install, install_objects, uninstall, uninstall_objects
 from stockade.webhooks.kinds import UnknownKind
@@ -64,6 +66,14 @@ def serve(
     ] = False,
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="Default: in-cluster.")] = None,
     context: Annotated[str | None, typer.Option("--context")] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            envvar="STOCKADE_CLUSTER",
+            help="This cluster's name, as audits name it: its sandbox profile, overrides, exceptions.",
+        ),
+    ] = None,
     no_evaluation: Annotated[
         bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
     ] = False,
@@ -81,14 +91,23 @@ def serve(
         # Runs in each worker process, after the fork: the cache's threads must start here.
         _logging()
         cfg = load_config(config) if config else Config()
-        state = WebhookState(config=cfg, config_path=config, policy_dirs=dirs, evaluation=not no_evaluation)
+        state = WebhookState(
+            config=cfg,
+            config_path=config,
+            policy_dirs=dirs,
+            evaluation=not no_evaluation,
+            cluster=cluster,
+            facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
+        )
         if not no_inventory:
             from stockade.admission.inventory import InventoryCache
 
             if kubeconfig is not None or context is not None:
-                cache = InventoryCache.from_kubeconfig(str(kubeconfig) if kubeconfig else None, context)
+                cache = InventoryCache.from_kubeconfig(
+                    str(kubeconfig) if kubeconfig else None, context, cluster=cluster
+                )
             else:
-                cache = InventoryCache.in_cluster()
+                cache = InventoryCache.in_cluster(cluster=cluster)
             cache.start()
             state.facts, state.ready, state.cache_age = cache, lambda: cache.synced, cache.age_seconds
             state.on_shutdown.append(cache.stop)
@@ -125,6 +144,10 @@ Dns = Annotated[list[str] | None, typer.Option("--dns", help="Extra DNS name for
 ApiserverCidr = Annotated[
     list[str] | None, typer.Option("--apiserver-cidr", help="Restrict the webhook's egress to these CIDRs.")
 ]
+ClusterName = Annotated[
+    str | None,
+    typer.Option("--cluster", help="The cluster's name, as audits name it (`webhook serve --cluster`)."),
+]
 Kubeconfig = Annotated[Path | None, typer.Option("--kubeconfig", help="Default: ~/.kube/config.")]
 Context = Annotated[str | None, typer.Option("--context", help="Default: the current context.")]
 
@@ -140,6 +163,7 @@ def _options(
     config: Path | None,
     dns: list[str] | None,
     apiserver_cidr: list[str] | None,
+    cluster: str | None = None,
 ) -> Options:
     config_text = STARTER_CONFIG
     if config is not None:
@@ -162,6 +186,7 @@ def _options(
         config_text=config_text,
         extra_dns_names=tuple(dns or ()),
         apiserver_cidrs=tuple(apiserver_cidr or ()),
+        cluster=cluster,
     )
     try:
         options.validate()
@@ -190,6 +215,7 @@ def manifests(
     config: ConfigFile = None,
     dns: Dns = None,
     apiserver_cidr: ApiserverCidr = None,
+    cluster: ClusterName = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -209,6 +235,7 @@ def manifests(
         config,
         dns,
         apiserver_cidr,
+        cluster,
     )
     if not cert_manager:
         if certs_dir is None:
@@ -312,6 +339,7 @@ def install_cmd(
     config: ConfigFile = None,
     dns: Dns = None,
     apiserver_cidr: ApiserverCidr = None,
+    cluster: ClusterName = None,
     wait: Annotated[
         int,
         typer.Option(
@@ -331,6 +359,7 @@ def install_cmd(
         config,
         dns,
         apiserver_cidr,
+        cluster,
     )
     if not cert_manager and certs_dir is None:
         fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")

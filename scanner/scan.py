@@ -55,6 +55,9 @@ class ScanOptions:
     config: Config = field(default_factory=Config)
     policy_dirs: Sequence[Path] = ()
     workers: int = 1
+    #: the cluster the manifests are for (`--cluster`): selects per-cluster settings (sandbox profile,
+    #: overrides and exceptions naming clusters) exactly as the webhook and audit of that cluster do
+    cluster: str | None = None
 
 
 def default_workers() -> int:
@@ -164,7 +167,12 @@ def scan(
     workers: Workers | None = None,
 ) -> Result:
     """Evaluate resources already read."""
-    source = InventoryFacts(inventory_of(r.obj for r in resources))
+    inventory = inventory_of(r.obj for r in resources)
+    inventory.cluster = options.cluster
+    if options.cluster is not None:
+        for r in resources:
+            r.origin.cluster = options.cluster
+    source = InventoryFacts(inventory)
     todo = [r for r in resources if evaluator.in_scope(r)]
     jobs: list[Job] = [
         (

@@ -94,6 +94,8 @@ class Options:
     extra_dns_names: tuple[str, ...] = ()
     #: where the API server is, for the NetworkPolicy's egress; empty: any address, ports 443/6443
     apiserver_cidrs: tuple[str, ...] = ()
+    #: the cluster's name, passed to `webhook serve --cluster`: per-cluster settings as in audits
+    cluster: str | None = None
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.namespace):
@@ -311,6 +313,7 @@ def _deployment(options: Options) -> Obj:
             f"/config/{CONFIG_KEY}",
             "--port",
             str(PORT),
+            *(["--cluster", options.cluster] if options.cluster else []),
         ],
         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
         "readinessProbe": {
