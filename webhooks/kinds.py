@@ -3,76 +3,37 @@
 The ValidatingWebhookConfiguration's rules name resources (`apps/v1 deployments`), while the
 library's METADATA names kinds (`Deployment`); `install` needs the same mapping to build request paths.
 Discovery would answer it from a live cluster, but `stockade webhook manifests` must render offline
-and identically everywhere (CI, the committed kustomize base), so the mapping is a table: the kinds the
-inventory cache watches (taken from `stockade.admission.inventory.WATCHABLE`, not repeated here), the
-built-in kinds a rule may name, and the CRDs the deployment itself uses (cert-manager) or that a
-rule area reasonably covers (Cilium network policies). A rule naming a kind missing here is an error
-at render time, and a test checks that every bundled rule's kinds are mapped.
+and identically everywhere (CI, the committed kustomize base), so the mapping is a table: the
+library's kinds (`stockade.policies.kinds`, which the inventory cache watches from; not repeated
+here), plus the other built-in kinds a rule may name and the CRDs the deployment itself uses
+(cert-manager). A rule naming a kind missing here is an error at render time, and a test checks that
+every bundled rule's kinds are mapped, and that no kind is in both tables.
 """
 
 from __future__ import annotations
 
 from stockade.admission.inventory import WATCHABLE, WatchedKind
 
+#: Kinds a rule may name, or the deployment uses, that the library's own table
+#: (:data:`stockade.policies.kinds.KINDS`, which the inventory watches from) does not list.
+EXTRA_RESOURCES: tuple[WatchedKind, ...] = (
+    WatchedKind("", "v1", "endpoints", "Endpoints", True),
+    WatchedKind("", "v1", "limitranges", "LimitRange", True),
+    WatchedKind("", "v1", "resourcequotas", "ResourceQuota", True),
+    WatchedKind("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True),
+    WatchedKind("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
+    WatchedKind("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
+    WatchedKind("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
+    WatchedKind("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
+    WatchedKind("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
+    WatchedKind("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False),
+    WatchedKind("cert-manager.io", "v1", "certificates", "Certificate", True),
+    WatchedKind("cert-manager.io", "v1", "issuers", "Issuer", True),
+    WatchedKind("cert-manager.io", "v1", "clusterissuers", "ClusterIssuer", False),
+)
+
 #: kind -> (group, version, plural, kind, namespaced); one entry per kind name.
-API_RESOURCES: dict[str, WatchedKind] = {
-    **{
-        k.kind: k
-        for k in (
-            WatchedKind("", "v1", "pods", "Pod", True),
-            WatchedKind("", "v1", "podtemplates", "PodTemplate", True),
-            WatchedKind("", "v1", "replicationcontrollers", "ReplicationController", True),
-            WatchedKind("", "v1", "services", "Service", True),
-            WatchedKind("", "v1", "configmaps", "ConfigMap", True),
-            WatchedKind("", "v1", "secrets", "Secret", True),
-            WatchedKind("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True),
-            WatchedKind("", "v1", "persistentvolumes", "PersistentVolume", False),
-            WatchedKind("", "v1", "nodes", "Node", False),
-            WatchedKind("", "v1", "endpoints", "Endpoints", True),
-            WatchedKind("", "v1", "limitranges", "LimitRange", True),
-            WatchedKind("", "v1", "resourcequotas", "ResourceQuota", True),
-            WatchedKind("apps", "v1", "deployments", "Deployment", True),
-            WatchedKind("apps", "v1", "statefulsets", "StatefulSet", True),
-            WatchedKind("apps", "v1", "daemonsets", "DaemonSet", True),
-            WatchedKind("apps", "v1", "replicasets", "ReplicaSet", True),
-            WatchedKind("batch", "v1", "jobs", "Job", True),
-            WatchedKind("batch", "v1", "cronjobs", "CronJob", True),
-            WatchedKind("autoscaling", "v2", "horizontalpodautoscalers", "HorizontalPodAutoscaler", True),
-            WatchedKind("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", True),
-            WatchedKind("networking.k8s.io", "v1", "ingresses", "Ingress", True),
-            WatchedKind("networking.k8s.io", "v1", "ingressclasses", "IngressClass", False),
-            WatchedKind("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True),
-            WatchedKind("storage.k8s.io", "v1", "storageclasses", "StorageClass", False),
-            WatchedKind("storage.k8s.io", "v1", "csidrivers", "CSIDriver", False),
-            WatchedKind("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", False),
-            WatchedKind(
-                "admissionregistration.k8s.io",
-                "v1",
-                "validatingwebhookconfigurations",
-                "ValidatingWebhookConfiguration",
-                False,
-            ),
-            WatchedKind(
-                "admissionregistration.k8s.io",
-                "v1",
-                "mutatingwebhookconfigurations",
-                "MutatingWebhookConfiguration",
-                False,
-            ),
-            WatchedKind(
-                "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", False
-            ),
-            WatchedKind("cert-manager.io", "v1", "certificates", "Certificate", True),
-            WatchedKind("cert-manager.io", "v1", "issuers", "Issuer", True),
-            WatchedKind("cert-manager.io", "v1", "clusterissuers", "ClusterIssuer", False),
-            WatchedKind("cilium.io", "v2", "ciliumnetworkpolicies", "CiliumNetworkPolicy", True),
-            WatchedKind(
-                "cilium.io", "v2", "ciliumclusterwidenetworkpolicies", "CiliumClusterwideNetworkPolicy", False
-            ),
-        )
-    },
-    **WATCHABLE,  # last: where the inventory's table knows a kind, it decides
-}
+API_RESOURCES: dict[str, WatchedKind] = {**{k.kind: k for k in EXTRA_RESOURCES}, **WATCHABLE}
 
 
 class UnknownKind(KeyError):

@@ -378,3 +378,11 @@ def test_the_container_command_is_one_serve_accepts() -> None:
     result = CliRunner().invoke(app, container["args"])
     assert result.exit_code == 2
     assert result.output == "stockade: error: /tls/tls.crt: no such file\n"
+
+
+def test_extra_kinds_never_repeat_the_library_table() -> None:
+    """One source per kind: the deployment's extra kinds must not shadow or restate `policies.kinds`."""
+    from stockade.policies.kinds import KINDS
+    from stockade.webhooks.kinds import EXTRA_RESOURCES
+
+    assert not {k.kind for k in EXTRA_RESOURCES} & set(KINDS)
