@@ -1,7 +1,9 @@
 """`stockade rbac who-can|explain|escalations`: queries of the RBAC graph (policies/facts/rbac.py).
 
 The graph is read from manifests (PATH…, with the file source every command uses) or from a live
-cluster (`--context`): the four RBAC kinds only, listed as raw JSON in pages of 500.
+cluster (`--context`): the four RBAC kinds only, through the audit's
+:class:`~stockade.scanner.sources.cluster.ClusterReader` (raw JSON in pages of 500, the client-side
+rate limit, retries on 429/5xx), so a query never loads the API server more than an audit does.
 """
 
 from __future__ import annotations
@@ -18,8 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from stockade.cli.errors import fail
-from stockade.policies.facts.rbac import KNOWN_GROUPS, RBAC_GROUP, Grant, PolicyRule, RBACGraph, Subject
+from stockade.policies.facts.rbac import KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
+from stockade.policies.kinds import KINDS
 from stockade.policies.model import InputError, Resource
+from stockade.scanner.sources.cluster import ClusterReader, ListError
 from stockade.scanner.sources.files import FileSource
 
 app = typer.Typer(
@@ -27,14 +31,8 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-#: (plural, kind) of the RBAC kinds read from a cluster.
-CLUSTER_KINDS = (
-    ("roles", "Role"),
-    ("clusterroles", "ClusterRole"),
-    ("rolebindings", "RoleBinding"),
-    ("clusterrolebindings", "ClusterRoleBinding"),
-)
-PAGE_SIZE = 500
+#: the RBAC kinds read from a cluster
+CLUSTER_KINDS = ("Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
 
 
 class OutFormat(enum.StrEnum):
@@ -63,38 +61,21 @@ def _file_objects(paths: list[str], exclude: list[str]) -> Iterator[Mapping[str,
 
 
 def cluster_objects(context: str | None, kubeconfig: str | None = None) -> Iterator[Mapping[str, Any]]:
-    """Roles, ClusterRoles and their bindings of a cluster: paginated raw JSON (no model classes)."""
-    from kubernetes import client as k8s_client
-    from kubernetes import config as k8s_config
+    """Roles, ClusterRoles and their bindings of a cluster, page by page; any failure is one line."""
+    from kubernetes.config import ConfigException
 
     try:
-        new_client: Any = k8s_config.new_client_from_config
-        api = new_client(config_file=kubeconfig, context=context, persist_config=False)
-    except (k8s_config.ConfigException, OSError) as exc:
+        reader = ClusterReader.from_kubeconfig(kubeconfig, context)
+    except (ConfigException, OSError) as exc:
         fail(f"kubeconfig: {exc}")
-    custom: Any = k8s_client.CustomObjectsApi(api)
-    try:
-        for plural, kind in CLUSTER_KINDS:
-            token: str | None = None
-            while True:
-                extra = {"_continue": token} if token else {}
-                try:
-                    response = custom.list_cluster_custom_object(
-                        RBAC_GROUP, "v1", plural, limit=PAGE_SIZE, _preload_content=False, **extra
-                    )
-                except k8s_client.ApiException as exc:
-                    fail(f"listing {plural}: HTTP {exc.status} {exc.reason or ''}".strip())
-                except OSError as exc:
-                    fail(f"listing {plural}: {type(exc).__name__}: {exc}")
-                page = orjson.loads(response.data)
-                for obj in page.get("items") or ():
-                    obj["kind"] = kind
-                    yield obj
-                token = (page.get("metadata") or {}).get("continue") or None
-                if not token:
-                    break
-    finally:
-        api.close()
+    with reader:
+        for kind in CLUSTER_KINDS:
+            info = KINDS[kind]
+            try:
+                for page in reader.pages(info):
+                    yield from page
+            except ListError as exc:
+                fail(f"listing {info.plural}: HTTP {exc}" if exc.status else f"listing {info.plural}: {exc}")
 
 
 def _graph(
