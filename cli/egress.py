@@ -1,4 +1,12 @@
-"""`stockade egress reach`: what each workload can reach, computed over all its network policies."""
+"""`stockade egress reach`: what each workload can reach, computed over all its network policies.
+
+The objects come from manifests (PATH…) or from a live cluster (`--context`), listed through the
+audit's :class:`~stockade.scanner.sources.cluster.ClusterReader` (pages of 500, rate limited,
+retried). From a cluster, a workload is its top-level controller: pods, ReplicaSets and Jobs that a
+listed controller owns are dropped, so a Deployment is one workload, not its ReplicaSets and pods.
+A policy kind whose CRD is not installed (404) has no policies; any other failure stops the command,
+since a missing policy would change the answer.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +23,9 @@ from rich.table import Table
 from stockade.cli.errors import fail
 from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import Reachability
+from stockade.policies.kinds import KINDS
 from stockade.policies.model import InputError
+from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
 from stockade.scanner.sources.files import FileSource
 
 app = typer.Typer(
@@ -39,9 +49,70 @@ def _objects(paths: list[str], exclude: list[str]) -> list[dict[str, Any]]:
     return objects
 
 
+#: what reachability reads from a cluster: namespaces, workloads and every policy API it understands
+CLUSTER_KINDS = (
+    "Namespace",
+    "Deployment",
+    "StatefulSet",
+    "DaemonSet",
+    "ReplicationController",
+    "CronJob",
+    "ReplicaSet",
+    "Job",
+    "Pod",
+    "NetworkPolicy",
+    "AdminNetworkPolicy",
+    "BaselineAdminNetworkPolicy",
+    "CiliumNetworkPolicy",
+    "CiliumClusterwideNetworkPolicy",
+    "NetworkPolicy.projectcalico.org",
+    "GlobalNetworkPolicy",
+)
+#: kind -> the controllers whose objects of that kind are not workloads of their own
+_OWNED_BY = {
+    "Pod": frozenset({"ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController"}),
+    "ReplicaSet": frozenset({"Deployment"}),
+    "Job": frozenset({"CronJob"}),
+}
+
+
+def _top_level(obj: dict[str, Any]) -> bool:
+    """False for an object a listed controller owns (its controller stands for it)."""
+    owners = _OWNED_BY.get(str(obj.get("kind")))
+    if owners is None:
+        return True
+    refs = (obj.get("metadata") or {}).get("ownerReferences") or ()
+    return not any(isinstance(r, dict) and r.get("controller") and r.get("kind") in owners for r in refs)
+
+
+def _cluster_objects(context: str | None, kubeconfig: str | None) -> list[dict[str, Any]]:
+    from kubernetes.config import ConfigException
+
+    try:
+        reader = ClusterReader.from_kubeconfig(kubeconfig, context)
+    except (ConfigException, OSError) as exc:
+        fail(f"kubeconfig: {exc}")
+    objects: list[dict[str, Any]] = []
+    with reader:
+        for kind in CLUSTER_KINDS:
+            info = KINDS[kind]
+            kept: list[dict[str, Any]] = []
+            try:
+                for page in reader.pages(info, on_restart=kept.clear):
+                    kept.extend(o for o in page if _top_level(o))
+            except ListError as exc:
+                if info.custom and exc.status == HTTP_NOT_FOUND:
+                    continue  # the CRD is not installed: no policies of that kind
+                fail(f"listing {info.plural}.{info.group or 'core'}: {exc}")
+            objects.extend(kept)
+    return objects
+
+
 @app.command("reach")
 def reach(
-    paths: Annotated[list[str], typer.Argument(help="Manifests: files, directories, `-` for stdin.")],
+    paths: Annotated[
+        list[str] | None, typer.Argument(help="Manifests: files, directories, `-` for stdin.")
+    ] = None,
     workload: Annotated[
         str | None, typer.Option("--workload", help="Only this workload, as NAMESPACE/NAME.")
     ] = None,
@@ -52,6 +123,10 @@ def reach(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="Read a live cluster (this kubeconfig context).")
+    ] = None,
+    kubeconfig: Annotated[str | None, typer.Option("--kubeconfig", help="kubeconfig for --context.")] = None,
 ) -> None:
     """For each workload, every peer it can open a connection to (workloads, IP blocks) and the ports.
 
@@ -60,8 +135,13 @@ def reach(
     and Calico policies. `--format connlist` prints np-guard/netpol-analyzer's
     `src => dst : conn` lines (with ingress from outside the cluster too, unless --workload is given).
     """
+    if bool(paths) == (context is not None):
+        fail("give manifests (PATH…) or --context, one of the two")
+    objects = (
+        _cluster_objects(context, kubeconfig) if context is not None else _objects(paths or [], exclude or [])
+    )
     try:
-        analysis = Reachability(_objects(paths, exclude or []))
+        analysis = Reachability(objects)
     except SelectorError as exc:
         fail(str(exc))
     sources = sorted(analysis.workloads, key=lambda w: w.key)
@@ -71,7 +151,8 @@ def reach(
             fail(f"--workload {workload!r}: expected NAMESPACE/NAME")
         sources = analysis.find(namespace, name)
         if not sources:
-            fail(f"--workload {workload!r}: no such workload in the manifests read")
+            where = "cluster" if context else "manifests read"
+            fail(f"--workload {workload!r}: no such workload in the {where}")
     if format is ReachFormat.connlist:
         if workload is None:
             lines = analysis.connlist()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -104,3 +105,41 @@ def test_bad_calico_selector_exits_2(tmp_path: Path) -> None:
     )
     result = runner.invoke(app, ["egress", "reach", str(bad)])
     assert result.exit_code == 2 and "GlobalNetworkPolicy broken" in result.stderr
+
+
+def test_context_reads_a_live_cluster_like_its_manifests(tmp_path: Path, load_module: Any) -> None:
+    """`--context`: the real `kubernetes` client against our own fake API server on 127.0.0.1
+    (`examples/fleet/apiserver.py`, a stdlib http.server app), which also runs the controllers
+    (ReplicaSets and pods with ownerReferences) and answers 404 for CRDs that are not installed.
+    The cluster gives the same connections as the manifests it was made from."""
+    import yaml
+
+    fleet = Path(__file__).resolve().parents[2] / "examples" / "fleet"
+    fake = load_module("stockade_fleet_apiserver", "examples/fleet/apiserver.py")
+    (cluster,) = [c for c in fake.load_fleet(fleet / "fleet.yaml") if c.name == "gpu-bm-1"]
+    with fake.ServedCluster(cluster) as served:
+        kubeconfig = tmp_path / "kubeconfig"
+        kubeconfig.write_text(yaml.safe_dump(fake.kubeconfig({"gpu-bm-1": served.url})))
+        live = runner.invoke(
+            app,
+            ["egress", "reach", "--context", "gpu-bm-1", "--kubeconfig", str(kubeconfig), "-f", "json"],
+        )
+        wrong = runner.invoke(app, ["egress", "reach", "--context", "nope", "--kubeconfig", str(kubeconfig)])
+    files = runner.invoke(app, ["egress", "reach", str(fleet / "gpu-bm-1"), "-f", "json"])
+    assert live.exit_code == 0 == files.exit_code, live.output
+    assert json.loads(live.stdout) == json.loads(files.stdout)
+    # controllers stand for what they own; a bare pod is a workload of its own
+    assert [w["workload"] for w in json.loads(live.stdout)["workloads"]] == [
+        "infra-debug/node-debugger[DaemonSet]",
+        "pretrain/data-loader[Deployment]",
+        "pretrain/gpu-shell[Pod]",
+        "pretrain/llm-pretrain[StatefulSet]",
+    ]
+    assert wrong.exit_code == 2 and "kubeconfig" in wrong.stderr
+
+
+def test_paths_or_context_not_both(tmp_path: Path) -> None:
+    code, _, err = reach(tmp_path, "--context", "x")
+    assert code == 2 and "one of the two" in err
+    result = runner.invoke(app, ["egress", "reach"])
+    assert result.exit_code == 2 and "one of the two" in result.stderr
