@@ -68,6 +68,10 @@ LIST_READ_TIMEOUT_SECONDS = 60.0
 BACKOFF_INITIAL_SECONDS = 0.5
 BACKOFF_MAX_SECONDS = 30.0
 HTTP_GONE = 410
+HTTP_NOT_FOUND = 404
+#: A custom kind whose CRD is not installed (404) counts as listed and empty; it is looked for again
+#: this often, so a CRD installed later (Cilium, Calico) is picked up without a restart.
+NOT_INSTALLED_RECHECK_SECONDS = 60.0
 #: An expired `continue` token restarts the whole LIST (a consistent snapshot); give up after this many.
 MAX_LIST_RESTARTS = 3
 MAX_ERROR_CHARS = 300
@@ -169,6 +173,7 @@ class InventoryCache:
         list_timeout_seconds: float = LIST_READ_TIMEOUT_SECONDS,
         backoff_initial_seconds: float = BACKOFF_INITIAL_SECONDS,
         backoff_max_seconds: float = BACKOFF_MAX_SECONDS,
+        not_installed_recheck_seconds: float = NOT_INSTALLED_RECHECK_SECONDS,
         cluster: str | None = None,
     ) -> None:
         self.api_client = api_client
@@ -186,6 +191,7 @@ class InventoryCache:
         self.list_timeout_seconds = list_timeout_seconds
         self.backoff_initial_seconds = backoff_initial_seconds
         self.backoff_max_seconds = backoff_max_seconds
+        self.not_installed_recheck_seconds = not_installed_recheck_seconds
         # Complete only once synced, and only if every indexed kind is watched (module docstring).
         self._covers_indexed = set(names) >= INDEXED_KINDS
         # The cluster's name selects per-cluster settings (the sandbox profile), as in an audit.
@@ -320,6 +326,17 @@ class InventoryCache:
             except Exception as exc:
                 if self._stopping.is_set():
                     break
+                if (
+                    isinstance(exc, k8s_client.ApiException)
+                    and exc.status == HTTP_NOT_FOUND
+                    and state.kind.custom
+                ):
+                    if resource_version is None:  # the LIST: the CRD is not installed
+                        self._not_installed(state)
+                        failures = 0
+                        self._stopping.wait(self.not_installed_recheck_seconds)
+                    resource_version = None  # a WATCH: the CRD went away; LIST again
+                    continue
                 failures += 1
                 delay = self._backoff(failures)
                 log.warning(
@@ -343,6 +360,12 @@ class InventoryCache:
                 # Closed at once with nothing in it: do not hammer a server that keeps doing that.
                 failures += 1
                 self._stopping.wait(self._backoff(failures))
+
+    def _not_installed(self, state: _KindState) -> None:
+        """A custom kind whose CRD is not installed: nothing of it can exist, a complete answer."""
+        if not state.listed or state.keys:
+            log.info("inventory kind not installed", extra={"kind": state.kind.kind})
+        self._replace(state, [])
 
     def _backoff(self, failures: int) -> float:
         delay = min(self.backoff_max_seconds, self.backoff_initial_seconds * 2.0 ** (failures - 1))

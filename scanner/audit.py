@@ -189,7 +189,10 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
                 snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {exc}"))
                 break
             if exc.status == HTTP_NOT_FOUND and info.custom:
-                continue  # the CRD is not installed: nothing of that kind can exist
+                # the CRD is not installed: nothing of that kind can exist, a complete answer
+                if info.kind in INDEXED_KINDS:
+                    listed_indexed.add(info.kind)
+                continue
             what = "forbidden" if exc.status == HTTP_FORBIDDEN else "could not be listed"
             snap.gaps.append(CoverageGap(f"{reader.name}/{info.kind}", f"{info.plural} {what}: {exc}"))
         progress.listed(reader.name, info.kind, reader.stats.by_kind.get(info.kind, 0))

@@ -6,12 +6,14 @@ inventory with the same NetworkPolicy semantics as ``stockade egress reach``
 (:mod:`stockade.policies.facts.netpol`):
 
     input.facts.egress = {
-        "isolated": true | false | null,   # some NetworkPolicy selects the pods for Egress;
+        "isolated": true | false | null,   # some NetworkPolicy selects the pods for Egress, or a
+                                           # Cilium / Calico policy does (as `egress reach` decides);
                                            # null: the namespace's policies are not known here
         "policiesKnown": true | false,     # whether absence of a policy means "none exists"
-        "policies": ["ns/name", ...],      # the egress policies selecting the pods
+        "policies": ["ns/name", ...],      # the egress policies selecting the pods (NetworkPolicies,
+                                           # then Cilium and Calico policies)
         "namespaceDefaultDeny": true | false | null,  # an egress policy with an empty podSelector
-        "cidrs": ["10.240.8.0/24", ...],   # every address range the pods may reach (any port);
+        "cidrs": ["10.240.8.0/24", ...],   # every address range the pods' NetworkPolicies open (any port);
                                            # 0.0.0.0/0 and ::/0 when not isolated or a rule has no `to`
         "anyDestination": true | false,    # some selecting rule has an empty `to` (or not isolated)
     }
@@ -24,17 +26,30 @@ NetworkPolicy of that namespace, the scanned tree is taken to own the namespace'
 (the way a platform repository keeps a namespace, its default deny and its allowances together), and a
 workload no policy of it selects is reported. Ingress of the destinations does not matter here: the
 allowlist is about what a workload's own egress policy opens.
+
+Isolation follows :meth:`stockade.policies.facts.netpol.reach.Reachability.egress_isolated`: a
+Kubernetes NetworkPolicy with Egress, a Cilium policy with egress rules (unless its
+`enableDefaultDeny.egress` is false), or a Calico policy of the default tier with Egress selecting the
+pods. A Cilium-only or Calico-only cluster is therefore not reported as unisolated. The Cilium and
+Calico rules check those policies' own destinations per object; `cidrs` covers NetworkPolicies only.
+AdminNetworkPolicies do not isolate (they allow, deny or pass specific peers).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import weakref
 from collections.abc import Mapping
 from typing import Any
 
-from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.netpol import k8s, sets
-from stockade.policies.facts.netpol.topology import DEFAULT_NAMESPACE, selector_matches
+from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY, Inventory
+from stockade.policies.facts.netpol import calico, cilium, k8s, sets
+from stockade.policies.facts.netpol.topology import (
+    DEFAULT_NAMESPACE,
+    NAMESPACE_NAME_LABEL,
+    Workload,
+    selector_matches,
+)
 from stockade.policies.facts.workloads import pod_template
 
 EVERYWHERE = ("0.0.0.0/0", "::/0")
@@ -53,6 +68,63 @@ def _peer_cidrs(peer: k8s.Peer) -> list[str]:
     return [c for interval in peer.intervals() for c in sets.interval_cidrs(interval)]
 
 
+CILIUM_KINDS = ("CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy")
+CALICO_KINDS = (CALICO_NETWORK_POLICY, "GlobalNetworkPolicy")
+
+#: parsed Cilium and Calico policies per inventory, rebuilt when one of their kinds changes
+_PARSED: weakref.WeakKeyDictionary[
+    Inventory, tuple[tuple[int, ...], list[cilium.RuleSet], list[calico.CalicoPolicy]]
+] = weakref.WeakKeyDictionary()
+
+
+def _cni_policies(inventory: Inventory) -> tuple[list[cilium.RuleSet], list[calico.CalicoPolicy]]:
+    """The inventory's Cilium rule sets and Calico policies, parsed once per change of their kinds.
+
+    A policy that cannot be parsed (a Calico selector Calico would reject) isolates nothing here;
+    `stockade egress reach` reports it as an input error."""
+    versions = tuple(inventory.versions.get(k, 0) for k in (*CILIUM_KINDS, *CALICO_KINDS))
+    hit = _PARSED.get(inventory)
+    if hit is not None and hit[0] == versions:
+        return hit[1], hit[2]
+    rule_sets = [rs for kind in CILIUM_KINDS for o in inventory.of_kind(kind) for rs in cilium.parse(o)]
+    policies: list[calico.CalicoPolicy] = []
+    for kind in CALICO_KINDS:
+        for o in inventory.of_kind(kind):
+            try:
+                policies.append(calico.parse(o))
+            except calico.SelectorError:
+                continue
+    _PARSED[inventory] = (versions, rule_sets, policies)
+    return rule_sets, policies
+
+
+def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory) -> tuple[list[str], bool]:
+    """(names of the Cilium/Calico policies isolating the pods for egress, whether the namespace has
+    any namespaced Cilium/Calico policy at all: then, like a NetworkPolicy, its policies are known)."""
+    rule_sets, policies = _cni_policies(inventory)
+    if not rule_sets and not policies:
+        return [], False
+    ns_obj = inventory.get("Namespace", None, namespace)
+    ns_md = (ns_obj or {}).get("metadata") or {}
+    ns_labels = {str(k): str(v) for k, v in (ns_md.get("labels") or {}).items()}
+    ns_labels[NAMESPACE_NAME_LABEL] = namespace
+    wl = Workload(0, namespace, "", "", labels, (), False)
+    names = [
+        rs.name  # already "ns/name" for namespaced ones, as `egress reach` lists them
+        for rs in rule_sets
+        if rs.egress_default_deny and rs.selects(wl, ns_labels)
+    ]
+    names += [
+        cp.name if cp.namespace is None else f"{cp.namespace}/{cp.name}"
+        for cp in policies
+        if cp.egress is not None and cp.applies(wl, ns_labels)
+    ]
+    owned = any(rs.namespace == namespace for rs in rule_sets) or any(
+        cp.namespace == namespace for cp in policies
+    )
+    return sorted(set(names)), owned
+
+
 def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
     pod = pod_template(obj)
     if pod is None:
@@ -66,13 +138,19 @@ def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
         if k8s.is_kubernetes_policy(p)
         and str((p.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE) == namespace
     ]
-    known = inventory.complete or bool(policies) or inventory.get("Namespace", None, namespace) is not None
+    cni_names, cni_owned = _cni_isolation(namespace, labels, inventory)
+    known = (
+        inventory.complete
+        or bool(policies)
+        or cni_owned
+        or inventory.get("Namespace", None, namespace) is not None
+    )
     egress = [p for p in policies if p.egress is not None]
     selecting = [p for p in egress if selector_matches(p.pod_selector, labels)]
     default_deny = any(
         not p.pod_selector.get("matchLabels") and not p.pod_selector.get("matchExpressions") for p in egress
     )
-    isolated = True if selecting else (False if known else None)
+    isolated = True if selecting or cni_names else (False if known else None)
     any_destination = isolated is False
     cidrs: set[str] = set(EVERYWHERE) if isolated is False else set()
     for policy in selecting:
@@ -87,7 +165,7 @@ def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
         "egress": {
             "isolated": isolated,
             "policiesKnown": known,
-            "policies": sorted(p.key for p in selecting),
+            "policies": sorted(p.key for p in selecting) + cni_names,
             "namespaceDefaultDeny": True if default_deny else (False if known else None),
             "cidrs": sorted(cidrs),
             "anyDestination": any_destination,

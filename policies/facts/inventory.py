@@ -14,7 +14,10 @@ from stockade.policies.model import arm_type
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
 # RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
-# NetworkPolicy: policies/facts/egress.py.
+# NetworkPolicy, and the Cilium and Calico policies that isolate pods too: policies/facts/egress.py.
+# Calico's namespaced NetworkPolicy shares its kind name with Kubernetes'; it is indexed under
+# CALICO_NETWORK_POLICY (its name in stockade.policies.kinds) so the two never collide.
+CALICO_NETWORK_POLICY = "NetworkPolicy.projectcalico.org"
 INDEXED_KINDS = frozenset(
     {
         "Namespace",
@@ -25,8 +28,22 @@ INDEXED_KINDS = frozenset(
         "ClusterRoleBinding",
         "RuntimeClass",
         "NetworkPolicy",
+        "CiliumNetworkPolicy",
+        "CiliumClusterwideNetworkPolicy",
+        CALICO_NETWORK_POLICY,
+        "GlobalNetworkPolicy",
     }
 )
+
+
+def index_kind(obj: Mapping[str, Any]) -> str:
+    """The kind an object is indexed under: its `kind`, but Calico's NetworkPolicy by its group."""
+    kind = str(obj.get("kind") or "")
+    if kind == "NetworkPolicy" and str(obj.get("apiVersion") or "").startswith("projectcalico.org/"):
+        return CALICO_NETWORK_POLICY
+    return kind
+
+
 # Azure resources the Azure analyzer reads (policies/facts/azure.py ARM_TYPES), keyed by their id
 INDEXED_ARM_TYPES = frozenset(
     {
@@ -50,7 +67,9 @@ class Inventory:
         # The cluster these objects come from (audit context, webhook's cluster); None in a scan.
         # It selects per-cluster settings such as the sandbox profile (facts/sandbox.py).
         self.cluster = cluster
-        self._objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        # kind -> (namespace, name) -> object: analyzers read one kind at a time (of_kind), often
+        # once per evaluated object, so a kind's objects must not cost a walk over every kind's.
+        self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {}
         # Bumped per kind on every add/remove, so analyzers can cache what they derive from a kind.
         self.versions: dict[str, int] = {}
 
@@ -59,24 +78,24 @@ class Inventory:
         if azure is not None:
             if azure in INDEXED_ARM_TYPES:
                 self.versions[azure] = self.versions.get(azure, 0) + 1
-                self._objects[(azure, "", str(obj.get("id") or obj.get("name") or ""))] = obj
+                self._objects.setdefault(azure, {})[("", str(obj.get("id") or obj.get("name") or ""))] = obj
             return
-        kind = str(obj.get("kind") or "")
+        kind = index_kind(obj)
         if kind not in INDEXED_KINDS:
             return
         md = obj.get("metadata") or {}
         self.versions[kind] = self.versions.get(kind, 0) + 1
-        self._objects[(kind, str(md.get("namespace") or ""), str(md.get("name") or ""))] = obj
+        self._objects.setdefault(kind, {})[(str(md.get("namespace") or ""), str(md.get("name") or ""))] = obj
 
     def remove(self, kind: str, namespace: str | None, name: str) -> None:
         self.versions[kind] = self.versions.get(kind, 0) + 1
-        self._objects.pop((kind, namespace or "", name), None)
+        self._objects.get(kind, {}).pop((namespace or "", name), None)
 
     def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:
-        return self._objects.get((kind, namespace or "", name))
+        return self._objects.get(kind, {}).get((namespace or "", name))
 
     def of_kind(self, kind: str) -> Iterator[Mapping[str, Any]]:
-        return (o for (k, _, _), o in self._objects.items() if k == kind)
+        return iter(self._objects.get(kind, {}).values())
 
     def __len__(self) -> int:
-        return len(self._objects)
+        return sum(len(objects) for objects in self._objects.values())

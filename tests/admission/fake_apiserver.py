@@ -31,8 +31,9 @@ from aiohttp import web
 
 from stockade.admission.inventory import DEFAULT_KINDS
 
-#: plural -> (kind, apiVersion): by default every kind the webhook's cache watches (empty until put)
-CORE_KINDS = {k.plural: (k.kind, k.api_version) for k in DEFAULT_KINDS}
+#: plural -> (kind, apiVersion): by default every built-in kind the webhook's cache watches (empty until
+#: put); custom kinds (Cilium, Calico) answer 404, as on a cluster without their CRDs
+CORE_KINDS = {k.plural: (k.kind, k.api_version) for k in DEFAULT_KINDS if not k.custom}
 
 
 @dataclass(frozen=True)

@@ -393,3 +393,48 @@ def test_in_cluster_configuration(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 
 def _threads(cache: InventoryCache) -> list[Any]:
     return [s.thread for s in cache._states if s.thread is not None]
+
+
+def test_custom_kinds_not_installed_are_synced_and_empty(cluster: Any, make_cache: Any) -> None:
+    """Cilium and Calico CRDs absent (the fake answers 404): the cache is still ready and complete,
+    since nothing of those kinds can exist, and it keeps looking for the CRDs."""
+    cache = make_cache(not_installed_recheck_seconds=0.1)
+    cache.start()
+    assert cache.wait_synced(5) and cache.inventory.complete
+    wait_until(lambda: len(cluster.seen("ciliumnetworkpolicies", watch=False)) >= 2)
+    assert {s.status for s in cluster.seen("ciliumnetworkpolicies")} == {404}
+
+
+def test_a_crd_installed_later_is_picked_up(fake_apiserver_module: Any, make_cache: Any) -> None:
+    """A cluster gets Cilium after the webhook started: the first LIST is a 404 (not installed), the
+    recheck finds the CRD, and the workload its policy selects becomes isolated for egress."""
+    kinds = {
+        **fake_apiserver_module.CORE_KINDS,
+        "ciliumnetworkpolicies": ("CiliumNetworkPolicy", "cilium.io/v2"),
+    }
+    server = fake_apiserver_module.FakeApiServer(kinds).start()
+    try:
+        server.put("namespaces", namespace("ml"))
+        server.fail_next("ciliumnetworkpolicies", 404)
+        api = k8s_client.ApiClient(k8s_client.Configuration(host=server.url))
+        cache = make_cache(api=api, not_installed_recheck_seconds=0.2)
+        cache.start()
+        assert cache.wait_synced(5) and cache.inventory.complete
+        workload = {
+            **pod("ml", "default"),
+            "metadata": {"name": "w", "namespace": "ml", "labels": {"app": "w"}},
+        }
+        assert cache.facts(workload)["egress"]["isolated"] is False
+        server.put(
+            "ciliumnetworkpolicies",
+            {
+                "metadata": {"name": "deny", "namespace": "ml"},
+                "spec": {"endpointSelector": {}, "egress": [{"toEndpoints": [{}]}]},
+            },
+        )
+        wait_until(lambda: cache.facts(workload)["egress"]["isolated"] is True)
+        assert cache.facts(workload)["egress"]["policies"] == ["ml/deny"]
+        cache.stop()
+        api.close()
+    finally:
+        server.stop()

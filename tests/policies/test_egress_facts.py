@@ -159,22 +159,92 @@ def test_config_addresses_are_validated(text: str, message: str) -> None:
         parse_config(text)
 
 
-def test_calico_network_policy_is_not_read_as_a_kubernetes_one() -> None:
-    calico = {
+CALICO_ALLOW_ANY = {
+    "apiVersion": "projectcalico.org/v3",
+    "kind": "NetworkPolicy",
+    "metadata": {"name": "calico", "namespace": "ml"},
+    "spec": {
+        "selector": "app == 'crawler'",
+        "types": ["Egress"],
+        "egress": [{"action": "Allow", "destination": {}}],
+    },
+}
+
+
+def test_calico_network_policy_isolates_and_is_judged_on_its_own() -> None:
+    """Isolation is decided as `egress reach` decides it: a Calico policy of the default tier with
+    Egress isolates the pods it selects (anything it leaves undecided is denied), and makes the
+    namespace's policies known. Its own rules are checked on the policy object (any destination)."""
+    facts = egress_facts(CALICO_ALLOW_ANY)
+    assert facts["isolated"] is True and facts["policies"] == ["ml/calico"]
+    # cidrs describe Kubernetes NetworkPolicies only; the Calico rules check Calico's own destinations
+    assert facts["cidrs"] == [] and facts["anyDestination"] is False
+    assert net_findings(CALICO_ALLOW_ANY) == {"STK-NET-002"}
+    assert net_findings(WORKLOAD, CALICO_ALLOW_ANY) == set()
+    other = {**CALICO_ALLOW_ANY, "spec": {**CALICO_ALLOW_ANY["spec"], "selector": "app == 'db'"}}
+    assert egress_facts(other)["isolated"] is False  # the namespace is known, the crawler unselected
+    assert net_findings(WORKLOAD, other) == {"STK-NET-001"}
+    ingress_only = {**CALICO_ALLOW_ANY, "spec": {"selector": "all()", "types": ["Ingress"], "ingress": []}}
+    assert egress_facts(ingress_only)["isolated"] is False
+
+
+def test_calico_and_kubernetes_policies_of_one_name_do_not_collide() -> None:
+    """Both kinds are called NetworkPolicy; the inventory keeps them apart by API group."""
+    same_name = netpol("calico", {"podSelector": {"matchLabels": {"app": "db"}}, "policyTypes": ["Egress"]})
+    for objects in ((same_name, CALICO_ALLOW_ANY), (CALICO_ALLOW_ANY, same_name)):
+        assert egress_facts(*objects)["policies"] == ["ml/calico"]
+        assert egress_facts(*objects)["isolated"] is True
+
+
+def test_global_network_policy_isolates_by_namespace_selector() -> None:
+    gnp = {
         "apiVersion": "projectcalico.org/v3",
-        "kind": "NetworkPolicy",
-        "metadata": {"name": "calico", "namespace": "ml"},
-        "spec": {
-            "selector": "all()",
-            "types": ["Egress"],
-            "egress": [{"action": "Allow", "destination": {}}],
-        },
+        "kind": "GlobalNetworkPolicy",
+        "metadata": {"name": "default-deny"},
+        "spec": {"namespaceSelector": "team == 'ml'", "selector": "all()", "types": ["Egress"]},
     }
-    # Isolation is computed from Kubernetes NetworkPolicies only: the Calico one neither isolates nor
-    # makes the namespace's Kubernetes policies known; its own rules are checked (any destination).
-    assert egress_facts(calico)["isolated"] is None
-    assert net_findings(calico) == {"STK-NET-002"}
-    assert net_findings(WORKLOAD, calico) == set()
+    labelled = {**NAMESPACE, "metadata": {"name": "ml", "labels": {"team": "ml"}}}
+    assert egress_facts(gnp, labelled)["isolated"] is True
+    assert egress_facts(gnp, labelled)["policies"] == ["default-deny"]
+    assert egress_facts(gnp, NAMESPACE)["isolated"] is False
+    # a global policy alone does not make a partial scan authoritative for the namespace
+    assert egress_facts(gnp)["isolated"] is None
+
+
+def cilium_policy(kind: str, spec: dict[str, Any], namespace: str | None = "ml") -> dict[str, Any]:
+    md: dict[str, Any] = {"name": "cnp"}
+    if namespace:
+        md["namespace"] = namespace
+    return {"apiVersion": "cilium.io/v2", "kind": kind, "metadata": md, "spec": spec}
+
+
+def test_cilium_policies_isolate_unless_default_deny_is_off() -> None:
+    egress = [{"toEndpoints": [{"matchLabels": {"app": "db"}}]}]
+    cnp = cilium_policy(
+        "CiliumNetworkPolicy", {"endpointSelector": {"matchLabels": {"app": "crawler"}}, "egress": egress}
+    )
+    assert egress_facts(cnp)["isolated"] is True and egress_facts(cnp)["policies"] == ["ml/cnp"]
+    assert net_findings(WORKLOAD, cnp) == set()
+    # enableDefaultDeny.egress: false makes the policy additive: it isolates nothing
+    additive = cilium_policy(
+        "CiliumNetworkPolicy",
+        {"endpointSelector": {}, "egress": egress, "enableDefaultDeny": {"egress": False}},
+    )
+    assert egress_facts(additive)["isolated"] is False
+    assert net_findings(WORKLOAD, additive, complete=True) == {"STK-NET-001"}
+    # clusterwide, selecting by the namespace's name label
+    ccnp = cilium_policy(
+        "CiliumClusterwideNetworkPolicy",
+        {"endpointSelector": {"matchLabels": {"k8s:io.kubernetes.pod.namespace": "ml"}}, "egress": egress},
+        namespace=None,
+    )
+    assert egress_facts(ccnp, complete=True)["isolated"] is True
+    other_ns = cilium_policy(
+        "CiliumClusterwideNetworkPolicy",
+        {"endpointSelector": {"matchLabels": {"k8s:io.kubernetes.pod.namespace": "web"}}, "egress": egress},
+        namespace=None,
+    )
+    assert egress_facts(other_ns, complete=True)["isolated"] is False
 
 
 def test_an_invalid_cidr_is_reported_not_an_evaluation_error() -> None:
