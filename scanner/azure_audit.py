@@ -33,7 +33,7 @@ from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.facts.azure import MANAGED_CLUSTER
 from stockade.policies.model import InputError, Operation, Origin, Resource
-from stockade.scanner.result import CoverageGap, Result
+from stockade.scanner.result import AZURE_AUDITED, CoverageGap, Result
 from stockade.scanner.sources.azure import (
     AuthMode,
     AzureAuthError,
@@ -135,7 +135,7 @@ def run_azure_stage(
     for stats in result.clusters:
         if stats.name in contexts and stats.reachable:
             if stats.name in matched_contexts:
-                stats.extras["azure"] = "audited"
+                stats.extras["azure"] = AZURE_AUDITED
             else:
                 stats.extras["azure"] = NOT_APPLICABLE
                 notify(f"azure: {stats.name}: {NOT_APPLICABLE}")

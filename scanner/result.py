@@ -17,6 +17,12 @@ class CoverageGap:
     message: str
 
 
+#: the policy area of the Azure-side rules (STK-AZ-*), and `ClusterStats.extras["azure"]` of a cluster
+#: whose Azure side was audited (else "not applicable: …", or absent without --azure-subscription)
+AZURE_AREA = "azure"
+AZURE_AUDITED = "audited"
+
+
 @dataclass(slots=True)
 class ClusterStats:
     """One audited cluster: what was listed and evaluated, and what it cost the API server."""

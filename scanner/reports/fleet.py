@@ -14,7 +14,7 @@ from typing import Any
 
 from stockade.policies.frameworks import ControlResult, control_results, get_framework
 from stockade.policies.model import Finding, Severity
-from stockade.scanner.result import Result
+from stockade.scanner.result import AZURE_AREA, AZURE_AUDITED, Result
 
 TOP = 10
 
@@ -33,6 +33,8 @@ class ClusterView:
     by_severity: dict[str, int]
     areas: dict[str, int | None]  # area -> percent of the area's rules passed
     gaps: int
+    #: the Azure side: "audited", "not applicable: …" (no AKS cluster serves it), None (not asked)
+    azure: str | None = None
 
 
 @dataclass(slots=True)
@@ -65,6 +67,7 @@ class FleetView:
     controls: list[ControlResult] = field(default_factory=list)
     max_severity_count: int = 1
     sandbox: list[tuple[str, dict[str, Any]]] = field(default_factory=list)  # (cluster, sandbox_summary)
+    azure: bool = False  # some cluster's Azure side was looked at (--azure-subscription)
 
 
 def fleet_view(result: Result) -> FleetView | None:
@@ -79,11 +82,18 @@ def fleet_view(result: Result) -> FleetView | None:
         mine = [f for f in active if f.resource.cluster == stats.name]
         failing = {f.rule.id for f in mine}
         sev = Counter(f.rule.severity.label for f in mine)
+        azure = stats.extras.get("azure")
+        azure = azure if isinstance(azure, str) else None
+        # The Azure rules judge the cluster only where its Azure side was audited; elsewhere (bare
+        # metal, or no --azure-subscription) they are not applicable, not passed.
+        scored = {rid: r for rid, r in rules.items() if r.area != AZURE_AREA or azure == AZURE_AUDITED}
         area_scores: dict[str, int | None] = {}
         for area in areas:
-            ids = [r for r in rules.values() if r.area == area]
+            ids = [r for r in scored.values() if r.area == area]
             area_scores[area] = (
-                _pct(sum(1 for r in ids if r.id not in failing), len(ids)) if stats.reachable else None
+                _pct(sum(1 for r in ids if r.id not in failing), len(ids))
+                if stats.reachable and ids
+                else None
             )
         view.clusters.append(
             ClusterView(
@@ -95,14 +105,18 @@ def fleet_view(result: Result) -> FleetView | None:
                 requests=stats.requests,
                 findings=len(mine),
                 waived=sum(1 for f in result.findings if f.waived and f.resource.cluster == stats.name),
-                score=_pct(len(rules) - len(failing), len(rules)) if stats.reachable else None,
+                score=_pct(len(scored) - len(failing & set(scored)), len(scored))
+                if stats.reachable
+                else None,
                 by_severity={s.label: sev.get(s.label, 0) for s in sorted(Severity, reverse=True)},
                 areas=area_scores,
                 gaps=sum(
                     1 for g in result.gaps if g.scope == stats.name or g.scope.startswith(stats.name + "/")
                 ),
+                azure=azure,
             )
         )
+    view.azure = any(c.azure is not None for c in view.clusters)
     view.sandbox = [
         (c.name, summary) for c in result.clusters if isinstance(summary := c.extras.get("sandbox"), dict)
     ]

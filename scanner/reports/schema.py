@@ -149,6 +149,11 @@ class ClusterInfo(_Model):
     sandbox: dict[str, Any] | None = Field(
         description="Sandbox runtime classes and high-risk workloads by sandbox status (see docs)."
     )
+    azure: str | None = Field(
+        default=None,
+        description='The Azure side (--azure-subscription): "audited", "not applicable: …" when no AKS '
+        "cluster of the subscriptions serves the context (bare metal); null when not asked.",
+    )
 
 
 class ActionCounts(_Model):
@@ -215,6 +220,7 @@ def build(result: Result) -> ReportDocument:
                 requests=c.requests,
                 seconds=round(c.seconds, 3),
                 sandbox=c.extras.get("sandbox"),
+                azure=azure if isinstance(azure := c.extras.get("azure"), str) else None,
             )
             for c in result.clusters
         ],

@@ -35,6 +35,8 @@ from stockade.policies.config import load_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner import azure_audit
 from stockade.scanner.azure_audit import NOT_APPLICABLE, context_servers, run_azure_stage
+from stockade.scanner.reports import get_report
+from stockade.scanner.reports.fleet import fleet_view
 from stockade.scanner.result import ClusterStats, Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.azure import AzureAuthError, AzureReader, check_credential, make_credential
@@ -217,6 +219,29 @@ def test_bare_metal_context_is_not_applicable(arm: FakeArm, tmp_path: Path) -> N
     extras = {c.name: c.extras.get("azure") for c in result.clusters}
     assert extras == {"aks-prod-eastus": "audited", "gpu-bm-1": NOT_APPLICABLE}
     assert not any(f.resource.cluster == "gpu-bm-1" for f in result.findings)
+    # every report says so: JSON per cluster, the HTML fleet table, and the azure area is not scored
+    result.rules = dict(Evaluator.default(CONFIG).rules)  # as run_audit fills them
+    doc = orjson.loads(get_report("json").render(result))
+    assert {c["name"]: c["azure"] for c in doc["clusters"]} == extras
+    view = fleet_view(result)
+    assert view is not None and view.azure
+    areas = {c.name: c.areas["azure"] for c in view.clusters}
+    assert areas["gpu-bm-1"] is None and areas["aks-prod-eastus"] is not None
+    html = get_report("html").render(result)
+    assert (
+        "Azure side" in html and ">not applicable</span>" in html and "no AKS cluster of the audited" in html
+    )
+
+
+def test_without_azure_subscription_the_azure_area_is_not_scored() -> None:
+    result = Result(tool_version="t")
+    result.clusters = [ClusterStats("gpu-bm-1")]
+    result.rules = dict(Evaluator.default(CONFIG).rules)
+    view = fleet_view(result)
+    assert view is not None and not view.azure
+    assert view.clusters[0].areas["azure"] is None and view.clusters[0].score == 100
+    assert "Azure side" not in get_report("html").render(result)
+    assert orjson.loads(get_report("json").render(result))["clusters"][0]["azure"] is None
 
 
 def test_no_credential_skips_the_azure_checks_with_one_message(arm: FakeArm, tmp_path: Path) -> None:
