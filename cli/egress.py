@@ -67,6 +67,7 @@ CLUSTER_KINDS = (
     "CiliumClusterwideNetworkPolicy",
     "NetworkPolicy.projectcalico.org",
     "GlobalNetworkPolicy",
+    "Tier",
 )
 #: kind -> the controllers whose objects of that kind are not workloads of their own
 _OWNED_BY = {

@@ -84,6 +84,7 @@ _ALL = (
     ),
     KindInfo("projectcalico.org", "v3", "networkpolicies", "NetworkPolicy.projectcalico.org", True, True),
     KindInfo("projectcalico.org", "v3", "globalnetworkpolicies", "GlobalNetworkPolicy", False, True),
+    KindInfo("projectcalico.org", "v3", "tiers", "Tier", False, True),
     KindInfo(
         "policy.networking.k8s.io", "v1alpha1", "adminnetworkpolicies", "AdminNetworkPolicy", False, True
     ),

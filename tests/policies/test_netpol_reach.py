@@ -425,3 +425,73 @@ def test_calico_pass_skips_kubernetes_policies_and_deny_beats_them() -> None:
         OTHER,
         "0.0.0.0-255.255.255.255[External]",
     }
+
+
+def tier(name: str, order: float | None = None, default_action: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    if order is not None:
+        spec["order"] = order
+    if default_action is not None:
+        spec["defaultAction"] = default_action
+    return {"apiVersion": "projectcalico.org/v3", "kind": "Tier", "metadata": {"name": name}, "spec": spec}
+
+
+IMDS = "169.254.169.254-169.254.169.254[External]"
+# A platform team's tier: block the metadata address, pass everything else down to the default tier.
+SECURITY_GUARD = calico(
+    "GlobalNetworkPolicy",
+    "security.imds",
+    {
+        "tier": "security",
+        "order": 1,
+        "selector": "all()",
+        "types": ["Egress"],
+        "egress": [
+            {"action": "Deny", "destination": {"nets": ["169.254.169.254/32"]}},
+            {"action": "Pass"},
+        ],
+    },
+)
+
+
+def test_calico_tiers_apply_in_order_and_pass_moves_on() -> None:
+    """The security tier (order 100) runs before the default tier (1,000,000): its Deny holds even
+    where the default tier's Kubernetes policy allows everything; what it passes reaches that policy."""
+    allow_all = egress([{}], ["Egress"])
+    got = from_client(tier("security", 100), SECURITY_GUARD, allow_all)
+    assert IMDS not in got
+    assert got[SERVER] == "All Connections" and got["169.254.169.255-255.255.255.255[External]"]
+    # the default tier's own end-of-tier drop still applies to what the security tier passed
+    assert from_client(tier("security", 100), SECURITY_GUARD, DENY_EGRESS_A) == {}
+
+
+def test_calico_tier_end_drops_unless_its_default_action_is_pass() -> None:
+    only_deny = calico(
+        "GlobalNetworkPolicy",
+        "security.imds",
+        {
+            "tier": "security",
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Deny", "destination": {"nets": ["169.254.169.254/32"]}}],
+        },
+    )
+    assert from_client(tier("security", 100), only_deny) == {}  # undecided: dropped at the tier's end
+    got = from_client(tier("security", 100, "Pass"), only_deny)
+    assert IMDS not in got and got[SERVER] == "All Connections"  # passed to the profile, which allows
+
+
+def test_calico_tier_without_order_comes_after_the_default_tier() -> None:
+    """A tier without an order is "infinite": last, so the default tier's drop wins over its Allow;
+    given an order before the default tier's, its Allow decides first."""
+    late_allow = calico(
+        "GlobalNetworkPolicy",
+        "late.allow",
+        {"tier": "late", "selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    )
+    assert from_client(DENY_EGRESS_A, late_allow) == {}
+    assert from_client(DENY_EGRESS_A, late_allow, tier("late")) == {}
+    early = from_client(DENY_EGRESS_A, late_allow, tier("late", 10))
+    assert early[SERVER] == "All Connections" == early["0.0.0.0-255.255.255.255[External]"]
+    # a Tier object for the default tier moves it (and the Kubernetes policies in it) too
+    assert from_client(DENY_EGRESS_A, late_allow, tier("late", 10), tier("default", 5)) == {}

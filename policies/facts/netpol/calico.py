@@ -1,7 +1,16 @@
 """Calico NetworkPolicy and GlobalNetworkPolicy (projectcalico.org/v3), normalized for reachability.
 
 The semantics (docs.tigera.io, "Calico network policy", "Global network policy", "Policy tiers" and
-the selector reference), for the default tier:
+the selector reference; the Tier type of projectcalico/api):
+
+- policies belong to a tier (``spec.tier``, by default ``default``, which also holds the Kubernetes
+  NetworkPolicies). Tiers apply in ascending ``order`` (the default tier's is 1,000,000 unless its
+  Tier object says otherwise; a tier without one comes last), ties by name; only the tiers with a
+  policy applying to the endpoint take part. A packet a tier leaves undecided is dropped at the end
+  of the tier, unless the Tier's ``defaultAction`` is ``Pass``; Pass moves it to the next tier, and
+  out of the last one to the namespace profile, which allows.
+
+Within one tier:
 
 - policies apply to the endpoints their ``selector`` matches (a NetworkPolicy only in its namespace;
   a GlobalNetworkPolicy also by ``namespaceSelector``), in the directions of ``types`` (when omitted:
@@ -9,9 +18,9 @@ the selector reference), for the default tier:
 - the policies that apply are evaluated in ascending ``order`` (none: last), ties by name, with the
   cluster's Kubernetes NetworkPolicies among them at order 1000 (that is how Calico enforces them);
   within a policy the rules in order; the first rule matching a packet decides it: Allow, Deny, or
-  Pass (leave the tier: the namespace profile then allows); Log does not decide;
-- a packet no rule decided is denied when at least one policy applied to the endpoint in that
-  direction, and allowed when none did;
+  Pass (leave the tier for the next one); Log does not decide;
+- a packet no rule decided meets the end of the tier (above); an endpoint no policy of any tier
+  applies to in a direction is not isolated in that direction;
 - a rule matches on ``protocol``, the peer (``nets``/``notNets`` for addresses; ``selector``,
   ``notSelector``, ``namespaceSelector`` for endpoints, in the policy's namespace unless a
   namespaceSelector says otherwise) and the destination ``ports`` (numbers, ``"lo:hi"`` ranges,
@@ -45,6 +54,49 @@ _TOKEN = re.compile(
 
 class SelectorError(ValueError):
     """A selector Calico would reject."""
+
+
+DEFAULT_TIER = "default"
+#: projectcalico/api's DefaultTierOrder: the default tier's order when no Tier object sets one
+DEFAULT_TIER_ORDER = 1_000_000.0
+
+
+@dataclass(frozen=True)
+class Tier:
+    """A Tier object: where its policies apply among the tiers, and what ends it (Deny or Pass)."""
+
+    name: str
+    order: float
+    default_action: str = "Deny"
+
+
+def is_tier(obj: Mapping[str, Any]) -> bool:
+    return obj.get("kind") == "Tier" and str(obj.get("apiVersion") or "").startswith("projectcalico.org/")
+
+
+def parse_tier(obj: Mapping[str, Any]) -> Tier:
+    md = obj.get("metadata") or {}
+    spec = obj.get("spec") or {}
+    name = str(md.get("name") or "")
+    order = spec.get("order")
+    if isinstance(order, int | float) and not isinstance(order, bool):
+        ordered = float(order)
+    else:
+        ordered = DEFAULT_TIER_ORDER if name == DEFAULT_TIER else math.inf
+    action = "Pass" if spec.get("defaultAction") == "Pass" else "Deny"
+    return Tier(name, ordered, action)
+
+
+def tier_order(tiers: Mapping[str, Tier]) -> Callable[[str], tuple[float, str]]:
+    """Sort key of a tier name: its Tier's order (the default tier's when it has no Tier object)."""
+
+    def key(name: str) -> tuple[float, str]:
+        tier = tiers.get(name)
+        if tier is not None:
+            return tier.order, name
+        return (DEFAULT_TIER_ORDER if name == DEFAULT_TIER else math.inf), name
+
+    return key
 
 
 def is_calico_policy(obj: Mapping[str, Any]) -> bool:
@@ -222,6 +274,7 @@ class CalicoPolicy:
     namespace_selector: Predicate | None
     ingress: tuple[Rule, ...] | None  # None: does not apply to ingress
     egress: tuple[Rule, ...] | None
+    tier: str = DEFAULT_TIER
 
     def applies(self, wl: Workload, ns_labels: Labels) -> bool:
         if self.namespace is not None and wl.namespace != self.namespace:
@@ -308,4 +361,5 @@ def _parse(obj: Mapping[str, Any]) -> CalicoPolicy:
         else (selector(spec["namespaceSelector"]) if spec.get("namespaceSelector") else None),
         ingress=rules("ingress") if has_ingress else None,
         egress=rules("egress") if has_egress else None,
+        tier=str(spec.get("tier") or DEFAULT_TIER),
     )

@@ -10,9 +10,9 @@ not listed.
 
 Each direction goes through the tiers a cluster applies: AdminNetworkPolicies first (by priority;
 Allow, Deny, or Pass on), then the NetworkPolicies of the CNI (Kubernetes NetworkPolicies united with
-Cilium's allows, less Cilium's denies; or Calico's ordered default tier, which holds the Kubernetes
-NetworkPolicies at order 1000), then the BaselineAdminNetworkPolicy for an endpoint no NetworkPolicy
-isolates.
+Cilium's allows, less Cilium's denies; or Calico's ordered tiers, whose default tier holds the
+Kubernetes NetworkPolicies at order 1000), then the BaselineAdminNetworkPolicy for an endpoint no
+NetworkPolicy isolates.
 
 Cost: each distinct set of selecting policies is evaluated once (workloads selected by the same
 policies share it), selector matches are memoized per namespace, and connection-set operations are
@@ -29,6 +29,14 @@ from typing import Any, NamedTuple
 from stockade.policies.facts.netpol import admin, calico, cilium, k8s, sets
 from stockade.policies.facts.netpol.sets import ALL, NONE, Conn, Interval
 from stockade.policies.facts.netpol.topology import Topology, Workload
+
+
+class CalicoTier(NamedTuple):
+    """The Calico policies of one tier that apply to a workload in one direction, in order."""
+
+    name: str
+    default_action: str  # "Deny" or "Pass": what happens to what the tier leaves undecided
+    entries: tuple[tuple[str, int], ...]  # ("k", NetworkPolicy index) or ("c", Calico policy index)
 
 
 @dataclass
@@ -82,6 +90,7 @@ class Reachability:
         self.baseline_policies = [a for a in admins if a.baseline]
         self.cilium = [rs for o in objects if o.get("kind") in cilium.KINDS for rs in cilium.parse(o)]
         self.calico = [calico.parse(o) for o in objects if calico.is_calico_policy(o)]
+        self.calico_tiers = {t.name: t for t in (calico.parse_tier(o) for o in objects if calico.is_tier(o))}
         egress_refs: list[Interval] = []
         ingress_refs: list[Interval] = []
         for cp in self.calico:
@@ -128,24 +137,32 @@ class Reachability:
             self._cilium_out.append(
                 tuple(ci for ci in chosen if self.cilium[ci].egress or self.cilium[ci].egress_deny)
             )
-        # Calico's default tier per workload and direction: Calico policies and, at order 1000,
-        # the Kubernetes NetworkPolicies, by (order, name).
-        self._tiers: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        # Calico's tiers per workload and direction, in tier order: each (tier, its policies in
+        # (order, name) order), the Kubernetes NetworkPolicies at order 1000 of the default tier.
+        self._tiers: dict[tuple[str, int], list[CalicoTier]] = {}
         if self.calico:
+            tier_key = calico.tier_order(self.calico_tiers)
             for wl in self.topology.workloads:
                 ns_labels = self.topology.namespaces.get(wl.namespace, {})
                 for direction, selected in (("egress", self._selected_out), ("ingress", self._selected_in)):
-                    entries = [
-                        (1000.0, f"knp.default.{self.policies[pi].name}", "k", pi)
-                        for pi in selected[wl.index]
-                    ]
-                    entries += [
-                        (cp.order, cp.name, "c", ci)
-                        for ci, cp in enumerate(self.calico)
-                        if (cp.egress if direction == "egress" else cp.ingress) is not None
-                        and cp.applies(wl, ns_labels)
-                    ]
-                    self._tiers[(direction, wl.index)] = [(kind, i) for _, _, kind, i in sorted(entries)]
+                    entries: dict[str, list[tuple[float, str, str, int]]] = {}
+                    for pi in selected[wl.index]:
+                        entry = (1000.0, f"knp.default.{self.policies[pi].name}", "k", pi)
+                        entries.setdefault(calico.DEFAULT_TIER, []).append(entry)
+                    for ci, cp in enumerate(self.calico):
+                        if (cp.egress if direction == "egress" else cp.ingress) is not None and cp.applies(
+                            wl, ns_labels
+                        ):
+                            entries.setdefault(cp.tier, []).append((cp.order, cp.name, "c", ci))
+                    if entries:
+                        self._tiers[(direction, wl.index)] = [
+                            CalicoTier(
+                                name,
+                                self._tier_action(name),
+                                tuple((kind, i) for _, _, kind, i in sorted(entries[name])),
+                            )
+                            for name in sorted(entries, key=tier_key)
+                        ]
         self._sides: dict[tuple[str, tuple[int, ...], tuple[int, ...]], Side | None] = {}
         self._cilium_peers: dict[tuple[int, int], frozenset[int]] = {}
         self._admin_sets: dict[tuple[int, str, int, int], frozenset[int]] = {}
@@ -185,7 +202,8 @@ class Reachability:
             self.calico[i].name
             if self.calico[i].namespace is None
             else f"{self.calico[i].namespace}/{self.calico[i].name}"
-            for kind, i in self._tiers.get(("egress", wl.index), [])
+            for tier in self._tiers.get(("egress", wl.index), [])
+            for kind, i in tier.entries
             if kind == "c"
         ]
         return (
@@ -402,7 +420,11 @@ class Reachability:
             conn = self._layer(direction, subject, peer, block, conn, isolated, dst)
         return conn
 
-    # -- Calico's default tier -------------------------------------------------------------------------
+    # -- Calico's tiers -------------------------------------------------------------------------------
+
+    def _tier_action(self, name: str) -> str:
+        tier = self.calico_tiers.get(name)
+        return tier.default_action if tier is not None else "Deny"
 
     def _tier(
         self,
@@ -412,45 +434,52 @@ class Reachability:
         block: int | None,
         dst: Workload | None,
     ) -> tuple[Conn, bool]:
-        """(allowed connections, isolated) of one direction through Calico's ordered default tier.
+        """(allowed connections, isolated) of one direction through Calico's ordered tiers.
 
-        The first rule matching a connection decides it (Allow, Deny, or Pass: out of the tier, where
-        the namespace profile allows); what no rule decided is denied when any policy applied."""
-        tier = self._tiers.get((direction, subject.index), [])
-        if not tier:
+        In each tier that applies, the first rule matching a connection decides it: Allow, Deny, or
+        Pass (on to the next tier); what no rule decided is dropped at the end of the tier, or passed on
+        when the Tier's defaultAction is Pass. What leaves the last tier reaches the namespace profile,
+        which allows."""
+        tiers = self._tiers.get((direction, subject.index), [])
+        if not tiers:
             return ALL, False
         egress = direction == "egress"
         blocks = self.dst_blocks if egress else self.src_blocks
-        remaining, allowed, passed = ALL, NONE, NONE
-        for kind, i in tier:
-            if not remaining:
-                break
-            if kind == "k":
-                side = self._side(direction, (i,), (), blocks, None if egress else subject)
-                if side is None:
-                    continue
-                conn = side.towards(peer.index) if peer is not None else side.ips[block or 0]
-                hit = sets.intersect(conn, remaining)
-                allowed = sets.union(allowed, hit)
-                remaining = sets.difference(remaining, hit)
-                continue
-            cp = self.calico[i]
-            for rule in (cp.egress if egress else cp.ingress) or ():
-                if rule.action not in {"Allow", "Deny", "Pass"}:
-                    continue
-                if peer is not None:
-                    ns_labels = self.topology.namespaces.get(peer.namespace, {})
-                    if not rule.peer.matches_workload(peer, ns_labels, cp.namespace):
+        current, allowed = ALL, NONE
+        for tier in tiers:
+            remaining, passed = current, NONE
+            for kind, i in tier.entries:
+                if not remaining:
+                    break
+                if kind == "k":
+                    side = self._side(direction, (i,), (), blocks, None if egress else subject)
+                    if side is None:
                         continue
-                elif block is None or not rule.peer.matches_block(blocks[block]):
-                    continue
-                hit = sets.intersect(rule.conn_on(dst), remaining)
-                if rule.action == "Allow":
+                    conn = side.towards(peer.index) if peer is not None else side.ips[block or 0]
+                    hit = sets.intersect(conn, remaining)
                     allowed = sets.union(allowed, hit)
-                elif rule.action == "Pass":
-                    passed = sets.union(passed, hit)
-                remaining = sets.difference(remaining, hit)
-        return sets.union(allowed, passed), True
+                    remaining = sets.difference(remaining, hit)
+                    continue
+                cp = self.calico[i]
+                for rule in (cp.egress if egress else cp.ingress) or ():
+                    if rule.action not in {"Allow", "Deny", "Pass"}:
+                        continue
+                    if peer is not None:
+                        ns_labels = self.topology.namespaces.get(peer.namespace, {})
+                        if not rule.peer.matches_workload(peer, ns_labels, cp.namespace):
+                            continue
+                    elif block is None or not rule.peer.matches_block(blocks[block]):
+                        continue
+                    hit = sets.intersect(rule.conn_on(dst), remaining)
+                    if rule.action == "Allow":
+                        allowed = sets.union(allowed, hit)
+                    elif rule.action == "Pass":
+                        passed = sets.union(passed, hit)
+                    remaining = sets.difference(remaining, hit)
+            current = sets.union(passed, remaining) if tier.default_action == "Pass" else passed
+            if not current:
+                break
+        return sets.union(allowed, current), True
 
     # -- AdminNetworkPolicy / BaselineAdminNetworkPolicy tiers ----------------------------------------
 
