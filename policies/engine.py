@@ -7,8 +7,10 @@ the object's kind. The aggregating modules are generated here, one per kind, at 
 
 The aggregating queries run on regorus' compiled Rego VM (``Program`` + ``Rvm``), measured 2.9x
 faster than its tree-walking interpreter on the Pod Security rules with identical results (see
-docs/benchmarks.md). The interpreter stays loaded: it is the fallback if the VM cannot compile or
-run a library, it isolates a failing rule by name, and tests compare the two on every input.
+docs/benchmarks.md). The VM compiles the modules with their `data` import aliases written out in
+full (:mod:`stockade.policies.imports`), which nearly halves its time per object. The interpreter
+stays loaded: it is the fallback if the VM cannot compile or run a library, it isolates a failing
+rule by name, and tests compare the two on every input.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ import regorus
 import yaml
 
 from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.imports import expand_data_imports
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "rego"
@@ -245,8 +248,10 @@ class EmbeddedEngine:
             self._add(path, text)
         if vm and self._by_kind:
             entries = [_entry(kind) for kind in self._by_kind]
+            # Full `data.` references instead of import aliases: about 45 % less VM time (imports.py).
+            compiled = [(path, expand_data_imports(text)) for path, text in modules]
             try:
-                self._program = regorus.Program.compile_from_modules("{}", modules, entries)
+                self._program = regorus.Program.compile_from_modules("{}", compiled, entries)
             except Exception as exc:
                 self.vm_error = engine_message(exc)
         self.set_data(data)
