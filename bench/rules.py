@@ -29,6 +29,11 @@ GROUPS = {
     "resources": ("STK-RES-",),
     "ServiceAccounts": ("STK-SA-",),
     "host path targets": ("STK-POD-2",),
+    "egress": ("STK-NET-",),
+    "sandbox runtime classes": ("STK-RT-",),
+    "storage": ("STK-STO-",),
+    "workload identity": ("STK-ID-",),
+    "RBAC": ("STK-RBAC-",),
 }
 
 
