@@ -10,11 +10,13 @@ import rego.v1
 # The three container lists, in the order Pod Security Admission walks them.
 container_fields := ["initContainers", "containers", "ephemeralContainers"]
 
-# Every container of the pod, with the object path of the container.
-containers contains {"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} if {
+# Every container of the pod, with the object path of the container. An array, not a set: a set of
+# objects holding whole containers is kept sorted and deduplicated by deep comparison, which costs the
+# VM more than every rule's own work on small pods; the entries are distinct by path anyway.
+containers := [{"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} |
 	some field in container_fields
 	some i, c in input.pod.spec[field]
-}
+]
 
 # Object path of a field of the pod spec, e.g. spec_path(["hostNetwork"]).
 spec_path(suffix) := array.concat(input.pod.path, array.concat(["spec"], suffix))
@@ -72,10 +74,10 @@ object_namespace := ns if {
 # set resources (the API server rejects them), so they are left out.
 resource_container_fields := ["initContainers", "containers"]
 
-resource_containers contains {"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} if {
+resource_containers := [{"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} |
 	some field in resource_container_fields
 	some i, c in input.pod.spec[field]
-}
+]
 
 # A container's resources.<kind> map (kind = "limits" | "requests"), {} when absent or null.
 resource_list(c, kind) := l if {
