@@ -304,17 +304,25 @@ class EmbeddedEngine:
         if not rules:
             return []
         text = orjson.dumps(input).decode()
-        if self._vm is not None:
-            self._vm.set_input_json(text)
-            try:
-                raw = self._vm.execute_entry_point(_entry(agg))
-            except Exception:
-                raw = None
-            # The VM reports some evaluation errors (e.g. conflicting rule values) as an
-            # "<undefined>" value instead of raising; the interpreter raises and names the rule.
-            if raw is not None and _VM_UNDEFINED not in raw:
-                return _violations(self.library.rules, orjson.loads(raw) or {})
+        compiled = self.evaluate_compiled(agg, text)
+        if compiled is not None:
+            return compiled
         return self.evaluate_interpreted(agg, rules, text)
+
+    def evaluate_compiled(self, agg: str, text: str) -> list[Violation] | None:
+        """The compiled VM's answer, or None where it gives none (not compiled, an error, or an
+        "<undefined>" value, which is how the VM reports some evaluation errors, such as conflicting
+        rule values, that the interpreter raises and names): the caller then asks the interpreter."""
+        if self._vm is None:
+            return None
+        self._vm.set_input_json(text)
+        try:
+            raw = self._vm.execute_entry_point(_entry(agg))
+        except Exception:
+            return None
+        if _VM_UNDEFINED in raw:
+            return None
+        return _violations(self.library.rules, orjson.loads(raw) or {})
 
     def evaluate_interpreted(self, agg: str, rules: list[Rule], text: str) -> list[Violation]:
         """The tree-walking interpreter's answer (the reference the VM is tested against)."""

@@ -30,37 +30,45 @@ extended(name) if {
 
 extended(name) if name in pods.gpu_resource_names
 
-deny contains v if {
+# Each extended resource a container requests, with its limit (null when absent): the requests and
+# limits maps are read once per container, not once per helper call.
+requested contains [entry.path, pods.container_name(c), name, request, limit] if {
 	some entry in pods.resource_containers
 	c := entry.container
 	some name, request in pods.resource_list(c, "requests")
 	extended(name)
-	pods.resource_value(c, "requests", name)
-	not pods.resource_value(c, "limits", name)
+	request != null
+	request != ""
+	limit := object.get(pods.resource_list(c, "limits"), name, null)
+}
+
+deny contains v if {
+	some [path, container, name, request, limit] in requested
+	unset(limit)
 	v := {
 		"msg": sprintf(
 			"container %q requests %v of extended resource %q without a limit (it must set limits.%s)",
-			[pods.container_name(c), request, name, name],
+			[container, request, name, name],
 		),
-		"path": array.concat(entry.path, ["resources", "requests", name]),
+		"path": array.concat(path, ["resources", "requests", name]),
 		"details": {"resource": name, "request": request},
 	}
 }
 
 deny contains v if {
-	some entry in pods.resource_containers
-	c := entry.container
-	some name, request in pods.resource_list(c, "requests")
-	extended(name)
-	pods.resource_value(c, "requests", name)
-	limit := pods.resource_value(c, "limits", name)
+	some [path, container, name, request, limit] in requested
+	not unset(limit)
 	pods.different_quantity(request, limit)
 	v := {
 		"msg": sprintf(
 			"container %q requests %v of extended resource %q but its limit is %v (they must be equal)",
-			[pods.container_name(c), request, name, limit],
+			[container, request, name, limit],
 		),
-		"path": array.concat(entry.path, ["resources", "requests", name]),
+		"path": array.concat(path, ["resources", "requests", name]),
 		"details": {"resource": name, "request": request, "limit": limit},
 	}
 }
+
+unset(q) if q == null
+
+unset(q) if q == ""

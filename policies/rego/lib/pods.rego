@@ -103,7 +103,10 @@ quantity(q) := units.parse(q) if {
 
 # Two quantities are different amounts ("1" and 1, "1000m" and "1" are not); malformed ones compare as
 # written. (Stated positively: a negated helper that itself negates is slow on the compiled Rego VM.)
-different_quantity(a, b) if quantity(a) != quantity(b)
+different_quantity(a, b) if {
+	a != b # the same quantity written the same way is the same amount: no parsing (the common case)
+	quantity(a) != quantity(b)
+}
 
 different_quantity(a, b) if {
 	not is_number(quantity(a))
