@@ -144,5 +144,12 @@ gpu_path(base, c, r) := array.concat(base, ["resources", "limits", r]) if {
 	resource_value(c, "limits", r)
 } else := array.concat(base, ["resources", "requests", r])
 
-# The pod uses a GPU.
-gpu_pod if count(gpu_containers) > 0
+# The pod uses a GPU: some container asks for a non-zero quantity of a GPU resource. Decided without
+# building gpu_containers (paths, first resource by name), which only a finding needs.
+gpu_pod if {
+	some entry in resource_containers
+	some kind in ["limits", "requests"]
+	some r, q in resource_list(entry.container, kind)
+	r in gpu_resource_names
+	not zero_quantity(q)
+}
