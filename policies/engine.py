@@ -27,6 +27,8 @@ import regorus
 import yaml
 
 from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.gatekeeper import AREA as GK_AREA
+from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
 from stockade.policies.imports import expand_data_imports
 from stockade.policies.model import Action, Rule, Severity, Violation
 
@@ -78,6 +80,12 @@ class Library:
 
     modules: list[Module] = field(default_factory=list)
     rules: dict[str, Rule] = field(default_factory=dict)
+    #: Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
+    #: (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine
+    gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
+
+    def is_gatekeeper(self, rule_id: str) -> bool:
+        return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
 
     @property
     def policy_modules(self) -> list[Module]:
@@ -115,6 +123,16 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
                 )
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
+    try:
+        lib.gatekeeper = load_gatekeeper([Path(d) for d in dirs])
+    except GatekeeperError as exc:
+        raise PolicyError(str(exc)) from None
+    for rule_id, rule in lib.gatekeeper.rules().items():
+        if rule_id in lib.rules:
+            raise PolicyError(
+                f"{rule.file}: rule id {rule_id} is already defined in {lib.rules[rule_id].file}"
+            )
+        lib.rules[rule_id] = rule
     return lib
 
 
@@ -226,8 +244,19 @@ class EmbeddedEngine:
     ) -> None:
         self.library = library
         self.enabled = frozenset(library.rules if enabled is None else enabled)
-        rules = [r for r in library.rules.values() if r.id in self.enabled]
+        rules = [
+            r for r in library.rules.values() if r.id in self.enabled and not library.is_gatekeeper(r.id)
+        ]
         self._by_kind = _group_by_kind(rules)
+        self._gatekeeper: GatekeeperEngine | None = None
+        gk_rules = {
+            r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_gatekeeper(r.id)
+        }
+        if gk_rules:
+            try:
+                self._gatekeeper = GatekeeperEngine(library.gatekeeper, gk_rules)
+            except GatekeeperError as exc:
+                raise PolicyError(str(exc)) from None
         self._engine: Any
         self._owner = threading.get_ident()
         self._per_thread = threading.local()
@@ -286,7 +315,10 @@ class EmbeddedEngine:
         return frozenset(self._by_kind)
 
     def rules_for(self, kind: str) -> list[Rule]:
-        return self._by_kind.get(kind) or self._by_kind.get("*", [])
+        own = self._by_kind.get(kind) or self._by_kind.get("*", [])
+        if self._gatekeeper is None:
+            return own
+        return own + [r for r in self._gatekeeper.rules.values() if r.applies_to(kind)]
 
     def _for_this_thread(self) -> EmbeddedEngine:
         """An engine of this thread's own: regorus objects may only be used by the thread that made them."""
@@ -301,13 +333,22 @@ class EmbeddedEngine:
             return self._for_this_thread().evaluate(kind, input)
         agg = kind if kind in self._by_kind else "*"
         rules = self._by_kind.get(agg)
-        if not rules:
-            return []
-        text = orjson.dumps(input).decode()
-        compiled = self.evaluate_compiled(agg, text)
-        if compiled is not None:
-            return compiled
-        return self.evaluate_interpreted(agg, rules, text)
+        found: list[Violation] = []
+        if rules:
+            text = orjson.dumps(input).decode()
+            compiled = self.evaluate_compiled(agg, text)
+            found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
+        if self._gatekeeper is not None:
+            try:
+                found = found + self._gatekeeper.evaluate(input)
+            except GatekeeperError as exc:
+                raise RuleEvaluationError(str(exc)) from None
+        return found
+
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """`data.inventory` for Gatekeeper templates (policies/gatekeeper.py); a no-op without them."""
+        if self._gatekeeper is not None:
+            self._gatekeeper.set_inventory(objects)
 
     def evaluate_compiled(self, agg: str, text: str) -> list[Violation] | None:
         """The compiled VM's answer, or None where it gives none (not compiled, an error, or an

@@ -1,0 +1,393 @@
+"""OPA Gatekeeper ConstraintTemplates and Constraints, run by stockade's gates like its own rules.
+
+Users bring the YAML they already run in Gatekeeper with `--policy-dir`: every `ConstraintTemplate`
+(`templates.gatekeeper.sh/*`) and every constraint of a template's kind (`constraints.gatekeeper.sh/*`)
+found there becomes one rule, `GK-<Kind>-<constraint name>`, evaluated in the scan, the webhook and
+the audit next to the bundled library, with the same config (overrides, exceptions) applied after.
+
+How a constraint is decided, as Gatekeeper decides it:
+
+- **match** (Gatekeeper's `pkg/mutation/match` semantics): `kinds` (apiGroups x kinds, `*` wildcards),
+  `scope` (`Cluster`, `Namespaced`, `*`), `namespaces` / `excludedNamespaces` (prefix or suffix `*`
+  globs; a Namespace is in its own namespace; other cluster-scoped objects are not excluded),
+  `labelSelector` on the object, `namespaceSelector` on its Namespace's labels (the object's own
+  labels for a Namespace; other cluster-scoped objects match), and `name` (glob);
+- **input**: `input.review` (`object`, `oldObject`, `kind` {group, version, kind}, `name`,
+  `namespace`, `operation`, `userInfo`) and `input.parameters` (the constraint's `spec.parameters`);
+- **Rego**: the template's `rego` and `libs`, in Rego v0 (Gatekeeper's default) unless the module
+  imports `rego.v1`; the rule is `violation[{"msg": …, "details": …}]`;
+- **enforcementAction**: `deny` → deny, `warn` → warn, `dryrun` → audit (reported, never blocks).
+
+Templates run on regorus' interpreter, one engine per template (they are few and user-written; the
+bundled library keeps the compiled VM). `data.inventory` is what the gate knows of the cluster, in
+Gatekeeper's shape (`cluster[groupVersion][kind][name]`, `namespace[ns][groupVersion][kind][name]`),
+given by :meth:`Gatekeeper.set_inventory`; empty until a gate sets it.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+import regorus
+import yaml
+
+from stockade.policies.model import Action, Rule, Severity, Violation
+
+TEMPLATE_GROUP = "templates.gatekeeper.sh/"
+CONSTRAINT_GROUP = "constraints.gatekeeper.sh/"
+TARGET = "admission.k8s.gatekeeper.sh"
+AREA = "gatekeeper"
+ACTIONS = {"deny": Action.DENY, "warn": Action.WARN, "dryrun": Action.AUDIT}
+_PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)
+_V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
+
+
+class GatekeeperError(ValueError):
+    """A template or constraint that cannot be used; the message names the file and the object."""
+
+
+@dataclass(frozen=True)
+class Template:
+    name: str
+    kind: str
+    rego: str
+    libs: tuple[str, ...]
+    package: str
+    file: str
+    title: str = ""
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Constraint:
+    kind: str
+    name: str
+    match: Mapping[str, Any]
+    parameters: Mapping[str, Any]
+    action: Action
+    file: str
+
+    @property
+    def rule_id(self) -> str:
+        return f"GK-{self.kind}-{self.name}"
+
+
+@dataclass
+class Gatekeeper:
+    """The templates and constraints of the policy directories."""
+
+    templates: dict[str, Template] = field(default_factory=dict)  # by kind
+    constraints: list[Constraint] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.constraints)
+
+    def rules(self) -> dict[str, Rule]:
+        out: dict[str, Rule] = {}
+        for c in self.constraints:
+            t = self.templates[c.kind]
+            out[c.rule_id] = Rule(
+                id=c.rule_id,
+                title=t.title or f"{c.kind} ({c.name})",
+                description=t.description or f"Gatekeeper constraint {c.kind}/{c.name} ({t.file})",
+                area=AREA,
+                severity=Severity.MEDIUM,
+                kinds=_rule_kinds(c.match),
+                frameworks=("gatekeeper",),
+                remediation="",
+                package=t.package,
+                file=c.file,
+                action=c.action,
+            )
+        return out
+
+
+def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
+    """Every ConstraintTemplate and constraint in the YAML/JSON files under `dirs` (recursively)."""
+    gk = Gatekeeper()
+    pending: list[tuple[dict[str, Any], str]] = []
+    for root in dirs:
+        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
+        for path in files:
+            if path.suffix not in (".yaml", ".yml", ".json"):
+                continue
+            for doc in _documents(path):
+                api = str(doc.get("apiVersion") or "")
+                if api.startswith(TEMPLATE_GROUP) and doc.get("kind") == "ConstraintTemplate":
+                    template = _template(doc, str(path))
+                    if template.kind in gk.templates:
+                        raise GatekeeperError(
+                            f"{path}: ConstraintTemplate kind {template.kind} is already defined in "
+                            f"{gk.templates[template.kind].file}"
+                        )
+                    gk.templates[template.kind] = template
+                elif api.startswith(CONSTRAINT_GROUP):
+                    pending.append((doc, str(path)))
+    seen: set[str] = set()
+    for doc, file in pending:
+        constraint = _constraint(doc, file)
+        if constraint.kind not in gk.templates:
+            raise GatekeeperError(
+                f"{file}: constraint {constraint.kind}/{constraint.name} has no ConstraintTemplate"
+            )
+        if constraint.rule_id in seen:
+            raise GatekeeperError(f"{file}: constraint {constraint.kind}/{constraint.name} is defined twice")
+        seen.add(constraint.rule_id)
+        gk.constraints.append(constraint)
+    return gk
+
+
+def _documents(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GatekeeperError(f"{path}: cannot read: {exc}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise GatekeeperError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    return [d for d in docs if isinstance(d, dict)]
+
+
+def _template(doc: Mapping[str, Any], file: str) -> Template:
+    md = doc.get("metadata") or {}
+    name = str(md.get("name") or "")
+    kind = str(
+        (((doc.get("spec") or {}).get("crd") or {}).get("spec") or {}).get("names", {}).get("kind") or ""
+    )
+    if not kind:
+        raise GatekeeperError(f"{file}: ConstraintTemplate {name}: spec.crd.spec.names.kind is missing")
+    targets = [t for t in (doc.get("spec") or {}).get("targets") or [] if isinstance(t, Mapping)]
+    target = next((t for t in targets if t.get("target") == TARGET), None)
+    if target is None:
+        raise GatekeeperError(f"{file}: ConstraintTemplate {name}: no target {TARGET}")
+    rego, libs = target.get("rego"), target.get("libs") or []
+    for code in target.get("code") or []:  # newer templates: code[{engine: Rego, source: {rego, libs}}]
+        if isinstance(code, Mapping) and code.get("engine") == "Rego" and not rego:
+            source = code.get("source") or {}
+            rego, libs = source.get("rego"), source.get("libs") or []
+    if not isinstance(rego, str) or not rego.strip():
+        raise GatekeeperError(f"{file}: ConstraintTemplate {name}: the target has no Rego")
+    package = _PACKAGE.search(rego)
+    if package is None:
+        raise GatekeeperError(f"{file}: ConstraintTemplate {name}: the Rego has no package")
+    annotations = md.get("annotations") or {}
+    return Template(
+        name=name,
+        kind=kind,
+        rego=rego,
+        libs=tuple(str(lib) for lib in libs),
+        package=f"data.{package.group(1)}",
+        file=file,
+        title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
+        description=str(annotations.get("description") or ""),
+    )
+
+
+def _constraint(doc: Mapping[str, Any], file: str) -> Constraint:
+    md = doc.get("metadata") or {}
+    spec = doc.get("spec") or {}
+    kind, name = str(doc.get("kind") or ""), str(md.get("name") or "")
+    if not kind or not name:
+        raise GatekeeperError(f"{file}: a constraint needs a kind and metadata.name")
+    action_name = str(spec.get("enforcementAction") or "deny").lower()
+    if action_name not in ACTIONS:
+        raise GatekeeperError(
+            f"{file}: constraint {kind}/{name}: enforcementAction {action_name!r} is not deny, warn or dryrun"
+        )
+    match = spec.get("match") or {}
+    parameters = spec.get("parameters") or {}
+    if not isinstance(match, Mapping) or not isinstance(parameters, Mapping):
+        raise GatekeeperError(
+            f"{file}: constraint {kind}/{name}: spec.match and spec.parameters must be objects"
+        )
+    return Constraint(kind, name, match, parameters, ACTIONS[action_name], file)
+
+
+def _rule_kinds(match: Mapping[str, Any]) -> tuple[str, ...]:
+    kinds: list[str] = []
+    for entry in match.get("kinds") or []:
+        names = (entry or {}).get("kinds") or ["*"]
+        kinds.extend(str(k) for k in names)
+    return tuple(dict.fromkeys(kinds)) if kinds and "*" not in kinds else ("*",)
+
+
+# ---- match ------------------------------------------------------------------------------------------
+
+
+def _wildcard(pattern: str, value: str) -> bool:
+    """Gatekeeper's util.Wildcard: exact, or one `*` at the front or the end."""
+    if pattern.startswith("*"):
+        return value.endswith(pattern[1:])
+    if pattern.endswith("*"):
+        return value.startswith(pattern[:-1])
+    return pattern == value
+
+
+def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
+    """A Kubernetes LabelSelector (matchLabels and matchExpressions, ANDed)."""
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        present = key in labels
+        if op == "In" and not (present and labels[key] in values):
+            return False
+        if op == "NotIn" and present and labels[key] in values:
+            return False
+        if op == "Exists" and not present:
+            return False
+        if op == "DoesNotExist" and present:
+            return False
+        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
+            return False
+    return True
+
+
+def matches(
+    match: Mapping[str, Any], obj: Mapping[str, Any], namespace_labels: Mapping[str, Any] | None
+) -> bool:
+    """Whether a constraint's `match` selects the object (module docstring)."""
+    group, _, _ = _gvk(obj)
+    kind = str(obj.get("kind") or "")
+    md = obj.get("metadata") or {}
+    name, ns = str(md.get("name") or ""), str(md.get("namespace") or "")
+    is_namespace = kind == "Namespace" and group == ""
+    kinds = match.get("kinds") or []
+    if kinds and not any(
+        (not k.get("kinds") or "*" in k["kinds"] or kind in k["kinds"])
+        and (not k.get("apiGroups") or "*" in k["apiGroups"] or group in k["apiGroups"])
+        for k in kinds
+        if isinstance(k, Mapping)
+    ):
+        return False
+    scope = match.get("scope")
+    if scope == "Cluster" and not (is_namespace or not ns):
+        return False
+    if scope == "Namespaced" and (is_namespace or not ns):
+        return False
+    own = name if is_namespace else ns
+    if match.get("namespaces") and own and not any(_wildcard(str(p), own) for p in match["namespaces"]):
+        return False
+    if (
+        match.get("excludedNamespaces")
+        and own
+        and any(_wildcard(str(p), own) for p in match["excludedNamespaces"])
+    ):
+        return False
+    if match.get("labelSelector") and not selector_matches(match["labelSelector"], md.get("labels") or {}):
+        return False
+    if match.get("namespaceSelector") is not None and (is_namespace or ns):
+        labels = md.get("labels") or {} if is_namespace else (namespace_labels or {})
+        if not selector_matches(match["namespaceSelector"], labels):
+            return False
+    return not (match.get("name") and not _wildcard(str(match["name"]), name))
+
+
+def _gvk(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    api = str(obj.get("apiVersion") or "")
+    group, _, version = api.rpartition("/")
+    return group, version, str(obj.get("kind") or "")
+
+
+# ---- evaluation -------------------------------------------------------------------------------------
+
+
+def review_of(inp: Mapping[str, Any]) -> dict[str, Any]:
+    """Gatekeeper's `input.review` from stockade's input (same object, operation, user)."""
+    obj = inp.get("object") or {}
+    group, version, kind = _gvk(obj)
+    md = obj.get("metadata") or {}
+    review: dict[str, Any] = {
+        "object": obj,
+        "kind": {"group": group, "version": version, "kind": kind},
+        "name": md.get("name") or "",
+        "namespace": md.get("namespace") or "",
+        "operation": "CREATE" if inp.get("operation") in (None, "SCAN", "AUDIT") else inp.get("operation"),
+    }
+    if inp.get("oldObject") is not None:
+        review["oldObject"] = inp["oldObject"]
+    if inp.get("userInfo") is not None:
+        review["userInfo"] = inp["userInfo"]
+    return review
+
+
+class GatekeeperEngine:
+    """Evaluates the constraints; regorus engines belong to the thread that made them (as the
+    library's EmbeddedEngine, which owns one of these per thread)."""
+
+    def __init__(self, gk: Gatekeeper, rules: Mapping[str, Rule]) -> None:
+        self.gk = gk
+        self.rules = rules
+        self._engines: dict[str, Any] = {}
+        for kind, template in gk.templates.items():
+            engine = regorus.Engine()
+            v0 = not _V1.search(template.rego)
+            engine.set_rego_v0(v0)
+            try:
+                for i, lib in enumerate(template.libs):
+                    engine.set_rego_v0(not _V1.search(lib))
+                    engine.add_policy(f"{template.file}#lib{i}", lib)
+                engine.set_rego_v0(v0)
+                engine.add_policy(template.file, template.rego)
+            except Exception as exc:
+                raise GatekeeperError(f"{template.file}: ConstraintTemplate {template.name}: {exc}") from None
+            engine.add_data_json('{"inventory": {"cluster": {}, "namespace": {}}}')
+            self._engines[kind] = engine
+
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """`data.inventory` in Gatekeeper's shape, from the objects the gate knows."""
+        data: dict[str, Any] = {"cluster": {}, "namespace": {}}
+        for obj in objects:
+            md = obj.get("metadata") or {}
+            api, kind, name = str(obj.get("apiVersion") or ""), str(obj.get("kind") or ""), md.get("name")
+            if not kind or not name:
+                continue
+            ns = md.get("namespace")
+            node = data["namespace"].setdefault(ns, {}) if ns else data["cluster"]
+            node.setdefault(api, {}).setdefault(kind, {})[name] = obj
+        text = orjson.dumps({"inventory": data}).decode()
+        for engine in self._engines.values():
+            engine.clear_data()
+            engine.add_data_json(text)
+
+    def evaluate(self, inp: Mapping[str, Any]) -> list[Violation]:
+        obj = inp.get("object") or {}
+        ns_info = inp.get("namespace") or {}
+        out: list[Violation] = []
+        review: dict[str, Any] | None = None
+        for c in self.gk.constraints:
+            if not matches(c.match, obj, ns_info.get("labels")):
+                continue
+            review = review or review_of(inp)
+            engine = self._engines[c.kind]
+            engine.set_input_json(orjson.dumps({"review": review, "parameters": c.parameters}).decode())
+            try:
+                raw = engine.eval_rule_as_json(f"{self.gk.templates[c.kind].package}.violation")
+            except Exception as exc:
+                raise GatekeeperError(f"{c.rule_id}: {exc}") from None
+            rule = self.rules[c.rule_id]
+            for item in orjson.loads(raw) or []:
+                if not isinstance(item, Mapping):
+                    continue
+                details = item.get("details")
+                out.append(
+                    Violation(
+                        rule=rule,
+                        msg=str(item.get("msg") or rule.title),
+                        details=details if isinstance(details, Mapping) else {},
+                    )
+                )
+        return out
+
+
+def glob(patterns: Sequence[str], value: str) -> bool:
+    return any(fnmatch.fnmatchcase(value, p) for p in patterns)

@@ -1,0 +1,296 @@
+"""Gatekeeper ConstraintTemplates and constraints through `--policy-dir`, in every gate.
+
+The templates here are written for these tests (Gatekeeper's input shape, Rego v0 as Gatekeeper
+users write it, one in Rego v1 with a lib); the match table follows Gatekeeper's
+`pkg/mutation/match` semantics case by case.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stockade.admission.app import WebhookState, create_app
+from stockade.cli.main import app
+from stockade.policies.config import Config
+from stockade.policies.engine import PolicyError, load_library
+from stockade.policies.evaluate import Evaluator, InventoryFacts
+from stockade.policies.facts import inventory_of
+from stockade.policies.gatekeeper import matches
+from stockade.policies.model import Action, Resource
+
+REQUIRED_LABELS = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: k8srequiredlabels
+spec:
+  crd:
+    spec:
+      names:
+        kind: K8sRequiredLabels
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package k8srequiredlabels
+
+        violation[{"msg": msg, "details": {"missing": missing}}] {
+          provided := {l | input.review.object.metadata.labels[l]}
+          required := {l | l := input.parameters.labels[_]}
+          missing := required - provided
+          count(missing) > 0
+          msg := sprintf("missing labels: %v", [missing])
+        }
+"""
+
+# Rego v1 with a lib, through the newer `code` field.
+NO_LATEST = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: nolatest
+spec:
+  crd:
+    spec:
+      names:
+        kind: NoLatest
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      code:
+        - engine: Rego
+          source:
+            rego: |
+              package nolatest
+
+              import data.lib.images
+              import rego.v1
+
+              violation contains {"msg": sprintf("container %s uses %s", [c.name, c.image])} if {
+                some c in input.review.object.spec.containers
+                images.latest(c.image)
+              }
+            libs:
+              - |
+                package lib.images
+
+                import rego.v1
+
+                latest(image) if endswith(image, ":latest")
+
+                latest(image) if not contains(image, ":")
+"""
+
+
+def constraint(
+    kind: str,
+    name: str,
+    match: dict[str, Any],
+    parameters: dict[str, Any] | None = None,
+    action: str | None = None,
+) -> str:
+    spec: dict[str, Any] = {"match": match}
+    if parameters is not None:
+        spec["parameters"] = parameters
+    if action is not None:
+        spec["enforcementAction"] = action
+    doc = {
+        "apiVersion": "constraints.gatekeeper.sh/v1beta1",
+        "kind": kind,
+        "metadata": {"name": name},
+        "spec": spec,
+    }
+    return yaml.safe_dump(doc)
+
+
+def policy_dir(tmp_path: Path, *docs: str) -> Path:
+    folder = tmp_path / "gk"
+    folder.mkdir(exist_ok=True)
+    (folder / "policies.yaml").write_text("---\n".join(docs))
+    return folder
+
+
+def pod(name: str, image: str, namespace: str = "default", **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": namespace, "labels": labels},
+        "spec": {"containers": [{"name": "c", "image": image}]},
+    }
+
+
+def namespace(name: str, **labels: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+def gk_findings(folder: Path, *objects: dict[str, Any]) -> set[tuple[str, str, str]]:
+    evaluator = Evaluator.default(Config(), [folder])
+    source = InventoryFacts(inventory_of(objects))
+    out = set()
+    for obj in objects:
+        resource = Resource(obj)
+        for f in evaluator.evaluate(
+            resource, namespace=source.namespace(resource.namespace), facts=source.facts(obj)
+        ):
+            if f.rule.id.startswith("GK-"):
+                out.add((f.rule.id, f.action.value, f"{resource.kind}/{resource.name}: {f.message}"))
+    return out
+
+
+def test_template_v0_constraint_parameters_and_enforcement_actions(tmp_path: Path) -> None:
+    folder = policy_dir(
+        tmp_path,
+        REQUIRED_LABELS,
+        constraint(
+            "K8sRequiredLabels",
+            "owner",
+            {"kinds": [{"apiGroups": [""], "kinds": ["Namespace"]}]},
+            {"labels": ["owner"]},
+            "warn",
+        ),
+        constraint(
+            "K8sRequiredLabels",
+            "team",
+            {"kinds": [{"apiGroups": [""], "kinds": ["Namespace"]}]},
+            {"labels": ["team"]},
+            "dryrun",
+        ),
+        constraint(
+            "K8sRequiredLabels",
+            "app",
+            {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]},
+            {"labels": ["app"]},
+        ),
+    )
+    got = gk_findings(folder, namespace("a", owner="x"), pod("p", "r/i:1"))
+    assert got == {
+        ("GK-K8sRequiredLabels-team", "audit", 'Namespace/a: missing labels: {"team"}'),
+        ("GK-K8sRequiredLabels-app", "deny", 'Pod/p: missing labels: {"app"}'),
+    }
+    lib = load_library([folder])
+    assert lib.rules["GK-K8sRequiredLabels-owner"].action is Action.WARN
+    assert lib.rules["GK-K8sRequiredLabels-app"].kinds == ("Pod",)
+
+
+def test_rego_v1_template_with_a_lib(tmp_path: Path) -> None:
+    folder = policy_dir(tmp_path, NO_LATEST, constraint("NoLatest", "all", {}))
+    assert gk_findings(folder, pod("a", "nginx"), pod("b", "nginx:1.27"), pod("c", "r/x:latest")) == {
+        ("GK-NoLatest-all", "deny", "Pod/a: container c uses nginx"),
+        ("GK-NoLatest-all", "deny", "Pod/c: container c uses r/x:latest"),
+    }
+
+
+POD = pod("p", "i", "team-a", app="web")
+CLUSTER_ROLE = {
+    "apiVersion": "rbac.authorization.k8s.io/v1",
+    "kind": "ClusterRole",
+    "metadata": {"name": "r"},
+}
+
+
+@pytest.mark.parametrize(
+    ("match", "obj", "ns_labels", "expected"),
+    [
+        ({}, POD, {}, True),
+        ({"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}, POD, {}, True),
+        ({"kinds": [{"apiGroups": ["apps"], "kinds": ["Pod"]}]}, POD, {}, False),
+        ({"kinds": [{"apiGroups": ["*"], "kinds": ["*"]}]}, CLUSTER_ROLE, {}, True),
+        ({"kinds": [{"apiGroups": ["rbac.authorization.k8s.io"], "kinds": []}]}, CLUSTER_ROLE, {}, True),
+        ({"scope": "Cluster"}, POD, {}, False),
+        ({"scope": "Cluster"}, CLUSTER_ROLE, {}, True),
+        ({"scope": "Cluster"}, namespace("n"), {}, True),
+        ({"scope": "Namespaced"}, namespace("n"), {}, False),
+        ({"namespaces": ["team-*"]}, POD, {}, True),
+        ({"namespaces": ["*-a"]}, POD, {}, True),
+        ({"namespaces": ["team"]}, POD, {}, False),
+        ({"namespaces": ["team-a"]}, CLUSTER_ROLE, {}, True),  # cluster-scoped: not disqualified
+        ({"namespaces": ["n"]}, namespace("n"), {}, True),  # a Namespace is in itself
+        ({"excludedNamespaces": ["team-*"]}, POD, {}, False),
+        ({"excludedNamespaces": ["kube-*"]}, POD, {}, True),
+        ({"excludedNamespaces": ["n"]}, namespace("n"), {}, False),
+        ({"labelSelector": {"matchLabels": {"app": "web"}}}, POD, {}, True),
+        (
+            {"labelSelector": {"matchExpressions": [{"key": "app", "operator": "NotIn", "values": ["web"]}]}},
+            POD,
+            {},
+            False,
+        ),
+        ({"namespaceSelector": {"matchLabels": {"env": "prod"}}}, POD, {"env": "prod"}, True),
+        ({"namespaceSelector": {"matchLabels": {"env": "prod"}}}, POD, {"env": "dev"}, False),
+        ({"namespaceSelector": {"matchLabels": {"env": "prod"}}}, CLUSTER_ROLE, {}, True),
+        ({"namespaceSelector": {"matchLabels": {"env": "prod"}}}, namespace("n", env="prod"), {}, True),
+        (
+            {"namespaceSelector": {"matchExpressions": [{"key": "env", "operator": "DoesNotExist"}]}},
+            POD,
+            {},
+            True,
+        ),
+        ({"name": "p*"}, POD, {}, True),
+        ({"name": "*x"}, POD, {}, False),
+    ],
+)
+def test_match_semantics(
+    match: dict[str, Any], obj: dict[str, Any], ns_labels: dict[str, str], expected: bool
+) -> None:
+    assert matches(match, obj, ns_labels) is expected
+
+
+def test_bad_templates_and_constraints_are_one_line_errors(tmp_path: Path) -> None:
+    folder = policy_dir(tmp_path, constraint("Unknown", "x", {}))
+    with pytest.raises(PolicyError, match="Unknown/x has no ConstraintTemplate"):
+        load_library([folder])
+    folder = policy_dir(
+        tmp_path,
+        REQUIRED_LABELS.replace("count(missing) > 0", "count(missing) >"),
+        constraint("K8sRequiredLabels", "x", {}),
+    )
+    with pytest.raises(PolicyError, match="k8srequiredlabels"):
+        Evaluator.default(Config(), [folder])
+    folder = policy_dir(tmp_path, REQUIRED_LABELS, constraint("K8sRequiredLabels", "x", {}, action="block"))
+    with pytest.raises(PolicyError, match="enforcementAction 'block' is not deny, warn or dryrun"):
+        load_library([folder])
+    result = CliRunner().invoke(app, ["scan", str(folder), "--policy-dir", str(folder)])
+    assert result.exit_code == 2 and "enforcementAction" in result.stderr
+
+
+def test_scan_and_webhook_give_the_same_gatekeeper_verdict(tmp_path: Path) -> None:
+    """The same constraint in two gates: `stockade scan` and the webhook's /validate."""
+    from starlette.testclient import TestClient
+
+    folder = policy_dir(
+        tmp_path,
+        REQUIRED_LABELS,
+        constraint(
+            "K8sRequiredLabels",
+            "app",
+            {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]},
+            {"labels": ["app"]},
+        ),
+    )
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod("p", "i")))
+    scanned = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder), "-f", "json"])
+    assert scanned.exit_code == 1 and "GK-K8sRequiredLabels-app" in scanned.stdout
+    state = WebhookState(config=Config(), policy_dirs=(folder,))
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "u"},
+            "object": pod("p", "i"),
+        },
+    }
+    with TestClient(create_app(state)) as client:
+        resp = client.post("/validate", json=review).json()["response"]
+    assert (
+        resp["allowed"] is False
+        and 'GK-K8sRequiredLabels-app: missing labels: {"app"}' in resp["status"]["message"]
+    )
