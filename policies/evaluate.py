@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -97,6 +97,17 @@ class Evaluator:
         enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
         return cls(engine, config, today)
+
+    def gatekeeper_inventory(self, objects: Iterable[Mapping[str, Any]]) -> bool:
+        """Give Gatekeeper templates that read `data.inventory` the objects the gate knows. Returns
+        whether any does: the gate must then evaluate in this process (worker processes have their
+        own engines, without it)."""
+        if not self.engine.library.gatekeeper.uses_inventory:
+            return False
+        set_inventory = getattr(self.engine, "set_inventory", None)
+        if set_inventory is not None:
+            set_inventory(objects)
+        return True
 
     def in_scope(self, resource: Resource) -> bool:
         if resource.kind == "Namespace":

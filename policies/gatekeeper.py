@@ -88,6 +88,16 @@ class Gatekeeper:
     def __bool__(self) -> bool:
         return bool(self.constraints)
 
+    @property
+    def uses_inventory(self) -> bool:
+        """Some template with a constraint reads `data.inventory` (the gate must then provide it)."""
+        used = {c.kind for c in self.constraints}
+        return any(
+            "data.inventory" in t.rego or any("data.inventory" in lib for lib in t.libs)
+            for kind, t in self.templates.items()
+            if kind in used
+        )
+
     def rules(self) -> dict[str, Rule]:
         out: dict[str, Rule] = {}
         for c in self.constraints:

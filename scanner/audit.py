@@ -322,6 +322,9 @@ def evaluate_snapshot(
     seen: set[tuple[Any, ...]] = set()
     done = 0
     options = workers.options if workers is not None else ScanOptions(evaluator.config, workers=1)
+    everything = [*snap.objects, *snap.controllers.values()]
+    if evaluator.gatekeeper_inventory(everything):
+        options = ScanOptions(evaluator.config, workers=1)  # data.inventory lives in this process
     for index, outcome, _ in evaluate_jobs(jobs, evaluator, options, workers or Workers(options), None):
         resource, owner, replicas = todo[index]
         done += 1

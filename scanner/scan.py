@@ -17,6 +17,7 @@ Small inputs run the same steps in this process, where starting workers would co
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import multiprocessing
 import os
@@ -189,6 +190,8 @@ def scan(
         for i, r in enumerate(todo)
     ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
+    if evaluator.gatekeeper_inventory(r.obj for r in resources):
+        options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
     own_pool = workers is None
     workers = workers or Workers(options)
     try:

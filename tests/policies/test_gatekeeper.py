@@ -294,3 +294,60 @@ def test_scan_and_webhook_give_the_same_gatekeeper_verdict(tmp_path: Path) -> No
         resp["allowed"] is False
         and 'GK-K8sRequiredLabels-app: missing labels: {"app"}' in resp["status"]["message"]
     )
+
+
+UNIQUE_SELECTOR = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: uniqueselector
+spec:
+  crd:
+    spec:
+      names:
+        kind: UniqueSelector
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package uniqueselector
+
+        violation[{"msg": msg}] {
+          svc := input.review.object
+          other := data.inventory.namespace[svc.metadata.namespace][_]["Service"][name]
+          name != svc.metadata.name
+          other.spec.selector == svc.spec.selector
+          msg := sprintf("same selector as service %v", [name])
+        }
+"""
+
+
+def service(name: str, selector: dict[str, str]) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": {"name": name, "namespace": "web"},
+        "spec": {"selector": selector},
+    }
+
+
+def test_data_inventory_is_the_scanned_set(tmp_path: Path) -> None:
+    """A referential template sees the other scanned objects as data.inventory, in Gatekeeper's
+    shape, also when the scan would otherwise use worker processes."""
+    folder = policy_dir(tmp_path, UNIQUE_SELECTOR, constraint("UniqueSelector", "svc", {}))
+    manifests = tmp_path / "m.yaml"
+    manifests.write_text(
+        yaml.safe_dump_all(
+            [service("a", {"app": "x"}), service("b", {"app": "x"}), service("c", {"app": "y"})]
+        )
+    )
+    result = CliRunner().invoke(
+        app, ["scan", str(manifests), "--policy-dir", str(folder), "-f", "json", "--workers", "2"]
+    )
+    import json
+
+    found = {
+        (f["resource"]["name"], f["message"])
+        for f in json.loads(result.stdout)["findings"]
+        if f["rule"]["id"] == "GK-UniqueSelector-svc"
+    }
+    assert found == {("a", "same selector as service b"), ("b", "same selector as service a")}
