@@ -131,6 +131,38 @@ def test(
         raise typer.Exit(EXIT_VIOLATIONS)
 
 
+@app.command("verify")
+def verify(
+    suites: Annotated[list[Path], typer.Argument(help="gator Suite files (kind: Suite).")],
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every case.")] = False,
+) -> None:
+    """Run Gatekeeper `gator verify` suites against their ConstraintTemplates and constraints."""
+    from stockade.policies.gatekeeper import GatekeeperError
+    from stockade.policies.verify import run_suite
+
+    passed = failed = 0
+    errors = 0
+    for suite in suites:
+        try:
+            for r in run_suite(suite):
+                if r.ok:
+                    passed += 1
+                else:
+                    failed += 1
+                if verbose or not r.ok:
+                    detail = f": {r.reason}" if r.reason else ""
+                    typer.echo(f"{'PASS' if r.ok else 'FAIL'}: {r.suite} {r.test}/{r.case}{detail}")
+        except GatekeeperError as exc:
+            errors += 1
+            typer.echo(f"stockade: error: {exc}", err=True)
+    typer.echo("-" * 60)
+    typer.echo(f"{passed} passed, {failed} failed")
+    if errors:
+        raise typer.Exit(2)
+    if failed:
+        raise typer.Exit(EXIT_VIOLATIONS)
+
+
 def init(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")] = Path("stockade.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,

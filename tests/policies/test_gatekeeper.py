@@ -351,3 +351,59 @@ def test_data_inventory_is_the_scanned_set(tmp_path: Path) -> None:
         if f["rule"]["id"] == "GK-UniqueSelector-svc"
     }
     assert found == {("a", "same selector as service b"), ("b", "same selector as service a")}
+
+
+def test_policy_verify_runs_gator_suites(tmp_path: Path) -> None:
+    """`stockade policy verify` on a gator Suite: yes/no/count assertions, message regexes, a failing
+    case (exit 1) and a suite that names a missing file (that test fails, naming the file)."""
+    root = Path(__file__).resolve().parents[2] / "examples" / "gatekeeper"
+    (tmp_path / "constraint.yaml").write_text(
+        constraint(
+            "K8sRequiredLabels",
+            "owner",
+            {"kinds": [{"apiGroups": [""], "kinds": ["Namespace"]}]},
+            {"labels": [{"key": "owner", "allowedRegex": "^[a-z]+$"}]},
+        )
+    )
+    (tmp_path / "good.yaml").write_text(yaml.safe_dump(namespace("a", owner="bob")))
+    (tmp_path / "bad.yaml").write_text(yaml.safe_dump(namespace("b", owner="Bob!")))
+    (tmp_path / "none.yaml").write_text(yaml.safe_dump(namespace("c")))
+    suite = {
+        "apiVersion": "test.gatekeeper.sh/v1alpha1",
+        "kind": "Suite",
+        "tests": [
+            {
+                "name": "owner",
+                "template": str(root / "requiredlabels.yaml"),
+                "constraint": "constraint.yaml",
+                "cases": [
+                    {"name": "good", "object": "good.yaml", "assertions": [{"violations": "no"}]},
+                    {
+                        "name": "bad",
+                        "object": "bad.yaml",
+                        "assertions": [{"violations": 1, "message": "regex"}],
+                    },
+                    {
+                        "name": "none",
+                        "object": "none.yaml",
+                        "assertions": [{"violations": "yes", "message": "owner"}],
+                    },
+                    {"name": "wrong", "object": "good.yaml", "assertions": [{"violations": "yes"}]},
+                ],
+            },
+            {"name": "missing", "template": "nope.yaml", "constraint": "constraint.yaml", "cases": []},
+        ],
+    }
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite))
+    result = CliRunner().invoke(app, ["policy", "verify", str(tmp_path / "suite.yaml"), "-v"])
+    assert result.exit_code == 1, result.output
+    lines = result.stdout.splitlines()
+    assert sum(line.startswith("PASS") for line in lines) == 3
+    assert any(
+        line.startswith("FAIL") and "owner/wrong: expected violations, got none" in line for line in lines
+    )
+    assert any(line.startswith("FAIL") and "nope.yaml: no such file" in line for line in lines)
+    assert lines[-1] == "3 passed, 2 failed"
+    (tmp_path / "not-a-suite.yaml").write_text("kind: ConfigMap\n")
+    result = CliRunner().invoke(app, ["policy", "verify", str(tmp_path / "not-a-suite.yaml")])
+    assert result.exit_code == 2 and "not a gator Suite" in result.stderr
