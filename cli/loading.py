@@ -11,9 +11,11 @@ from stockade.policies.engine import PolicyError
 from stockade.policies.evaluate import Evaluator
 
 
-def load_evaluator(config_path: Path | None, policy_dirs: Sequence[Path]) -> tuple[Evaluator, Config]:
+def load_evaluator(
+    config_path: Path | None, policy_dirs: Sequence[Path], opa_url: str | None = None
+) -> tuple[Evaluator, Config]:
     try:
         config = load_config(config_path)
-        return Evaluator.default(config, policy_dirs), config
-    except (ConfigError, PolicyError) as exc:
+        return Evaluator.default(config, policy_dirs, opa_url=opa_url), config
+    except (ConfigError, PolicyError, ValueError) as exc:
         fail(str(exc))

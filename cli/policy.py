@@ -131,6 +131,27 @@ def test(
         raise typer.Exit(EXIT_VIOLATIONS)
 
 
+@app.command("bundle")
+def bundle(
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the .tar.gz.")],
+    config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
+    policy_dir: Annotated[
+        list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules and Gatekeeper templates.")
+    ] = None,
+) -> None:
+    """Write an OPA bundle of the active library and config (serve it, then `scan --engine opa`)."""
+    from stockade.cli.loading import load_evaluator
+    from stockade.cli.main import tool_version
+    from stockade.policies.bundle import build_bundle
+
+    evaluator, cfg = load_evaluator(config, policy_dir or [])
+    enabled = set(getattr(evaluator.engine, "enabled", evaluator.rules))
+    data = build_bundle(evaluator.engine.library, cfg.rule_data(), tool_version(), enabled)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_bytes(data)
+    typer.echo(f"stockade: wrote {output} ({len(data)} bytes, {len(enabled)} rules)", err=True)
+
+
 @app.command("verify")
 def verify(
     suites: Annotated[list[Path], typer.Argument(help="gator Suite files (kind: Suite).")],

@@ -38,6 +38,11 @@ class FailOn(enum.StrEnum):
     never = "never"
 
 
+class EngineName(enum.StrEnum):
+    embedded = "embedded"
+    opa = "opa"
+
+
 def exit_code(result: Result, fail_on: FailOn) -> int:
     if result.errors:
         return EXIT_USAGE
@@ -68,13 +73,25 @@ def scan(
             "--cluster", help="The target cluster's name: its sandbox profile, overrides, exceptions."
         ),
     ] = None,
+    engine: Annotated[
+        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
+    ] = EngineName.embedded,
+    opa_url: Annotated[
+        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
+    ] = None,
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library."""
     if not paths and not kustomize and not helm:
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
         fail("--values needs --helm")
-    evaluator, cfg = load_evaluator(config, policy_dir or [])
+    if engine is EngineName.opa and not opa_url:
+        fail("--engine opa needs --opa-url (an OPA server holding `stockade policy bundle`)")
+    if opa_url and engine is not EngineName.opa:
+        fail("--opa-url needs --engine opa")
+    evaluator, cfg = load_evaluator(config, policy_dir or [], opa_url if engine is EngineName.opa else None)
+    if engine is EngineName.opa:
+        workers = 1  # the server evaluates; worker processes would run the embedded engine
     files = FileSource(paths or [], include or (), exclude or ())
     others: list[Iterable[Item]] = [KustomizeSource(d) for d in kustomize or ()]
     others += [HelmSource(c, tuple(values or ())) for c in helm or ()]

@@ -88,6 +88,7 @@ class Evaluator:
         *,
         library: Library | None = None,
         today: dt.date | None = None,
+        opa_url: str | None = None,
     ) -> Evaluator:
         config = config or Config()
         library = library or load_library(policy_dirs)
@@ -95,6 +96,10 @@ class Evaluator:
         if unknown:
             raise ConfigError(f"rules: unknown rule id(s): {', '.join(unknown)}")
         enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
+        if opa_url is not None:
+            from stockade.policies.engine_opa import RemoteOpaEngine
+
+            return cls(RemoteOpaEngine(library, opa_url, set(enabled)), config, today)
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
         return cls(engine, config, today)
 

@@ -109,9 +109,13 @@ different_quantity(a, b) if {
 }
 
 different_quantity(a, b) if {
-	not is_number(quantity(a))
 	a != b
+	not parseable(a)
 }
+
+# A quantity that parses. A helper, not `not is_number(quantity(a))`: for a malformed quantity the call
+# is undefined, and OPA and regorus disagree on negating a call with an undefined argument.
+parseable(q) if is_number(quantity(q))
 
 # Resource names the configuration counts as GPUs (gpu.resources).
 gpu_resource_names := {r | some r in object.get(data.stockade.config, ["gpu", "resources"], [])}

@@ -52,7 +52,7 @@ deny contains v if {
 	applies
 	not pod_non_root
 	some entry in pods.containers
-	not pods.is_set(entry.container.securityContext, "runAsNonRoot")
+	not pods.is_set(object.get(entry.container, "securityContext", null), "runAsNonRoot")
 	v := {
 		"msg": sprintf("pod or container %q must set securityContext.runAsNonRoot=true", [pods.container_name(entry.container)]),
 		"path": array.concat(entry.path, ["securityContext", "runAsNonRoot"]),

@@ -63,7 +63,7 @@ deny contains v if {
 	applies
 	not pod_profile_valid
 	some entry in pods.containers
-	not pods.is_set(entry.container.securityContext, "seccompProfile")
+	not pods.is_set(object.get(entry.container, "securityContext", null), "seccompProfile")
 	v := {
 		"msg": sprintf("pod or container %q must set securityContext.seccompProfile.type to \"RuntimeDefault\" or \"Localhost\"", [pods.container_name(entry.container)]),
 		"path": array.concat(entry.path, ["securityContext", "seccompProfile", "type"]),

@@ -25,11 +25,17 @@ handler_text(h) := sprintf("%q", [h]) if is_string(h)
 
 else := "unset"
 
+# Helper rules rather than negated calls on possibly undefined handlers (no `handler` field): OPA
+# and regorus disagree on `not f(undefined)`; with these both report the missing handler.
+own_handler_ok if sandbox.sandbox_handler(input.object.handler)
+
+class_handler_ok if sandbox.sandbox_handler(sandbox.rc.handler)
+
 deny contains v if {
 	input.object.kind == "RuntimeClass"
 	name := input.object.metadata.name
 	sandbox.claims_sandbox(name)
-	not sandbox.sandbox_handler(input.object.handler)
+	not own_handler_ok
 	v := {
 		"msg": sprintf("RuntimeClass %q presents itself as a sandbox but its handler %s is not a sandbox handler of the %s profile (%s)", [
 			name,
@@ -47,7 +53,7 @@ deny contains v if {
 	sandbox.rc.known == true
 	sandbox.rc.name == sandbox.pod_class
 	sandbox.claims_sandbox(sandbox.pod_class)
-	not sandbox.sandbox_handler(sandbox.rc.handler)
+	not class_handler_ok
 	v := {
 		"msg": sprintf("pods run in RuntimeClass %q, whose handler %s is not a sandbox handler of the %s profile (%s): they share the host kernel", [
 			sandbox.pod_class,
