@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
 from opa_client import OpaClient  # type: ignore[import-untyped]
 
 from stockade.policies.engine import Library, RuleEvaluationError, _agg_name, _group_by_kind, _violations
@@ -62,10 +63,18 @@ class RemoteOpaEngine:
         ]
 
     def _query(self, path: str, inp: Mapping[str, Any]) -> Any:
+        where = f"OPA at {self.url}: POST /v1/data/{path}"
         try:
             answer = self._client.query_rule(input_data=dict(inp), package_path=path)
-        except Exception as exc:  # requests' HTTP and connection errors, JSON errors
-            raise RuleEvaluationError(f"OPA at {self.url}: POST /v1/data/{path}: {exc}") from None
+        except requests.exceptions.HTTPError as exc:
+            status = exc.response.status_code if exc.response is not None else "error"
+            raise RuleEvaluationError(f"{where}: HTTP {status}") from None
+        except requests.exceptions.Timeout:
+            raise RuleEvaluationError(f"{where}: timed out") from None
+        except requests.exceptions.ConnectionError:
+            raise RuleEvaluationError(f"{where}: cannot connect") from None
+        except ValueError as exc:  # a body that is not JSON
+            raise RuleEvaluationError(f"{where}: not JSON ({exc})") from None
         if not isinstance(answer, Mapping):
             raise RuleEvaluationError(f"OPA at {self.url}: POST /v1/data/{path}: not a JSON object")
         return answer.get("result")
