@@ -98,13 +98,15 @@ class WebhookState:
     on_shutdown: list[Callable[[], None]] = field(default_factory=list)
     #: the cluster this webhook guards (`--cluster`), as the audit names it: per-cluster settings
     cluster: str | None = None
+    #: an OPA server holding `stockade policy bundle` to evaluate on (`--engine opa`); None: embedded
+    opa_url: str | None = None
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
 
     def evaluator_here(self) -> Evaluator:
         """The evaluator, built on first use; call only on the evaluation thread."""
         if self.evaluator is None:
-            self.evaluator = Evaluator.default(self.config, self.policy_dirs)
+            self.evaluator = Evaluator.default(self.config, self.policy_dirs, opa_url=self.opa_url)
         return self.evaluator
 
     def release(self) -> None:
@@ -112,7 +114,7 @@ class WebhookState:
 
     def replace(self, config: Config) -> None:
         """Build the evaluator of a new config and swap it in; on the evaluation thread only."""
-        self.evaluator = Evaluator.default(config, self.policy_dirs)
+        self.evaluator = Evaluator.default(config, self.policy_dirs, opa_url=self.opa_url)
         self.config = config
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from stockade.cli.errors import EXIT_USAGE, fail
-from stockade.cli.loading import load_evaluator
+from stockade.cli.loading import EngineName, load_evaluator, remote_url
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
 from stockade.scanner.azure_audit import run_azure_stage
@@ -62,6 +62,12 @@ def audit(
     qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
     burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
     workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
+    engine: Annotated[
+        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
+    ] = EngineName.embedded,
+    opa_url: Annotated[
+        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
+    ] = None,
     print_rbac: Annotated[
         bool, typer.Option("--print-rbac", help="Print the least ClusterRoles the audit needs, and exit.")
     ] = False,
@@ -98,9 +104,14 @@ def audit(
         chosen = [current]
     else:
         fail("no --context given and the kubeconfig has no current context")
-    evaluator, cfg = load_evaluator(config, policy_dir or [])
+    remote = remote_url(engine, opa_url)
+    if remote is not None and framework is not None:
+        fail("--framework is not available with --engine opa")
+    evaluator, cfg = load_evaluator(config, policy_dir or [], remote)
     if workers is not None and workers < 1:
         fail("--workers must be >= 1")
+    if remote is not None:
+        workers = 1  # the server evaluates; worker processes would run the embedded engine
     options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
     if framework is not None:
         from stockade.policies.frameworks import FrameworkError, restrict_to_framework

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -19,3 +20,17 @@ def load_evaluator(
         return Evaluator.default(config, policy_dirs, opa_url=opa_url), config
     except (ConfigError, PolicyError, ValueError) as exc:
         fail(str(exc))
+
+
+class EngineName(enum.StrEnum):
+    embedded = "embedded"
+    opa = "opa"
+
+
+def remote_url(engine: EngineName, opa_url: str | None) -> str | None:
+    """The OPA server to evaluate on, or None for the embedded engine; bad combinations fail."""
+    if engine is EngineName.opa and not opa_url:
+        fail("--engine opa needs --opa-url (an OPA server holding `stockade policy bundle`)")
+    if opa_url and engine is not EngineName.opa:
+        fail("--opa-url needs --engine opa")
+    return opa_url if engine is EngineName.opa else None

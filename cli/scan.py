@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
-from stockade.cli.loading import load_evaluator
+from stockade.cli.loading import EngineName, load_evaluator, remote_url
 from stockade.policies.model import Action
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
@@ -36,11 +36,6 @@ class FailOn(enum.StrEnum):
     deny = "deny"
     warn = "warn"
     never = "never"
-
-
-class EngineName(enum.StrEnum):
-    embedded = "embedded"
-    opa = "opa"
 
 
 def exit_code(result: Result, fail_on: FailOn) -> int:
@@ -85,12 +80,9 @@ def scan(
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
         fail("--values needs --helm")
-    if engine is EngineName.opa and not opa_url:
-        fail("--engine opa needs --opa-url (an OPA server holding `stockade policy bundle`)")
-    if opa_url and engine is not EngineName.opa:
-        fail("--opa-url needs --engine opa")
-    evaluator, cfg = load_evaluator(config, policy_dir or [], opa_url if engine is EngineName.opa else None)
-    if engine is EngineName.opa:
+    remote = remote_url(engine, opa_url)
+    evaluator, cfg = load_evaluator(config, policy_dir or [], remote)
+    if remote is not None:
         workers = 1  # the server evaluates; worker processes would run the embedded engine
     files = FileSource(paths or [], include or (), exclude or ())
     others: list[Iterable[Item]] = [KustomizeSource(d) for d in kustomize or ()]

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
-from stockade.cli.loading import load_evaluator
+from stockade.cli.loading import EngineName, load_evaluator, remote_url
 from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.engine import PolicyError, load_library
 from stockade.policies.evaluate import InventoryFacts
@@ -74,6 +74,12 @@ def serve(
             help="This cluster's name, as audits name it: its sandbox profile, overrides, exceptions.",
         ),
     ] = None,
+    engine: Annotated[
+        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
+    ] = EngineName.embedded,
+    opa_url: Annotated[
+        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
+    ] = None,
     no_evaluation: Annotated[
         bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
     ] = False,
@@ -84,7 +90,10 @@ def serve(
             fail(f"{f}: no such file")
     if workers < 1:
         fail("--workers must be at least 1")
-    load_evaluator(config, policy_dir or [])  # fail fast, in the parent, on a broken config or library
+    remote = remote_url(engine, opa_url)
+    load_evaluator(
+        config, policy_dir or [], remote
+    )  # fail fast, in the parent, on a broken config or library
     dirs = tuple(policy_dir or ())
 
     def factory() -> Starlette:
@@ -98,6 +107,7 @@ def serve(
             evaluation=not no_evaluation,
             cluster=cluster,
             facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
+            opa_url=remote,
         )
         if not no_inventory:
             from stockade.admission.inventory import InventoryCache

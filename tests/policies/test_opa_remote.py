@@ -222,3 +222,40 @@ def test_against_a_real_opa_server(tmp_path: Path) -> None:  # pragma: no cover 
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_webhook_on_the_remote_engine(opa_server: tuple[str, type[_DataApi], Path]) -> None:
+    """The webhook's decision through OPA equals its embedded decision for a violating pod."""
+    from starlette.testclient import TestClient
+
+    from stockade.admission.app import WebhookState, create_app
+    from stockade.policies.config import load_config
+
+    url, handler, policy_dir = opa_server
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "nginx:latest"}]},
+    }
+    review = {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": "", "version": "v1", "kind": "Pod"},
+            "resource": {"group": "", "version": "v1", "resource": "pods"},
+            "namespace": "default",
+            "operation": "CREATE",
+            "userInfo": {"username": "u"},
+            "object": pod,
+        },
+    }
+    answers = []
+    for opa_url in (None, url):
+        state = WebhookState(config=load_config(CONFIG), policy_dirs=(policy_dir,), opa_url=opa_url)
+        with TestClient(create_app(state)) as client:
+            answers.append(client.post("/validate", json=review).json()["response"])
+    assert answers[0] == answers[1] and answers[0]["allowed"] is False
+    assert "GK-NoLatest-pods" in answers[1]["status"]["message"]
+    assert any(p.startswith("/v1/data/stockade_agg/k_Pod") for p in handler.requests)
