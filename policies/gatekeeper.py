@@ -18,6 +18,12 @@ How a constraint is decided, as Gatekeeper decides it:
   imports `rego.v1`; the rule is `violation[{"msg": …, "details": …}]`;
 - **enforcementAction**: `deny` → deny, `warn` → warn, `dryrun` → audit (reported, never blocks).
 
+**Where regorus differs from OPA**, the loader rewrites the template's source (rego and libs) before
+loading it: a negated membership test through iteration, `not X == L[_]` (or `not L[_] == X`), the
+common way Gatekeeper templates say "X is not in L", is answered by regorus as "some element differs"
+(and undefined for an empty L), by OPA as "no element equals". Such a line becomes
+`count({1 | L[_] == X}) == 0`, which both engines answer as OPA does.
+
 Templates run on regorus' interpreter, one engine per template (they are few and user-written; the
 bundled library keeps the compiled VM). `data.inventory` is what the gate knows of the cluster, in
 Gatekeeper's shape (`cluster[groupVersion][kind][name]`, `namespace[ns][groupVersion][kind][name]`),
@@ -46,6 +52,19 @@ AREA = "gatekeeper"
 ACTIONS = {"deny": Action.DENY, "warn": Action.WARN, "dryrun": Action.AUDIT}
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)
 _V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
+_REF = r"[A-Za-z_][\w.]*(?:\[[^\[\]_]*\])*(?:\.[\w]+)*"
+_NOT_IN_LEFT = re.compile(rf"^(\s*)not\s+([^=|{{}}#]+?)\s*==\s*({_REF})\[_\]\s*(#.*)?$", re.M)
+_NOT_IN_RIGHT = re.compile(rf"^(\s*)not\s+({_REF})\[_\]\s*==\s*([^=|{{}}#]+?)\s*(#.*)?$", re.M)
+
+
+def rewrite_for_regorus(text: str) -> str:
+    """`not X == L[_]` -> `count({1 | L[_] == X}) == 0` (module docstring: a regorus difference)."""
+
+    def none_equal(indent: str, collection: str, value: str) -> str:
+        return f"{indent}count({{1 | {collection}[_] == {value}}}) == 0"
+
+    text = _NOT_IN_LEFT.sub(lambda m: none_equal(m.group(1), m.group(3), m.group(2)), text)
+    return _NOT_IN_RIGHT.sub(lambda m: none_equal(m.group(1), m.group(2), m.group(3)), text)
 
 
 class GatekeeperError(ValueError):
@@ -192,8 +211,8 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
     return Template(
         name=name,
         kind=kind,
-        rego=rego,
-        libs=tuple(str(lib) for lib in libs),
+        rego=rewrite_for_regorus(rego),
+        libs=tuple(rewrite_for_regorus(str(lib)) for lib in libs),
         package=f"data.{package.group(1)}",
         file=file,
         title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),

@@ -9,10 +9,12 @@ Gatekeeper machinery (constraint loading, match, parameters, input.review, data.
 assertion semantics) together with those templates; the other templates' cases are counted as not
 run, by kind, in the output.
 
-Found on the way, an engine difference from OPA: regorus answers undefined for `not x == l[_]` when
-`l` is empty, where OPA answers true (nothing in `l` equals `x`). Templates written in that style
-must move the comparison into a helper rule (`allowed_role` in examples/gatekeeper/disallowanonymous.yaml);
-`test_engine_difference_not_over_empty_iteration` pins the behaviour so an upgrade that fixes it shows.
+Found on the way, an engine difference from OPA: regorus answers `not x == l[_]` as "some element
+of l differs from x" (undefined for an empty l), OPA as "no element of l equals x". Gatekeeper
+templates say "x is not in l" that way, so the loader rewrites such lines to
+`count({1 | l[_] == x}) == 0` (policies/gatekeeper.py); the volume-types and procMount cases below
+go through that rewrite. `test_engine_difference_not_over_iteration` pins regorus' behaviour, so an
+upgrade that fixes it shows.
 """
 
 from __future__ import annotations
@@ -94,11 +96,23 @@ def test_gatekeeper_library_cases(tmp_path: Path) -> None:
     assert not failures, "\n".join(failures)
 
 
-def test_engine_difference_not_over_empty_iteration() -> None:
+def test_engine_difference_not_over_iteration() -> None:
     import regorus
 
-    engine = regorus.Engine()
-    engine.set_rego_v0(True)
-    engine.add_policy("a.rego", "package a\nr { not input.x == input.l[_] }\n")
-    engine.set_input_json(json.dumps({"x": "a", "l": []}))
-    assert engine.eval_rule_as_json("data.a.r") == '"<undefined>"'  # OPA: true
+    from stockade.policies.gatekeeper import rewrite_for_regorus
+
+    negated = "package a\nr {\n  not input.x == input.l[_]\n}\n"
+    rewritten = rewrite_for_regorus(negated)
+    assert "count({1 | input.l[_] == input.x}) == 0" in rewritten
+    for text, answers in (
+        (negated, ['"<undefined>"', "true", "true"]),  # regorus as it is
+        (rewritten, ["true", '"<undefined>"', "true"]),  # what OPA answers for the original
+    ):
+        engine = regorus.Engine()
+        engine.set_rego_v0(True)
+        engine.add_policy("a.rego", text)
+        got = []
+        for items in ([], ["b", "a"], ["b"]):
+            engine.set_input_json(json.dumps({"x": "a", "l": items}))
+            got.append(engine.eval_rule_as_json("data.a.r"))
+        assert got == answers
