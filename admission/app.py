@@ -100,6 +100,7 @@ class WebhookState:
     cluster: str | None = None
     #: an OPA server holding `stockade policy bundle` to evaluate on (`--engine opa`); None: embedded
     opa_url: str | None = None
+    _gatekeeper_version: tuple[int, int] | None = None
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
 
@@ -108,6 +109,22 @@ class WebhookState:
         if self.evaluator is None:
             self.evaluator = Evaluator.default(self.config, self.policy_dirs, opa_url=self.opa_url)
         return self.evaluator
+
+    def refresh_gatekeeper_inventory(self, evaluator: Evaluator) -> None:
+        """Give Gatekeeper templates that read `data.inventory` what the inventory cache holds (its
+        kinds: Namespaces, ServiceAccounts, RBAC, network policies, RuntimeClasses), again only when
+        the cache or the evaluator changed. On the evaluation thread only."""
+        if not evaluator.engine.library.gatekeeper.uses_inventory:
+            return
+        inventory = getattr(self.facts, "inventory", None)
+        snapshot = getattr(self.facts, "snapshot", None)
+        if inventory is None or snapshot is None:
+            return
+        if (id(evaluator), inventory.version) == self._gatekeeper_version:
+            return  # nothing changed: no copy of the cache per request
+        version, objects = snapshot()
+        evaluator.gatekeeper_inventory(objects)
+        self._gatekeeper_version = (id(evaluator), version)
 
     def release(self) -> None:
         self.evaluator = None
@@ -170,7 +187,9 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             t = time.perf_counter()
             if not state.evaluation:
                 return [], time.perf_counter() - t
-            findings = evaluate(req, state.evaluator_here(), state.facts, state.cluster)
+            evaluator = state.evaluator_here()
+            state.refresh_gatekeeper_inventory(evaluator)
+            findings = evaluate(req, evaluator, state.facts, state.cluster)
             return findings, time.perf_counter() - t
 
         try:

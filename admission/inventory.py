@@ -305,6 +305,11 @@ class InventoryCache:
             obj = self._inventory.get("Namespace", None, name) if name else None
             return namespace_info(obj, name)
 
+    def snapshot(self) -> tuple[int, list[Mapping[str, Any]]]:
+        """(version, every cached object), read under the lock: Gatekeeper's data.inventory."""
+        with self._lock:
+            return self._inventory.version, self._inventory.objects()
+
     def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         """`input.facts` for an object, from the analyzers over the cached inventory."""
         with self._lock:

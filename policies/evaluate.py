@@ -58,6 +58,9 @@ class InventoryFacts:
     def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
         return facts_for(obj, self.inventory)
 
+    def snapshot(self) -> tuple[int, list[Mapping[str, Any]]]:
+        return self.inventory.version, self.inventory.objects()
+
 
 def namespace_for(resource: Resource, source: FactsSource) -> dict[str, Any]:
     """`input.namespace` in every gate: a Namespace describes itself, other objects get theirs."""

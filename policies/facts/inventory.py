@@ -97,5 +97,14 @@ class Inventory:
     def of_kind(self, kind: str) -> Iterator[Mapping[str, Any]]:
         return iter(self._objects.get(kind, {}).values())
 
+    def objects(self) -> list[Mapping[str, Any]]:
+        """Every object kept, all kinds (a copy of the list: safe to use after the caller's lock)."""
+        return [o for by_key in self._objects.values() for o in by_key.values()]
+
+    @property
+    def version(self) -> int:
+        """Grows with every add or remove: a cheap "has anything changed" for derived data."""
+        return sum(self.versions.values())
+
     def __len__(self) -> int:
         return sum(len(objects) for objects in self._objects.values())

@@ -407,3 +407,63 @@ def test_policy_verify_runs_gator_suites(tmp_path: Path) -> None:
     (tmp_path / "not-a-suite.yaml").write_text("kind: ConfigMap\n")
     result = CliRunner().invoke(app, ["policy", "verify", str(tmp_path / "not-a-suite.yaml")])
     assert result.exit_code == 2 and "not a gator Suite" in result.stderr
+
+
+NAMESPACE_TEAM = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: namespaceteam
+spec:
+  crd:
+    spec:
+      names:
+        kind: NamespaceTeam
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package namespaceteam
+
+        violation[{"msg": msg}] {
+          ns := input.review.object.metadata.namespace
+          not data.inventory.cluster["v1"]["Namespace"][ns].metadata.labels.team
+          msg := sprintf("namespace %v has no team label", [ns])
+        }
+"""
+
+
+def test_webhook_gives_templates_its_inventory(tmp_path: Path) -> None:
+    """data.inventory in the webhook is the inventory cache (here a fixed inventory), refreshed when
+    the cache changes."""
+    from starlette.testclient import TestClient
+
+    folder = policy_dir(
+        tmp_path,
+        NAMESPACE_TEAM,
+        constraint("NamespaceTeam", "pods", {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}),
+    )
+    facts = InventoryFacts(inventory_of([namespace("a", team="x"), namespace("b")]))
+    state = WebhookState(config=Config(), policy_dirs=(folder,), facts=facts)
+
+    def decide(ns: str) -> dict[str, Any]:
+        review = {
+            "apiVersion": "admission.k8s.io/v1",
+            "kind": "AdmissionReview",
+            "request": {
+                "uid": "u",
+                "kind": {"group": "", "version": "v1", "kind": "Pod"},
+                "resource": {"group": "", "version": "v1", "resource": "pods"},
+                "namespace": ns,
+                "operation": "CREATE",
+                "userInfo": {"username": "u"},
+                "object": pod("p", "i", ns),
+            },
+        }
+        response: dict[str, Any] = client.post("/validate", json=review).json()["response"]
+        return response
+
+    with TestClient(create_app(state)) as client:
+        assert "GK-NamespaceTeam-pods" not in str(decide("a"))
+        assert "GK-NamespaceTeam-pods: namespace b has no team label" in decide("b")["status"]["message"]
+        facts.inventory.add(namespace("b", team="y"))  # the cache learns of a change
+        assert "GK-NamespaceTeam-pods" not in str(decide("b"))
