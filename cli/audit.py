@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from stockade.cli.errors import EXIT_USAGE, fail
-from stockade.cli.loading import EngineName, load_evaluator, remote_url
+from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
 from stockade.scanner.azure_audit import run_azure_stage
@@ -62,12 +62,8 @@ def audit(
     qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
     burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
     workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
-    engine: Annotated[
-        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
-    ] = EngineName.embedded,
-    opa_url: Annotated[
-        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
-    ] = None,
+    engine: EngineOption = EngineName.embedded,
+    opa_url: OpaUrlOption = None,
     print_rbac: Annotated[
         bool, typer.Option("--print-rbac", help="Print the least ClusterRoles the audit needs, and exit.")
     ] = False,

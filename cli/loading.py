@@ -5,6 +5,9 @@ from __future__ import annotations
 import enum
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Annotated
+
+import typer
 
 from stockade.cli.errors import fail
 from stockade.policies.config import Config, ConfigError, load_config
@@ -25,6 +28,14 @@ def load_evaluator(
 class EngineName(enum.StrEnum):
     embedded = "embedded"
     opa = "opa"
+
+
+EngineOption = Annotated[
+    EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
+]
+OpaUrlOption = Annotated[
+    str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
+]
 
 
 def remote_url(engine: EngineName, opa_url: str | None) -> str | None:

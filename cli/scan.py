@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
-from stockade.cli.loading import EngineName, load_evaluator, remote_url
+from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.policies.model import Action
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
@@ -68,12 +68,8 @@ def scan(
             "--cluster", help="The target cluster's name: its sandbox profile, overrides, exceptions."
         ),
     ] = None,
-    engine: Annotated[
-        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
-    ] = EngineName.embedded,
-    opa_url: Annotated[
-        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
-    ] = None,
+    engine: EngineOption = EngineName.embedded,
+    opa_url: OpaUrlOption = None,
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library."""
     if not paths and not kustomize and not helm:

@@ -17,7 +17,7 @@ from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
-from stockade.cli.loading import EngineName, load_evaluator, remote_url
+from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.engine import PolicyError, load_library
 from stockade.policies.evaluate import InventoryFacts
@@ -74,12 +74,8 @@ def serve(
             help="This cluster's name, as audits name it: its sandbox profile, overrides, exceptions.",
         ),
     ] = None,
-    engine: Annotated[
-        EngineName, typer.Option("--engine", help="embedded (regorus) or opa (a running OPA server).")
-    ] = EngineName.embedded,
-    opa_url: Annotated[
-        str | None, typer.Option("--opa-url", help="With --engine opa: http(s)://HOST:PORT of the server.")
-    ] = None,
+    engine: EngineOption = EngineName.embedded,
+    opa_url: OpaUrlOption = None,
     no_evaluation: Annotated[
         bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
     ] = False,

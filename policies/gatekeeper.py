@@ -146,7 +146,7 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
         for path in files:
             if path.suffix not in (".yaml", ".yml", ".json"):
                 continue
-            for doc in _documents(path):
+            for doc in read_documents(path):
                 api = str(doc.get("apiVersion") or "")
                 if api.startswith(TEMPLATE_GROUP) and doc.get("kind") == "ConstraintTemplate":
                     template = _template(doc, str(path))
@@ -172,7 +172,7 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
     return gk
 
 
-def _documents(path: Path) -> list[dict[str, Any]]:
+def read_documents(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
         docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader))

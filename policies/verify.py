@@ -16,10 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from stockade.policies.evaluate import namespace_info
-from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
+from stockade.policies.gatekeeper import (
+    Gatekeeper,
+    GatekeeperEngine,
+    GatekeeperError,
+    load_gatekeeper,
+    read_documents,
+)
 
 SUITE_API = "test.gatekeeper.sh/"
 
@@ -31,18 +35,6 @@ class CaseResult:
     case: str
     ok: bool
     reason: str = ""  # why it failed, or the error
-
-
-def _docs(path: Path) -> list[dict[str, Any]]:
-    try:
-        docs = list(yaml.load_all(path.read_text(encoding="utf-8"), Loader=yaml.CSafeLoader))
-    except OSError as exc:
-        raise GatekeeperError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise GatekeeperError(f"{where}: not valid YAML") from None
-    return [d for d in docs if isinstance(d, dict)]
 
 
 def assertion_holds(assertion: Mapping[str, Any], messages: list[str]) -> tuple[bool, str]:
@@ -69,7 +61,7 @@ def _about(pattern: Any) -> str:
 
 def run_suite(path: Path) -> Iterator[CaseResult]:
     """Every case of one suite file; an unusable test is one failed result naming the cause."""
-    docs = _docs(path)
+    docs = read_documents(path)
     suites = [
         d for d in docs if str(d.get("apiVersion") or "").startswith(SUITE_API) and d.get("kind") == "Suite"
     ]
@@ -106,8 +98,8 @@ def _case(
 ) -> CaseResult:
     name = str(case.get("name") or "")
     try:
-        inventory = [d for f in case.get("inventory") or [] for d in _docs(base / str(f))]
-        objects = _docs(base / str(case.get("object") or ""))
+        inventory = [d for f in case.get("inventory") or [] for d in read_documents(base / str(f))]
+        objects = read_documents(base / str(case.get("object") or ""))
         if len(objects) != 1:
             raise GatekeeperError(f"{case.get('object')}: expected one object, found {len(objects)}")
         obj = objects[0]

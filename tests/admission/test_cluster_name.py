@@ -26,6 +26,7 @@ from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource
 from stockade.scanner.scan import ScanOptions, scan
 from stockade.webhooks.manifests import Options, render
+from tests.reviews import admission_review
 
 CONFIG = """
 sandbox:
@@ -66,19 +67,7 @@ def _webhook(cluster: str | None) -> set[tuple[str, str]]:
     evaluator = Evaluator.default(parse_config(CONFIG))
     facts = InventoryFacts(inventory_of([NAMESPACE]))
     facts.inventory.cluster = cluster
-    body = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "eval",
-            "operation": "CREATE",
-            "userInfo": {"username": "alice"},
-            "object": POD,
-        },
-    }
+    body = admission_review(POD, "eval")
     request = AdmissionReview.model_validate(body).request
     return {(f.rule.id, f.action.value) for f in evaluate(request, evaluator, facts, cluster)}
 

@@ -22,6 +22,7 @@ from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.gatekeeper import matches
 from stockade.policies.model import Action, Resource
+from tests.reviews import admission_review
 
 REQUIRED_LABELS = """\
 apiVersion: templates.gatekeeper.sh/v1
@@ -275,19 +276,7 @@ def test_scan_and_webhook_give_the_same_gatekeeper_verdict(tmp_path: Path) -> No
     scanned = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder), "-f", "json"])
     assert scanned.exit_code == 1 and "GK-K8sRequiredLabels-app" in scanned.stdout
     state = WebhookState(config=Config(), policy_dirs=(folder,))
-    review = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "userInfo": {"username": "u"},
-            "object": pod("p", "i"),
-        },
-    }
+    review = admission_review(pod("p", "i"), "default")
     with TestClient(create_app(state)) as client:
         resp = client.post("/validate", json=review).json()["response"]
     assert (
@@ -446,19 +435,7 @@ def test_webhook_gives_templates_its_inventory(tmp_path: Path) -> None:
     state = WebhookState(config=Config(), policy_dirs=(folder,), facts=facts)
 
     def decide(ns: str) -> dict[str, Any]:
-        review = {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u",
-                "kind": {"group": "", "version": "v1", "kind": "Pod"},
-                "resource": {"group": "", "version": "v1", "resource": "pods"},
-                "namespace": ns,
-                "operation": "CREATE",
-                "userInfo": {"username": "u"},
-                "object": pod("p", "i", ns),
-            },
-        }
+        review = admission_review(pod("p", "i", ns), ns)
         response: dict[str, Any] = client.post("/validate", json=review).json()["response"]
         return response
 

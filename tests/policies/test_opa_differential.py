@@ -104,20 +104,11 @@ def _inputs(evaluator: Evaluator) -> list[tuple[str, dict[str, Any]]]:
     return out
 
 
-def _canonical(violations: list[Any]) -> list[bytes]:
-    return sorted(
-        orjson.dumps(
-            {"rule": v.rule.id, "msg": v.msg, "path": list(v.path), "details": dict(v.details)},
-            option=orjson.OPT_SORT_KEYS,
-        )
-        for v in violations
-    )
-
-
 def test_aggregated_results_are_the_same_under_opa_and_the_regorus_vm() -> None:
     from opa_bindings.engine import OpaUndefinedError
 
     from stockade.policies.engine import _entry
+    from tests.policies.test_vm_differential import canonical
 
     evaluator = Evaluator.default(load_config(ROOT / "examples" / "stockade.yaml"))
     engine = evaluator.engine
@@ -138,7 +129,7 @@ def test_aggregated_results_are_the_same_under_opa_and_the_regorus_vm() -> None:
             raw = opa.eval_document(_entry(agg).removeprefix("data."), json.loads(text))
         except OpaUndefinedError:
             raw = {}
-        assert _canonical(_violations(engine.library.rules, raw or {})) == _canonical(ours), (
+        assert canonical(_violations(engine.library.rules, raw or {})) == canonical(ours), (
             kind,
             (inp.get("object") or {}).get("metadata"),
         )

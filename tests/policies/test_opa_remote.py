@@ -32,6 +32,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
+from tests.reviews import admission_review
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("opa_bindings") is None,
@@ -238,19 +239,7 @@ def test_webhook_on_the_remote_engine(opa_server: tuple[str, type[_DataApi], Pat
         "metadata": {"name": "p", "namespace": "default"},
         "spec": {"hostNetwork": True, "containers": [{"name": "c", "image": "nginx:latest"}]},
     }
-    review = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": "u",
-            "kind": {"group": "", "version": "v1", "kind": "Pod"},
-            "resource": {"group": "", "version": "v1", "resource": "pods"},
-            "namespace": "default",
-            "operation": "CREATE",
-            "userInfo": {"username": "u"},
-            "object": pod,
-        },
-    }
+    review = admission_review(pod, "default")
     answers = []
     for opa_url in (None, url):
         state = WebhookState(config=load_config(CONFIG), policy_dirs=(policy_dir,), opa_url=opa_url)

@@ -1,0 +1,25 @@
+"""AdmissionReview v1 request bodies for tests that call the webhook's decision path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def admission_review(obj: dict[str, Any], namespace: str = "", operation: str = "CREATE") -> dict[str, Any]:
+    """A review of `obj` as the API server sends it (uid, kind, resource, namespace, user)."""
+    api = str(obj.get("apiVersion") or "v1")
+    group, _, version = api.rpartition("/")
+    kind = str(obj.get("kind") or "")
+    return {
+        "apiVersion": "admission.k8s.io/v1",
+        "kind": "AdmissionReview",
+        "request": {
+            "uid": "u",
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": kind.lower() + "s"},
+            "namespace": namespace,
+            "operation": operation,
+            "userInfo": {"username": "u"},
+            "object": obj,
+        },
+    }
