@@ -60,6 +60,9 @@ demo: $(STAMP)
 	@echo "== Azure infrastructure as code: ARM template, Resource Graph export, terraform plans (exit 1)"
 	$(STOCKADE) scan examples/azure --config examples/stockade.yaml; test $$? -eq 1
 	@echo "Reports: .demo/scan.sarif .demo/scan.html"
+	@echo "== Gatekeeper: a gator suite, then the same constraints as rules of a scan (GK-*; exit 1)"
+	$(STOCKADE) policy verify examples/gatekeeper/suite.yaml
+	$(STOCKADE) scan examples/gatekeeper/samples --policy-dir examples/gatekeeper; test $$? -eq 1
 	@echo "== admission webhook round trip on 127.0.0.1 (TLS, AdmissionReview v1)"
 	$(PY) examples/webhook_demo.py
 	@echo "== audit of the bundled two-cluster fleet (fake API servers on 127.0.0.1; exit 1: violations)"

@@ -106,3 +106,24 @@ def test_parallel_scan_decides_the_same(result: Result, monkeypatch: pytest.Monk
         return sorted((f.rule.id, f.file, f.line, f.message, f.action.value, f.waived) for f in r.findings)
 
     assert key(parallel) == key(result)
+
+
+def test_gatekeeper_examples_suite_and_scan() -> None:
+    """examples/gatekeeper: the gator suite passes, and its constraints are rules of a scan
+    (`make demo` runs both)."""
+    from stockade.policies.verify import run_suite
+
+    results = list(run_suite(EXAMPLES / "gatekeeper" / "suite.yaml"))
+    assert len(results) == 5 and all(r.ok for r in results), [r for r in results if not r.ok]
+    evaluator = Evaluator.default(load_config(None), [EXAMPLES / "gatekeeper"])
+    scanned = run_scan(
+        FileSource([str(EXAMPLES / "gatekeeper" / "samples")]), [], evaluator, ScanOptions(), version="t"
+    )
+    found = {
+        (f.rule.id, f.resource.name, f.action.value) for f in scanned.findings if f.rule.id.startswith("GK-")
+    }
+    assert found == {
+        ("GK-K8sAllowedRepos-org-registry", "notebook", "warn"),
+        ("GK-K8sRequiredLabels-namespace-owner", "research", "deny"),
+        ("GK-K8sRequiredLabels-namespace-owner", "scratch", "deny"),
+    }
