@@ -33,6 +33,7 @@ from stockade.webhooks.manifests import (
     cert_manager_objects,
     covered_kinds,
     default_image,
+    policy_files,
     render,
     to_documents,
     write_kustomize,
@@ -154,6 +155,10 @@ ClusterName = Annotated[
     str | None,
     typer.Option("--cluster", help="The cluster's name, as audits name it (`webhook serve --cluster`)."),
 ]
+PolicyDirs = Annotated[
+    list[Path] | None,
+    typer.Option("--policy-dir", help="Extra Rego and Gatekeeper templates, shipped in a ConfigMap."),
+]
 Kubeconfig = Annotated[Path | None, typer.Option("--kubeconfig", help="Default: ~/.kube/config.")]
 Context = Annotated[str | None, typer.Option("--context", help="Default: the current context.")]
 
@@ -170,6 +175,7 @@ def _options(
     dns: list[str] | None,
     apiserver_cidr: list[str] | None,
     cluster: str | None = None,
+    policy_dir: list[Path] | None = None,
 ) -> Options:
     config_text = STARTER_CONFIG
     if config is not None:
@@ -193,6 +199,7 @@ def _options(
         extra_dns_names=tuple(dns or ()),
         apiserver_cidrs=tuple(apiserver_cidr or ()),
         cluster=cluster,
+        policy_files=_policy_files(policy_dir),
     )
     try:
         options.validate()
@@ -201,9 +208,19 @@ def _options(
     return options
 
 
-def _library_kinds() -> list[str]:
+def _policy_files(dirs: list[Path] | None) -> tuple[tuple[str, str], ...]:
+    if not dirs:
+        return ()
+    _library_kinds(dirs)  # a broken template or module fails here, with its file named
     try:
-        return covered_kinds(load_library())
+        return policy_files(dirs)
+    except (OSError, UnicodeDecodeError) as exc:
+        fail(f"--policy-dir: {exc}")
+
+
+def _library_kinds(dirs: list[Path] | None = None) -> list[str]:
+    try:
+        return covered_kinds(load_library(dirs or ()))
     except PolicyError as exc:
         fail(str(exc))
 
@@ -222,6 +239,7 @@ def manifests(
     dns: Dns = None,
     apiserver_cidr: ApiserverCidr = None,
     cluster: ClusterName = None,
+    policy_dir: PolicyDirs = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -242,6 +260,7 @@ def manifests(
         dns,
         apiserver_cidr,
         cluster,
+        policy_dir,
     )
     if not cert_manager:
         if certs_dir is None:
@@ -254,7 +273,7 @@ def manifests(
         if host not in serving_dns_names(certs_dir):
             fail(f"{certs_dir}/tls.crt does not name {host}: run `stockade webhook certs -n {namespace}`")
     try:
-        objects = render(options, _library_kinds())
+        objects = render(options, _library_kinds(policy_dir))
     except (ManifestError, UnknownKind) as exc:
         fail(str(exc))
     if kustomize_dir is not None:
@@ -346,6 +365,7 @@ def install_cmd(
     dns: Dns = None,
     apiserver_cidr: ApiserverCidr = None,
     cluster: ClusterName = None,
+    policy_dir: PolicyDirs = None,
     wait: Annotated[
         int,
         typer.Option(
@@ -366,10 +386,11 @@ def install_cmd(
         dns,
         apiserver_cidr,
         cluster,
+        policy_dir,
     )
     if not cert_manager and certs_dir is None:
         fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")
-    kinds = _library_kinds()
+    kinds = _library_kinds(policy_dir)
     try:
         objects, report = install_objects(options, kinds, certs_dir)
     except (ManifestError, UnknownKind, OSError, ValueError) as exc:

@@ -42,6 +42,10 @@ DEFAULT_NAMESPACE = "stockade-system"
 TLS_SECRET = f"{NAME}-tls"
 CONFIG_MAP = f"{NAME}-config"
 CONFIG_KEY = "stockade.yaml"
+POLICY_MAP = f"{NAME}-policies"
+POLICY_MOUNT = "/policies"
+#: a ConfigMap holds at most 1 MiB; keep room for metadata
+MAX_POLICY_BYTES = 900 * 1024
 WEBHOOK_NAME = "validate.stockade.io"
 PORT = 8443
 #: UID/GID of the container (no root, no name needed: the image's files are world-readable).
@@ -96,6 +100,9 @@ class Options:
     apiserver_cidrs: tuple[str, ...] = ()
     #: the cluster's name, passed to `webhook serve --cluster`: per-cluster settings as in audits
     cluster: str | None = None
+    #: extra Rego and Gatekeeper templates/constraints (`--policy-dir`): (ConfigMap key, content),
+    #: shipped in a ConfigMap mounted at /policies and served with `--policy-dir /policies`
+    policy_files: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.namespace):
@@ -118,6 +125,11 @@ class Options:
             parse_config(self.config_text, "--config")
         except ConfigError as exc:
             raise ManifestError(str(exc)) from None
+        size = sum(len(text.encode()) for _, text in self.policy_files)
+        if size > MAX_POLICY_BYTES:
+            raise ManifestError(
+                f"--policy-dir: {size} bytes of policies do not fit a ConfigMap (at most {MAX_POLICY_BYTES})"
+            )
 
     def validated(self) -> Options:
         self.validate()
@@ -137,6 +149,22 @@ class Options:
 def service_dns_names(namespace: str) -> tuple[str, ...]:
     """The names the webhook's Service answers to; the API server calls `<name>.<ns>.svc`."""
     return (NAME, f"{NAME}.{namespace}", f"{NAME}.{namespace}.svc", f"{NAME}.{namespace}.svc.cluster.local")
+
+
+def policy_files(dirs: Iterable[Path]) -> tuple[tuple[str, str], ...]:
+    """The `.rego` and YAML/JSON files of policy directories, keyed for a ConfigMap: keys cannot hold
+    `/`, so each is numbered and flattened (Rego packages and Gatekeeper kinds, not file names, are
+    what the webhook reads). Test modules stay behind."""
+    out: list[tuple[str, str]] = []
+    for root in dirs:
+        files = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
+        for path in files:
+            if path.suffix not in (".rego", ".yaml", ".yml", ".json") or path.name.endswith("_test.rego"):
+                continue
+            rel = path.name if root.is_file() else path.relative_to(root).as_posix()
+            key = f"{len(out):03d}-" + re.sub(r"[^-._a-zA-Z0-9]", "_", rel)
+            out.append((key, path.read_text(encoding="utf-8")))
+    return tuple(out)
 
 
 def covered_kinds(library: Library) -> list[str]:
@@ -182,6 +210,15 @@ def render(
             "data": {CONFIG_KEY: options.config_text},
         },
     ]
+    if options.policy_files:
+        objects.append(
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": _meta(POLICY_MAP, ns),
+                "data": dict(options.policy_files),
+            }
+        )
     if options.cert_manager:
         objects += cert_manager_objects(ns, options.dns_names)
     objects += [
@@ -314,6 +351,7 @@ def _deployment(options: Options) -> Obj:
             "--port",
             str(PORT),
             *(["--cluster", options.cluster] if options.cluster else []),
+            *(["--policy-dir", POLICY_MOUNT] if options.policy_files else []),
         ],
         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
         "readinessProbe": {
@@ -343,6 +381,11 @@ def _deployment(options: Options) -> Obj:
             {"name": "tls", "mountPath": "/tls", "readOnly": True},
             {"name": "config", "mountPath": "/config", "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
+            *(
+                [{"name": "policies", "mountPath": POLICY_MOUNT, "readOnly": True}]
+                if options.policy_files
+                else []
+            ),
         ],
     }
     # Whole-volume mounts (no subPath): Secret and ConfigMap updates reach the files, which the webhook
@@ -352,6 +395,8 @@ def _deployment(options: Options) -> Obj:
         {"name": "config", "configMap": {"name": CONFIG_MAP, "defaultMode": 0o444}},
         {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
     ]
+    if options.policy_files:
+        volumes.append({"name": "policies", "configMap": {"name": POLICY_MAP, "defaultMode": 0o444}})
     spread = {"labelSelector": {"matchLabels": dict(SELECTOR)}, "whenUnsatisfiable": "ScheduleAnyway"}
     return {
         "apiVersion": "apps/v1",

@@ -386,3 +386,48 @@ def test_extra_kinds_never_repeat_the_library_table() -> None:
     from stockade.webhooks.kinds import EXTRA_RESOURCES
 
     assert not {k.kind for k in EXTRA_RESOURCES} & set(KINDS)
+
+
+def test_policy_dirs_ship_in_a_configmap_and_extend_the_registered_kinds(tmp_path: Path) -> None:
+    """`--policy-dir`: Gatekeeper templates and constraints (and extra Rego) go into a ConfigMap
+    mounted at /policies and served with `--policy-dir /policies`; the constraints' kinds are
+    registered; the flattened files load as the originals do; the whole still passes the dogfood scan."""
+    from stockade.webhooks.manifests import POLICY_MOUNT, policy_files
+
+    gk = Path(__file__).resolve().parents[2] / "examples" / "gatekeeper"
+    files = policy_files([gk])
+    assert files and all("/" not in key for key, _ in files)
+    assert not any(key.endswith("_test.rego") for key, _ in files)
+    objs = objects(apiserver_cidrs=APISERVER, policy_files=files)
+    (policies,) = [
+        o for o in objs if o["kind"] == "ConfigMap" and o["metadata"]["name"].endswith("-policies")
+    ]
+    assert policies["data"] == dict(files)
+    container = one(objs, "Deployment")["spec"]["template"]["spec"]["containers"][0]
+    assert container["args"][container["args"].index("--policy-dir") + 1] == POLICY_MOUNT
+    assert {"name": "policies", "mountPath": POLICY_MOUNT, "readOnly": True} in container["volumeMounts"]
+    # the served copy loads the same rules as the source folder
+    served = tmp_path / "policies"
+    served.mkdir()
+    for key, text in files:
+        (served / key).write_text(text)
+    assert set(load_library([served]).rules) == set(load_library([gk]).rules)
+    # the CLI renders it too, and the sample constraints' kinds stay registered
+    out = tmp_path / "out.yaml"
+    result = CliRunner().invoke(
+        app, ["webhook", "manifests", "--cert-manager", "--policy-dir", str(gk), "-o", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    rendered = list(yaml.safe_load_all(out.read_text()))
+    rules = one(rendered, "ValidatingWebhookConfiguration")["webhooks"][0]["rules"]
+    assert any("namespaces" in r["resources"] for r in rules)
+    (tmp_path / "scan").mkdir()
+    dogfood = scan(objs, tmp_path / "scan")
+    assert dogfood.errors == [] and [f for f in dogfood.findings if not f.waived] == []
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "c.yaml").write_text(
+        "apiVersion: constraints.gatekeeper.sh/v1beta1\nkind: Missing\nmetadata: {name: x}\n"
+    )
+    result = CliRunner().invoke(app, ["webhook", "manifests", "--cert-manager", "--policy-dir", str(broken)])
+    assert result.exit_code == 2 and "Missing/x has no ConstraintTemplate" in result.stderr
