@@ -92,7 +92,7 @@ def test_gatekeeper_library_cases(tmp_path: Path) -> None:
         f"({len(templates)} templates); "
         f"{sum(not_run.values())} cases of {len(not_run)} other templates not run"
     )
-    assert len(run) >= 60
+    assert len(run) >= 250  # every case of the corpus has a template here today
     assert not failures, "\n".join(failures)
 
 
