@@ -58,7 +58,7 @@ def evaluate(
         resource,
         operation=Operation(request.operation),
         namespace=namespace_for(resource, facts),
-        facts=facts.facts(resource.obj),
+        source=facts,
         old_object=request.old_object,
         user_info=request.user_info.model_dump(by_alias=True),
     )

@@ -310,10 +310,10 @@ class InventoryCache:
         with self._lock:
             return self._inventory.version, self._inventory.objects()
 
-    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        """`input.facts` for an object, from the analyzers over the cached inventory."""
+    def facts(self, obj: Mapping[str, Any], pod: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """`input.facts` for an object (one pod spec of a workload), from the analyzers over the cache."""
         with self._lock:
-            return facts_for(obj, self._inventory)
+            return facts_for(obj, self._inventory, pod)
 
     # -- the per-kind thread --------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from stockade.policies.kinds import KindInfo, pod_path
 from stockade.policies.model import Action, Severity
 from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 
@@ -392,6 +393,35 @@ class ExceptionSpec(_Model):
         return today > self.expires
 
 
+class WorkloadKind(_Model):
+    """A custom resource whose objects hold pods (``workloads:``), beside the built-in kinds."""
+
+    api_version: str = Field(alias="apiVersion", pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?/[a-z0-9]+$")
+    kind: str = Field(pattern=r"^[A-Z][A-Za-z0-9]*$")
+    plural: str | None = Field(None, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+    namespaced: bool = True
+    pod_templates: tuple[str, ...] = ()  # paths of corev1.PodTemplateSpec fields (metadata + spec)
+    pod_specs: tuple[str, ...] = ()  # paths of corev1.PodSpec fields (the pods carry the object's labels)
+    high_risk: bool = False  # its pods run untrusted code: they must run in a sandbox RuntimeClass
+
+    @field_validator("pod_templates", "pod_specs")
+    @classmethod
+    def _paths(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for text in value:
+            pod_path(text)  # ValueError names the path
+        return value
+
+    def info(self) -> KindInfo:
+        group, version = self.api_version.rsplit("/", 1)
+        pods = tuple(pod_path(p) for p in self.pod_templates) + tuple(
+            pod_path(p, "spec") for p in self.pod_specs
+        )
+        if not pods:
+            raise ValueError("declares no pod_templates or pod_specs")
+        plural = self.plural or self.kind.lower() + "s"
+        return KindInfo(group, version, plural, self.kind, self.namespaced, True, pods, self.high_risk)
+
+
 class Config(_Model):
     """The whole stockade.yaml."""
 
@@ -410,6 +440,7 @@ class Config(_Model):
     admission: AdmissionConfig = AdmissionConfig()
     storage: StorageConfig = StorageConfig()
     azure: AzureConfig = AzureConfig()
+    workloads: tuple[WorkloadKind, ...] = ()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     exceptions: tuple[ExceptionSpec, ...] = ()
@@ -424,12 +455,31 @@ class Config(_Model):
             seen.add(exc.name)
         return value
 
+    @field_validator("workloads")
+    @classmethod
+    def _workloads(cls, value: tuple[WorkloadKind, ...]) -> tuple[WorkloadKind, ...]:
+        seen: set[tuple[str, str]] = set()
+        for i, entry in enumerate(value):
+            try:
+                entry.info()
+            except ValueError as exc:
+                raise ValueError(f"[{i}] {entry.kind}: {exc}") from None
+            key = (entry.api_version.rsplit("/", 1)[0], entry.kind)
+            if key in seen:
+                raise ValueError(f"[{i}] {entry.kind}: declared twice for group {key[0]}")
+            seen.add(key)
+        return value
+
+    def workload_kinds(self) -> tuple[KindInfo, ...]:
+        """The custom workload kinds this configuration declares (``workloads:``)."""
+        return tuple(w.info() for w in self.workloads)
+
     def rule_data(self) -> dict[str, Any]:
         """What Rego sees as `data.stockade.config`: settings, never waivers or actions."""
         return self.model_dump(
             mode="json",
             by_alias=True,
-            exclude={"rules", "overrides", "exceptions", "api_version", "kind", "admission"},
+            exclude={"rules", "overrides", "exceptions", "api_version", "kind", "admission", "workloads"},
         )
 
 

@@ -26,14 +26,16 @@ import orjson
 import regorus
 import yaml
 
-from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.gatekeeper import AREA as GK_AREA
 from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
 from stockade.policies.imports import expand_data_imports
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "rego"
-KIND_ALIASES: dict[str, tuple[str, ...]] = {"@workloads": WORKLOAD_KINDS}
+#: Rule-kind aliases: ``@workloads`` is every built-in workload kind, and stays in the rule's kinds
+#: too, since custom workload kinds (RayCluster, a kind a configuration declares) are evaluated under it.
+KIND_ALIASES: dict[str, tuple[str, ...]] = {WORKLOAD_ALIAS: WORKLOAD_KINDS}
 _AGG_PACKAGE = "stockade_agg"
 _PACKAGE_RE = re.compile(r"^package\s+([A-Za-z_][\w.]*)\s*$", re.M)
 _DENY_RE = re.compile(r"^deny\s+(contains\b|\[|if\b|:?=)", re.M)
@@ -194,6 +196,8 @@ def _rule_of(module: Module) -> Rule | None:
             if k != "*" and not _KIND_RE.match(k):
                 raise PolicyError(f"{where}: METADATA custom.kinds: {k!r} is not a kind")
         kinds.extend(expanded)
+        if kind in KIND_ALIASES:
+            kinds.append(kind)
     try:
         severity = Severity.parse(str(custom["severity"]))
         action = Action(custom.get("action", "deny"))

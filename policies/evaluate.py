@@ -16,8 +16,39 @@ from stockade.policies.config import Config, ConfigError
 from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
 from stockade.policies.exceptions import ExceptionBook
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.facts.workloads import WorkloadKinds
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
+
+#: What the engine evaluates: (rule kind, input). A workload with several pod specs is several.
+EngineInput = tuple[str, dict[str, Any]]
+
+
+def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Violation]:
+    """The violations of one object, evaluated once per pod spec it holds.
+
+    A violation found for every pod spec (a rule about the object itself, a Gatekeeper constraint) is
+    the object's and reported once; the others name the pod spec they were found in
+    (``Violation.template``), so a finding in a RayCluster's third worker group says so.
+    """
+    found = [engine.evaluate(kind, inp) for kind, inp in inputs]
+    labels = [(inp.get("pod") or {}).get("template") or None for _, inp in inputs]
+    if len(found) == 1:
+        return [dataclasses.replace(v, template=labels[0]) for v in found[0]] if labels[0] else found[0]
+    keys = [{(v.rule.id, v.path, v.msg) for v in vs} for vs in found]
+    common = set.intersection(*keys) if keys else set()
+    out: list[Violation] = []
+    seen: set[tuple[Any, ...]] = set()
+    for label, vs in zip(labels, found, strict=True):
+        for v in vs:
+            key: tuple[Any, ...] = (v.rule.id, v.path, v.msg)
+            shared = key in common
+            if not shared:
+                key = (*key, label)
+            if key in seen:
+                continue
+            seen.add(key)
+            out.append(v if shared else dataclasses.replace(v, template=label))
+    return out
 
 
 def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
@@ -42,7 +73,7 @@ class FactsSource(Protocol):
 
     def namespace(self, name: str | None) -> dict[str, Any]: ...
 
-    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]: ...
+    def facts(self, obj: Mapping[str, Any], pod: Mapping[str, Any] | None = None) -> dict[str, Any]: ...
 
 
 class InventoryFacts:
@@ -55,8 +86,8 @@ class InventoryFacts:
         obj = self.inventory.get("Namespace", None, name) if name else None
         return namespace_info(obj, name)
 
-    def facts(self, obj: Mapping[str, Any]) -> dict[str, Any]:
-        return facts_for(obj, self.inventory)
+    def facts(self, obj: Mapping[str, Any], pod: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        return facts_for(obj, self.inventory, pod)
 
     def snapshot(self) -> tuple[int, list[Mapping[str, Any]]]:
         return self.inventory.version, self.inventory.objects()
@@ -75,6 +106,7 @@ class Evaluator:
     def __init__(self, engine: Engine, config: Config, today: dt.date | None = None) -> None:
         self.engine = engine
         self.config = config
+        self.workloads = WorkloadKinds(config.workload_kinds())
         self.exceptions = ExceptionBook(config.exceptions, today)
         self.rules: dict[str, Rule] = {}
         for rule in engine.library.rules.values():
@@ -131,7 +163,10 @@ class Evaluator:
         facts: Mapping[str, Any] | None = None,
         old_object: Mapping[str, Any] | None = None,
         user_info: Mapping[str, Any] | None = None,
+        pod: Mapping[str, Any] | None = None,
     ) -> dict[str, Any]:
+        """The rule input for a resource; for a workload, for one of its pod specs (``pod``, one of
+        :meth:`WorkloadKinds.pods`; the first when not given)."""
         ns = dict(namespace) if namespace is not None else namespace_info(None, resource.namespace)
         inp: dict[str, Any] = {
             "object": resource.obj,
@@ -139,7 +174,9 @@ class Evaluator:
             "namespace": ns,
             "facts": dict(facts or {}),
         }
-        pod = pod_template(resource.obj)
+        if pod is None:
+            pods = self.workloads.pods(resource.obj)
+            pod = pods[0] if pods else None
         if pod is not None:
             inp["pod"] = pod
         if old_object is not None:
@@ -148,10 +185,30 @@ class Evaluator:
             inp["userInfo"] = user_info
         return inp
 
+    def inputs(
+        self,
+        resource: Resource,
+        *,
+        source: FactsSource | None = None,
+        facts: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> list[EngineInput]:
+        """What the engine evaluates for a resource: one input per pod spec of a workload (facts from
+        ``source`` for each, since each may name another ServiceAccount or RuntimeClass), one input
+        for other objects. Keyword arguments are those of :meth:`build_input`."""
+        kind = self.workloads.engine_kind(resource.obj) or resource.kind
+        pods: list[Mapping[str, Any] | None] = list(self.workloads.pods(resource.obj)) or [None]
+        out = []
+        for pod in pods:
+            pod_facts = facts if facts is not None or source is None else source.facts(resource.obj, pod)
+            out.append((kind, self.build_input(resource, facts=pod_facts, pod=pod, **kwargs)))
+        return out
+
     def violations(self, resource: Resource, **kwargs: Any) -> list[Violation]:
+        """Keyword arguments are those of :meth:`inputs`."""
         if not self.in_scope(resource):
             return []
-        return self.engine.evaluate(resource.kind, self.build_input(resource, **kwargs))
+        return evaluate_inputs(self.engine, self.inputs(resource, **kwargs))
 
     def decide(self, resource: Resource, violations: Sequence[Violation]) -> list[Finding]:
         ref = resource.ref()
@@ -169,6 +226,7 @@ class Evaluator:
                     path=v.path,
                     details=v.details,
                     exception=self.exceptions.match(rule.id, ref, resource.labels),
+                    template=v.template,
                 )
             )
         return out

@@ -15,11 +15,42 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple, cast
+from typing import Any, Literal, NamedTuple, cast
+
+#: How a pod spec is held (ARCHITECTURE.md, "Workload kinds"):
+#: - "template": a corev1.PodTemplateSpec (``metadata`` + ``spec``), the pod's labels in its metadata;
+#: - "spec": a corev1.PodSpec; the pods carry the object's own labels (Kubeflow Notebook);
+#: - "component": PodSpec fields inline beside ``labels``/``annotations`` that the controller adds to
+#:   the object's own (KServe's predictor/transformer/explainer and ServingRuntime specs).
+PodForm = Literal["template", "spec", "component"]
+
+#: One segment of a pod path: a field name, or ``*`` for every item of a list / value of a map.
+WILDCARD = "*"
+
+
+class PodPath(NamedTuple):
+    """Where pod specs sit in objects of one kind: a field path, ``*`` standing for each item."""
+
+    path: tuple[str, ...]
+    form: PodForm = "template"
+
+    def text(self) -> str:
+        return ".".join(self.path).replace(".*", "[*]")
+
+
+_FIELD = r"[A-Za-z_$][A-Za-z0-9_$-]*"
+_POD_PATH_RE = re.compile(rf"^(?:{_FIELD}|\*)(?:\.(?:{_FIELD}|\*)|\[\*\])*$")
+
+
+def pod_path(text: str, form: PodForm = "template") -> PodPath:
+    """``spec.workerGroupSpecs[*].template`` (or ``spec.replicaSpecs.*.template``) -> a PodPath."""
+    if not _POD_PATH_RE.match(text):
+        raise ValueError(f"{text!r} is not a field path such as spec.workers[*].template")
+    return PodPath(tuple(WILDCARD if t == "[*]" else t for t in re.findall(r"\[\*\]|[^.\[\]]+", text)), form)
 
 
 class KindInfo(NamedTuple):
-    """One kind's REST coordinates."""
+    """One kind's REST coordinates, and where its objects hold pod specs (workload kinds)."""
 
     group: str  # "" for the core group
     version: str
@@ -27,6 +58,8 @@ class KindInfo(NamedTuple):
     kind: str
     namespaced: bool
     custom: bool = False  # served only when a CRD is installed; 404 means "not installed"
+    pods: tuple[PodPath, ...] = ()  # pod specs inside objects of this kind (workload kinds)
+    high_risk: bool = False  # its pods run untrusted code by nature (agent sandboxes): must be sandboxed
 
     @property
     def api_version(self) -> str:
@@ -38,24 +71,275 @@ class KindInfo(NamedTuple):
         return f"{base}/{self.plural}"
 
 
+_T = pod_path  # a PodTemplateSpec path
+
+
+def _ray(prefix: str) -> tuple[PodPath, ...]:
+    """A RayClusterSpec's pods (ray-operator/apis/ray/v1 raycluster_types.go): the head and each worker
+    group hold a corev1.PodTemplateSpec."""
+    return (_T(f"{prefix}.headGroupSpec.template"), _T(f"{prefix}.workerGroupSpecs[*].template"))
+
+
+def _kubeflow(kind: str, field: str, version: str = "v1") -> KindInfo:
+    """A Kubeflow training job: ``map[ReplicaType]*ReplicaSpec``, each with a PodTemplateSpec."""
+    return KindInfo(
+        "kubeflow.org", version, kind.lower() + "s", kind, True, True, (_T(f"spec.{field}.*.template"),)
+    )
+
+
+_JOBSET_PODS = (
+    "replicatedJobs[*].template.spec.template"  # JobSetSpec: ReplicatedJob.Template is a JobTemplateSpec
+)
+
+#: Custom resources whose objects hold the pods of AI workloads, read from each project's API types
+#: (the source of every path is in the README's "Workload kinds"). A kind may hold several pod specs
+#: (a Ray head and worker groups); each is one evaluation of the pod rules.
+WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
+    # ray-project/kuberay ray-operator/apis/ray/v1
+    KindInfo("ray.io", "v1", "rayclusters", "RayCluster", True, True, _ray("spec")),
+    KindInfo(
+        "ray.io",
+        "v1",
+        "rayjobs",
+        "RayJob",
+        True,
+        True,
+        (*_ray("spec.rayClusterSpec"), _T("spec.submitterPodTemplate")),
+    ),
+    KindInfo("ray.io", "v1", "rayservices", "RayService", True, True, _ray("spec.rayClusterConfig")),
+    KindInfo(
+        "ray.io",
+        "v1",
+        "raycronjobs",
+        "RayCronJob",
+        True,
+        True,
+        (*_ray("spec.jobTemplate.rayClusterSpec"), _T("spec.jobTemplate.submitterPodTemplate")),
+    ),
+    # kubeflow/training-operator pkg/apis/kubeflow.org/v1 (MPIJob: kubeflow/mpi-operator v2beta1)
+    _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),
+    _kubeflow("TFJob", "tfReplicaSpecs"),
+    _kubeflow("MPIJob", "mpiReplicaSpecs", "v2beta1"),
+    _kubeflow("XGBoostJob", "xgbReplicaSpecs"),
+    _kubeflow("PaddleJob", "paddleReplicaSpecs"),
+    _kubeflow("JAXJob", "jaxReplicaSpecs"),
+    _kubeflow("MXJob", "mxReplicaSpecs"),
+    # kubeflow/trainer: spec.template is a JobSetTemplateSpec
+    KindInfo(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "trainingruntimes",
+        "TrainingRuntime",
+        True,
+        True,
+        (_T(f"spec.template.spec.{_JOBSET_PODS}"),),
+    ),
+    KindInfo(
+        "trainer.kubeflow.org",
+        "v1alpha1",
+        "clustertrainingruntimes",
+        "ClusterTrainingRuntime",
+        False,
+        True,
+        (_T(f"spec.template.spec.{_JOBSET_PODS}"),),
+    ),
+    # kubernetes-sigs/jobset, kubernetes-sigs/lws
+    KindInfo("jobset.x-k8s.io", "v1alpha2", "jobsets", "JobSet", True, True, (_T(f"spec.{_JOBSET_PODS}"),)),
+    KindInfo(
+        "leaderworkerset.x-k8s.io",
+        "v1",
+        "leaderworkersets",
+        "LeaderWorkerSet",
+        True,
+        True,
+        (_T("spec.leaderWorkerTemplate.leaderTemplate"), _T("spec.leaderWorkerTemplate.workerTemplate")),
+    ),
+    KindInfo(
+        "disaggregatedset.x-k8s.io",
+        "v1",
+        "disaggregatedsets",
+        "DisaggregatedSet",
+        True,
+        True,
+        (
+            _T("spec.roles[*].spec.leaderWorkerTemplate.leaderTemplate"),
+            _T("spec.roles[*].spec.leaderWorkerTemplate.workerTemplate"),
+        ),
+    ),
+    # volcano-sh/apis: Volcano's Job and CronJob share their kind names with batch/v1's, so they are
+    # keyed "Job.batch.volcano.sh" (object_kind gives the kind the objects carry)
+    KindInfo(
+        "batch.volcano.sh",
+        "v1alpha1",
+        "jobs",
+        "Job.batch.volcano.sh",
+        True,
+        True,
+        (_T("spec.tasks[*].template"),),
+    ),
+    KindInfo(
+        "batch.volcano.sh",
+        "v1alpha1",
+        "cronjobs",
+        "CronJob.batch.volcano.sh",
+        True,
+        True,
+        (_T("spec.jobTemplate.spec.tasks[*].template"),),
+    ),
+    KindInfo(
+        "flow.volcano.sh",
+        "v1alpha1",
+        "jobtemplates",
+        "JobTemplate",
+        True,
+        True,
+        (_T("spec.tasks[*].template"),),
+    ),
+    # kserve/kserve pkg/apis/serving: components inline PodSpec fields beside their labels/annotations
+    KindInfo(
+        "serving.kserve.io",
+        "v1beta1",
+        "inferenceservices",
+        "InferenceService",
+        True,
+        True,
+        tuple(
+            pod_path(p, "component")
+            for c in ("predictor", "transformer", "explainer")
+            for p in (f"spec.{c}", f"spec.{c}.workerSpec")
+        ),
+    ),
+    KindInfo(
+        "serving.kserve.io",
+        "v1alpha1",
+        "servingruntimes",
+        "ServingRuntime",
+        True,
+        True,
+        (pod_path("spec", "component"), pod_path("spec.workerSpec", "component")),
+    ),
+    KindInfo(
+        "serving.kserve.io",
+        "v1alpha1",
+        "clusterservingruntimes",
+        "ClusterServingRuntime",
+        False,
+        True,
+        (pod_path("spec", "component"), pod_path("spec.workerSpec", "component")),
+    ),
+    KindInfo(
+        "serving.kserve.io",
+        "v1alpha1",
+        "llminferenceservices",
+        "LLMInferenceService",
+        True,
+        True,
+        tuple(
+            pod_path(p, "spec")
+            for p in (
+                "spec.template",
+                "spec.worker",
+                "spec.prefill.template",
+                "spec.prefill.worker",
+                "spec.router.scheduler.template",
+            )
+        ),
+    ),
+    # kubeflow/kubeflow notebook-controller: NotebookTemplateSpec holds only a PodSpec
+    KindInfo(
+        "kubeflow.org", "v1", "notebooks", "Notebook", True, True, (pod_path("spec.template.spec", "spec"),)
+    ),
+    # kubernetes-sigs/agent-sandbox: a PodTemplate (labels, annotations, spec); untrusted code by nature
+    KindInfo(
+        "agents.x-k8s.io", "v1beta1", "sandboxes", "Sandbox", True, True, (_T("spec.podTemplate"),), True
+    ),
+    KindInfo(
+        "extensions.agents.x-k8s.io",
+        "v1beta1",
+        "sandboxtemplates",
+        "SandboxTemplate",
+        True,
+        True,
+        (_T("spec.podTemplate"),),
+        True,
+    ),
+    # argoproj/argo-rollouts
+    KindInfo("argoproj.io", "v1alpha1", "rollouts", "Rollout", True, True, (_T("spec.template"),)),
+    KindInfo(
+        "argoproj.io",
+        "v1alpha1",
+        "experiments",
+        "Experiment",
+        True,
+        True,
+        (_T("spec.templates[*].template"),),
+    ),
+    *(
+        KindInfo(
+            "argoproj.io",
+            "v1alpha1",
+            kind.lower() + "s",
+            kind,
+            kind != "ClusterAnalysisTemplate",
+            True,
+            (_T("spec.metrics[*].provider.job.spec.template"),),
+        )
+        for kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun")
+    ),
+    # kubeflow/spark-operator v1beta2: driver and executor pod templates
+    KindInfo(
+        "sparkoperator.k8s.io",
+        "v1beta2",
+        "sparkapplications",
+        "SparkApplication",
+        True,
+        True,
+        (_T("spec.driver.template"), _T("spec.executor.template")),
+    ),
+    KindInfo(
+        "sparkoperator.k8s.io",
+        "v1beta2",
+        "scheduledsparkapplications",
+        "ScheduledSparkApplication",
+        True,
+        True,
+        (_T("spec.template.driver.template"), _T("spec.template.executor.template")),
+    ),
+    # knative/serving: RevisionTemplateSpec (metadata + a RevisionSpec that inlines PodSpec)
+    KindInfo(
+        "serving.knative.dev",
+        "v1",
+        "services",
+        "Service.serving.knative.dev",
+        True,
+        True,
+        (_T("spec.template"),),
+    ),
+    KindInfo(
+        "serving.knative.dev", "v1", "configurations", "Configuration", True, True, (_T("spec.template"),)
+    ),
+    KindInfo("serving.knative.dev", "v1", "revisions", "Revision", True, True, (pod_path("spec", "spec"),)),
+)
+
+
 _ALL = (
     KindInfo("", "v1", "namespaces", "Namespace", False),
     KindInfo("", "v1", "nodes", "Node", False),
-    KindInfo("", "v1", "pods", "Pod", True),
-    KindInfo("", "v1", "podtemplates", "PodTemplate", True),
-    KindInfo("", "v1", "replicationcontrollers", "ReplicationController", True),
+    KindInfo("", "v1", "pods", "Pod", True, pods=(PodPath(()),)),
+    KindInfo("", "v1", "podtemplates", "PodTemplate", True, pods=(_T("template"),)),
+    KindInfo("", "v1", "replicationcontrollers", "ReplicationController", True, pods=(_T("spec.template"),)),
     KindInfo("", "v1", "serviceaccounts", "ServiceAccount", True),
     KindInfo("", "v1", "services", "Service", True),
     KindInfo("", "v1", "configmaps", "ConfigMap", True),
     KindInfo("", "v1", "secrets", "Secret", True),
     KindInfo("", "v1", "persistentvolumes", "PersistentVolume", False),
     KindInfo("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", True),
-    KindInfo("apps", "v1", "deployments", "Deployment", True),
-    KindInfo("apps", "v1", "replicasets", "ReplicaSet", True),
-    KindInfo("apps", "v1", "statefulsets", "StatefulSet", True),
-    KindInfo("apps", "v1", "daemonsets", "DaemonSet", True),
-    KindInfo("batch", "v1", "jobs", "Job", True),
-    KindInfo("batch", "v1", "cronjobs", "CronJob", True),
+    KindInfo("apps", "v1", "deployments", "Deployment", True, pods=(_T("spec.template"),)),
+    KindInfo("apps", "v1", "replicasets", "ReplicaSet", True, pods=(_T("spec.template"),)),
+    KindInfo("apps", "v1", "statefulsets", "StatefulSet", True, pods=(_T("spec.template"),)),
+    KindInfo("apps", "v1", "daemonsets", "DaemonSet", True, pods=(_T("spec.template"),)),
+    KindInfo("batch", "v1", "jobs", "Job", True, pods=(_T("spec.template"),)),
+    KindInfo("batch", "v1", "cronjobs", "CronJob", True, pods=(_T("spec.jobTemplate.spec.template"),)),
     KindInfo("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", True),
     KindInfo("networking.k8s.io", "v1", "ingresses", "Ingress", True),
     KindInfo("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False),
@@ -96,6 +380,7 @@ _ALL = (
         False,
         True,
     ),
+    *WORKLOAD_CUSTOM_KINDS,
 )
 
 #: kind -> where it lives. Calico's namespaced NetworkPolicy shares its kind name with the core one,

@@ -219,6 +219,8 @@ class Violation:
     msg: str
     path: JSONPath = ()
     details: Mapping[str, Any] = field(default_factory=dict)
+    #: which pod spec of the object it is about ("workerGroupSpecs[gpu]"), for objects with several
+    template: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,8 +246,14 @@ class Finding:
     path: JSONPath = ()
     details: Mapping[str, Any] = field(default_factory=dict)
     exception: ExceptionRef | None = None
+    #: which pod spec of the object ("workerGroupSpecs[gpu]") when the object holds several
+    template: str | None = None
     # audit: the pods this finding stands for (found on one pod, reported on its owning workload)
     replicas: int | None = None
+
+    def subject(self) -> str:
+        """What the finding is about, as people read it: ``RayCluster/ml/llm, workerGroupSpecs[gpu]``."""
+        return f"{self.resource.display()}, {self.template}" if self.template else self.resource.display()
 
     @property
     def waived(self) -> bool:

@@ -23,6 +23,7 @@ source. What differs is scale, and that a cluster is a shared, live system:
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -30,12 +31,13 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import orjson
+
 from stockade.policies.engine import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary
-from stockade.policies.facts.workloads import TEMPLATE_PATHS
-from stockade.policies.kinds import KINDS, KindInfo
+from stockade.policies.kinds import KINDS, KindInfo, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
 from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs
@@ -98,7 +100,9 @@ class Target:
 
 
 def kinds_to_list(evaluator: Evaluator) -> list[KindInfo]:
-    """The kinds the enabled rules apply to, those the analyzers index, and the pod controllers."""
+    """The kinds the enabled rules apply to, those the analyzers index, and the pod controllers: the
+    built-in ones and every custom workload kind (a RayCluster's pods are folded into it; a CRD that
+    is not installed answers 404, "not installed")."""
     # Nodes: only their names and labels, for the sandbox summary (which classes' pools exist).
     wanted: set[str] = set(INDEXED_KINDS) | set(CONTROLLER_KINDS) | {"Pod", "Namespace", "Node"}
     for rule in evaluator.rules.values():
@@ -106,7 +110,8 @@ def kinds_to_list(evaluator: Evaluator) -> list[KindInfo]:
             continue
         for kind in rule.kinds:
             wanted.update(KIND_ALIASES.get(kind, (kind,)))
-    return [info for info in KINDS.values() if info.kind in wanted]
+    listed = [info for info in KINDS.values() if info.kind in wanted]
+    return list(dict.fromkeys([*listed, *evaluator.workloads.custom]))
 
 
 # --- one cluster: list and fold ------------------------------------------------------------------
@@ -147,11 +152,21 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def _template_hash(pod: Mapping[str, Any]) -> str:
+    """What tells the pods of one owner's templates apart: the controller's template-hash label, else
+    (custom controllers: Ray's groups, a JobSet's jobs, Volcano's tasks label no hash) the labels and
+    the spec themselves, without the fields the scheduler sets per pod."""
     labels = (pod.get("metadata") or {}).get("labels") or {}
     for key in TEMPLATE_HASH_LABELS:
         if labels.get(key):
             return str(labels[key])
-    return ""
+    spec = pod.get("spec")
+    spec = (
+        {k: v for k, v in spec.items() if k not in ("nodeName", "hostname")}
+        if isinstance(spec, Mapping)
+        else spec
+    )
+    digest = hashlib.blake2b(orjson.dumps([labels, spec], option=orjson.OPT_SORT_KEYS), digest_size=16)
+    return "content:" + digest.hexdigest()
 
 
 def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditProgress) -> ClusterSnapshot:
@@ -163,7 +178,8 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
     for info in kinds:
         try:
             if info.kind == "Pod":
-                _collect_pods(reader, info, snap)
+                owners = frozenset(CONTROLLER_KINDS) | {object_kind(k) for k in kinds if k.custom and k.pods}
+                _collect_pods(reader, info, snap, owners)
             else:
                 kept: list[dict[str, Any]] = []
                 for page in reader.pages(info, on_restart=kept.clear):
@@ -175,7 +191,7 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
                             {"metadata": {"name": md.get("name"), "labels": md.get("labels") or {}}}
                         )
                         continue
-                    if info.kind in CONTROLLER_KINDS:
+                    if info.kind in CONTROLLER_KINDS or (info.custom and info.pods):
                         snap.controllers[_uid(obj)] = obj
                     else:
                         snap.objects.append(obj)
@@ -207,7 +223,9 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
     return snap
 
 
-def _collect_pods(reader: ClusterReader, info: KindInfo, snap: ClusterSnapshot) -> None:
+def _collect_pods(
+    reader: ClusterReader, info: KindInfo, snap: ClusterSnapshot, owners: frozenset[str]
+) -> None:
     groups: dict[tuple[str, str], _PodGroup] = {}
     bare: list[dict[str, Any]] = []
 
@@ -223,7 +241,7 @@ def _collect_pods(reader: ClusterReader, info: KindInfo, snap: ClusterSnapshot) 
             if phase in ("Succeeded", "Failed"):
                 continue  # finished pods run nothing; their owner is still evaluated
             owner = _controller_of(pod)
-            if owner is None or str(owner.get("kind")) not in CONTROLLER_KINDS:
+            if owner is None or str(owner.get("kind")) not in owners:
                 bare.append(pod)
                 continue
             key = (str(owner.get("uid") or owner.get("name")), _template_hash(pod))
@@ -277,7 +295,7 @@ def _evaluable(snap: ClusterSnapshot) -> list[tuple[Resource, Resource | None, i
         parent = _controller_of(obj)
         if parent is not None and str(parent.get("uid")) in snap.controllers:
             continue  # an owned controller (ReplicaSet of a Deployment): its top owner speaks for it
-        if uid in with_pods or obj.get("kind") not in TEMPLATE_PATHS:
+        if uid in with_pods:
             continue
         out.append((Resource(obj, Origin(cluster=origin)), None, 0))
     for bare in snap.bare_pods:
@@ -306,12 +324,8 @@ def evaluate_snapshot(
     jobs: list[Job] = [
         (
             i,
-            resource.kind,
-            evaluator.build_input(
-                resource,
-                operation=Operation.AUDIT,
-                namespace=namespace_for(resource, source),
-                facts=source.facts(resource.obj),
+            evaluator.inputs(
+                resource, operation=Operation.AUDIT, namespace=namespace_for(resource, source), source=source
             ),
             None,
         )

@@ -158,7 +158,7 @@ def _evaluate(
         if resource.kind not in wanted:
             continue  # read for the facts only (endpoints, zones, routes, firewalls)
         try:
-            violations = evaluator.violations(resource, operation=Operation.AUDIT, facts=source.facts(obj))
+            violations = evaluator.violations(resource, operation=Operation.AUDIT, source=source)
         except RuleEvaluationError as exc:
             result.errors.append(InputError(rid, str(exc)))
             continue

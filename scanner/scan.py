@@ -29,7 +29,7 @@ from typing import Any
 
 from stockade.policies.config import Config
 from stockade.policies.engine import RuleEvaluationError
-from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
+from stockade.policies.evaluate import EngineInput, Evaluator, InventoryFacts, evaluate_inputs, namespace_for
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import (
     InputError,
@@ -178,13 +178,7 @@ def scan(
     jobs: list[Job] = [
         (
             i,
-            r.kind,
-            evaluator.build_input(
-                r,
-                operation=Operation.SCAN,
-                namespace=namespace_for(r, source),
-                facts=source.facts(r.obj),
-            ),
+            evaluator.inputs(r, operation=Operation.SCAN, namespace=namespace_for(r, source), source=source),
             _disk_position(r.origin),
         )
         for i, r in enumerate(todo)
@@ -217,7 +211,7 @@ def scan(
 
 # (file, document, prefix): enough for a worker to find lines on disk.
 Position = tuple[str, int, JSONPath]
-Job = tuple[int, str, dict[str, Any], Position | None]
+Job = tuple[int, list[EngineInput], Position | None]
 Outcome = list[Violation] | str  # violations, or why the engine could not evaluate the object
 Lines = dict[JSONPath, int | None]
 
@@ -229,9 +223,9 @@ def _disk_position(origin: Origin) -> Position | None:
     return None
 
 
-def _evaluate_one(evaluator: Evaluator, kind: str, inp: dict[str, Any]) -> Outcome:
+def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:
     try:
-        return evaluator.engine.evaluate(kind, inp)
+        return evaluate_inputs(evaluator.engine, inputs)
     except RuleEvaluationError as exc:
         return f"rule evaluation failed: {exc}"
 
@@ -244,8 +238,8 @@ def evaluate_jobs(
     progress: Callable[[int], None] | None,
 ) -> Iterable[tuple[int, Outcome, Lines | None]]:
     if options.workers <= 1 or len(jobs) < PARALLEL_OBJECTS:
-        for index, kind, inp, pos in jobs:
-            outcome = _evaluate_one(evaluator, kind, inp)
+        for index, inputs, pos in jobs:
+            outcome = _evaluate_one(evaluator, inputs)
             yield index, outcome, _lines(pos, outcome)
             if progress:
                 progress(1)
@@ -312,7 +306,7 @@ def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
 def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome, Lines | None]]:
     assert _worker is not None, "worker not initialised"
     out = []
-    for index, kind, inp, pos in chunk:
-        outcome = _evaluate_one(_worker, kind, inp)
+    for index, inputs, pos in chunk:
+        outcome = _evaluate_one(_worker, inputs)
         out.append((index, outcome, _lines(pos, outcome)))
     return out

@@ -33,6 +33,7 @@ import yaml
 from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
 from stockade.policies.config import STARTER_CONFIG, ConfigError, parse_config
 from stockade.policies.engine import Library
+from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.webhooks.kinds import resource_of
 
 Obj = dict[str, Any]
@@ -466,8 +467,13 @@ def _network_policy(ns: str, apiserver_cidrs: Sequence[str]) -> Obj:
     }
 
 
-def webhook_rules(library_kinds: Iterable[str]) -> list[Obj]:
-    """One rule per API group/version, for CREATE and UPDATE (DELETE and CONNECT are always allowed)."""
+def webhook_rules(library_kinds: Iterable[str], declared: Sequence[WatchedKind] = ()) -> list[Obj]:
+    """One rule per API group/version, for CREATE and UPDATE (DELETE and CONNECT are always allowed).
+
+    The pod rules' ``@workloads`` stands for the custom workload kinds too (RayCluster, JobSet, ...,
+    and those the configuration declares, ``declared``): registering a resource whose CRD is not
+    installed is harmless, and one installed later is judged from its first object.
+    """
     kinds = set(library_kinds)
     operations = ["CREATE", "UPDATE"]
     if "*" in kinds:
@@ -481,8 +487,10 @@ def webhook_rules(library_kinds: Iterable[str]) -> list[Obj]:
             }
         ]
     by_group: dict[tuple[str, str], set[str]] = {}
-    for kind in kinds:
-        resource = resource_of(kind)
+    resources = [(kind, resource_of(kind)) for kind in kinds if kind != WORKLOAD_ALIAS]
+    if WORKLOAD_ALIAS in kinds:
+        resources += [(info.kind, info) for info in WorkloadKinds(declared).custom]
+    for kind, resource in resources:
         plurals = by_group.setdefault((resource.group, resource.version), set())
         plurals.add(resource.plural)
         if kind == "Pod":
@@ -535,7 +543,7 @@ def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Ob
                 "clientConfig": client,
                 "namespaceSelector": {"matchExpressions": [excluded]},
                 "matchConditions": [dict(c) for c in MATCH_CONDITIONS],
-                "rules": webhook_rules(library_kinds),
+                "rules": webhook_rules(library_kinds, parse_config(options.config_text).workload_kinds()),
             }
         ],
     }

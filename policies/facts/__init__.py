@@ -12,16 +12,23 @@ from typing import Any
 
 from stockade.policies.facts import azure, egress, rbac, sandbox, serviceaccounts
 from stockade.policies.facts.inventory import Inventory
+from stockade.policies.facts.workloads import pod_template
 
 ANALYZERS = (serviceaccounts.facts, rbac.facts, sandbox.facts, egress.facts, azure.facts)
 
 __all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
 
 
-def facts_for(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+def facts_for(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`input.facts` of an object; for a workload, of one of its pod specs (``input.pod``; the first
+    one when not given), since each may run as another ServiceAccount, RuntimeClass or labels."""
+    if pod is None:
+        pod = pod_template(obj)
     out: dict[str, Any] = {}
     for analyzer in ANALYZERS:
-        out.update(analyzer(obj, inventory))
+        out.update(analyzer(obj, inventory, pod))
     return out
 
 

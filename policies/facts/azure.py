@@ -346,7 +346,9 @@ def aks_facts(cluster: Mapping[str, Any], inventory: Inventory) -> dict[str, Any
     }
 
 
-def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     kind = arm_type(obj)
     if kind == STORAGE_ACCOUNT:
         return storage_facts(obj, inventory)

@@ -125,8 +125,12 @@ def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory)
     return sorted(set(names)), owned
 
 
-def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
-    pod = pod_template(obj)
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`input.facts.egress` for one pod spec of a workload (``input.pod``, by default its first); {}
+    for other objects."""
+    pod = pod_template(obj) if pod is None else pod
     if pod is None:
         return {}
     md = obj.get("metadata") or {}

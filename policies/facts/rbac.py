@@ -40,7 +40,7 @@ from typing import Any, NamedTuple
 
 from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.facts.workloads import pod_template
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLE_KINDS = ("Role", "ClusterRole")
@@ -1099,7 +1099,9 @@ def _describe(keys: Keys) -> tuple[str, ...]:
 # ---- the analyzer --------------------------------------------------------------------------------
 
 
-def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """`input.facts.rbac` for workloads (their ServiceAccount's risky permissions and escalation
     paths) and bindings (the escalation paths whose first step they grant)."""
     kind = obj.get("kind")
@@ -1111,9 +1113,10 @@ def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
         if not via:
             return {}
         return {"rbac": {"escalations": [{"subjectIndex": i, **p.as_json()} for i, p in via]}}
-    if kind not in WORKLOAD_KINDS or not any(inventory.versions.get(k) for k in BINDING_KINDS):
+    pod = pod_template(obj) if pod is None else pod
+    if pod is None or not any(inventory.versions.get(k) for k in BINDING_KINDS):
         return {}
-    sa_facts = serviceaccounts.facts(obj, inventory).get("serviceAccount")
+    sa_facts = serviceaccounts.facts(obj, inventory, pod).get("serviceAccount")
     md = _metadata(obj)
     if not sa_facts or not md.get("namespace"):
         return {}

@@ -43,7 +43,7 @@ from stockade.policies.config import (
     glob_match,
 )
 from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.facts.workloads import pod_template, pod_templates
 
 SandboxStatus = Literal["sandboxed", "unverified", "class-missing", "not-a-sandbox-handler", "unsandboxed"]
 
@@ -89,8 +89,11 @@ def runtime_class_name(pod_spec: Mapping[str, Any]) -> str | None:
     return name if isinstance(name, str) and name else None
 
 
-def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
-    """`input.facts.runtimeClass` for a workload or a RuntimeClass; nothing for other kinds."""
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`input.facts.runtimeClass` for a RuntimeClass, or one pod spec of a workload (``input.pod``, by
+    default its first)."""
     if obj.get("kind") == "RuntimeClass":
         name = _mapping(obj.get("metadata")).get("name")
         return {
@@ -98,7 +101,7 @@ def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
                 inventory.cluster, name if isinstance(name, str) else None, obj, True
             )
         }
-    pod = pod_template(obj)
+    pod = pod_template(obj) if pod is None else pod
     if pod is None:
         return {}
     name = runtime_class_name(pod["spec"])
@@ -232,20 +235,19 @@ def sandbox_summary(
     if not available and not inventory.complete:
         available = None
     by_status: dict[str, list[dict[str, Any]]] = {s: [] for s in STATUSES}
-    for obj in workloads:
-        pod = pod_template(obj)
-        if pod is None:
-            continue
+    for obj, pod in ((o, p) for o in workloads for p in pod_templates(o)):
         md = _mapping(obj.get("metadata"))
         namespace = md.get("namespace")
         ns_obj = inventory.get("Namespace", None, namespace) if isinstance(namespace, str) else None
         ns_labels = _mapping(_mapping((ns_obj or {}).get("metadata")).get("labels"))
         pod_labels = _mapping(pod["metadata"].get("labels"))
-        if high_risk_selector(sandbox, namespace, ns_labels, _mapping(md.get("labels")), pod_labels) is None:
+        selector = high_risk_selector(sandbox, namespace, ns_labels, _mapping(md.get("labels")), pod_labels)
+        if selector is None and not pod["highRisk"]:
             continue
-        cf = facts(obj, inventory)["runtimeClass"]
+        cf = facts(obj, inventory, pod)["runtimeClass"]
         entry = {
             **_ref(obj),
+            **({"template": pod["template"]} if pod["template"] else {}),
             "runtimeClassName": cf["name"],
             "gpu": uses_gpu(pod["spec"], config.gpu.resources),
         }

@@ -23,8 +23,12 @@ from stockade.policies.facts.inventory import Inventory
 from stockade.policies.facts.workloads import pod_template
 
 
-def facts(obj: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
-    pod = pod_template(obj)
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`input.facts.serviceAccount` for one pod spec of a workload (``input.pod``, by default its
+    first); {} for other objects."""
+    pod = pod_template(obj) if pod is None else pod
     if pod is None:
         return {}
     spec = pod["spec"]

@@ -1,46 +1,203 @@
-"""The pod template of every workload kind, so that pod rules are written once.
+"""The pod specs of every workload kind, so that pod rules are written once.
 
-A rule sees `input.pod = {"spec", "metadata", "path"}` whatever kind was submitted; `path` is where
-the template sits in the object, so findings point at the field the user wrote.
+A rule sees ``input.pod`` whatever kind was submitted::
+
+    input.pod = {
+        "spec": {...},             # the PodSpec the pods will run
+        "metadata": {...},         # the labels and annotations the pods will carry
+        "path": [...],             # where the pod template sits in the object
+        "specPath": [...],         # where the PodSpec's fields sit (findings point there)
+        "metadataPath": [...],     # where the pods' labels/annotations are written
+        "template": "workerGroupSpecs[gpu]",  # which of the object's pod specs ("" if it has one)
+        "highRisk": false,         # its kind runs untrusted code by nature (an agent Sandbox), or
+                                   # it is a Pod such an object owns: it must run in a sandbox
+    }
+
+An object may hold several pod specs (a RayCluster's head and worker groups, a JobSet's replicated
+jobs): :meth:`WorkloadKinds.pods` gives one ``input.pod`` per pod spec, and the gates evaluate the pod
+rules once for each. Where the pod specs sit is the kinds table's (``stockade.policies.kinds``) for
+built-in and custom kinds, plus the kinds a configuration declares (``workloads:`` in stockade.yaml).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-# kind -> path of the pod template (an object with metadata + spec) inside the object.
-TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {
-    "Pod": (),
-    "Deployment": ("spec", "template"),
-    "StatefulSet": ("spec", "template"),
-    "DaemonSet": ("spec", "template"),
-    "ReplicaSet": ("spec", "template"),
-    "ReplicationController": ("spec", "template"),
-    "Job": ("spec", "template"),
-    "CronJob": ("spec", "jobTemplate", "spec", "template"),
-    "PodTemplate": ("template",),
-}
+from stockade.policies.kinds import KINDS, WILDCARD, KindInfo, PodPath, object_kind
 
-WORKLOAD_KINDS: tuple[str, ...] = tuple(TEMPLATE_PATHS)
+#: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
+#: evaluated under it, so a kind declared in a configuration gets every pod rule.
+WORKLOAD_ALIAS = "@workloads"
+
+#: Built-in workload kinds (Pod, Deployment, ...): each has one pod template.
+WORKLOAD_KINDS: tuple[str, ...] = tuple(k.kind for k in KINDS.values() if k.pods and not k.custom)
+#: kind -> path of the pod template of a built-in workload kind (from the kinds table).
+TEMPLATE_PATHS: dict[str, tuple[str, ...]] = {k: KINDS[k].pods[0].path for k in WORKLOAD_KINDS}
+
+#: Field names that only wrap a pod spec; left out of a pod spec's display name.
+_WRAPPERS = frozenset({"spec", "template"})
+#: Fields that name an item of a list of pod-holding specs (Ray's groupName, JobSet's name, ...).
+_ITEM_NAMES = ("name", "groupName")
 
 
-def pod_template(obj: Mapping[str, Any]) -> dict[str, Any] | None:
-    """Return {"spec", "metadata", "path"} for a workload object, or None for other kinds."""
-    path = TEMPLATE_PATHS.get(str(obj.get("kind") or ""))
-    if path is None:
+def group_of(api_version: Any) -> str | None:
+    """The API group of an apiVersion ("" for core), or None when the object has none."""
+    if not isinstance(api_version, str) or not api_version:
         return None
-    node: Any = obj
-    for key in path:
-        node = node.get(key) if isinstance(node, Mapping) else None
-        if node is None:
-            break
-    if not isinstance(node, Mapping):
-        node = {}
-    spec = node.get("spec")
-    metadata = node.get("metadata")
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+class WorkloadKinds:
+    """The workload kinds a gate knows: built-in, custom (the kinds table), and declared ones."""
+
+    def __init__(self, declared: Iterable[KindInfo] = ()) -> None:
+        self.declared = tuple(declared)
+        infos = [i for i in KINDS.values() if i.pods] + list(self.declared)
+        self._by_group_kind: dict[tuple[str, str], KindInfo] = {}
+        by_name: dict[str, list[KindInfo]] = {}
+        for info in infos:
+            self._by_group_kind[(info.group, object_kind(info))] = info  # a declaration wins
+            by_name.setdefault(object_kind(info), []).append(info)
+        # objects without an apiVersion (tests, fragments): a built-in kind, else a unique custom one
+        self._by_name = {
+            name: next((i for i in found if not i.custom), found[0])
+            for name, found in by_name.items()
+            if len(found) == 1 or any(not i.custom for i in found)
+        }
+
+    @property
+    def infos(self) -> list[KindInfo]:
+        return list(dict.fromkeys(self._by_group_kind.values()))
+
+    @property
+    def custom(self) -> list[KindInfo]:
+        return [i for i in self.infos if i.custom]
+
+    def info(self, obj: Mapping[str, Any]) -> KindInfo | None:
+        """The workload kind of an object, or None for other kinds."""
+        kind = obj.get("kind")
+        if not isinstance(kind, str):
+            return None
+        group = group_of(obj.get("apiVersion"))
+        if group is None:
+            return self._by_name.get(kind)
+        found = self._by_group_kind.get((group, kind))
+        if found is None and kind in TEMPLATE_PATHS:
+            # a built-in kind under any other group (extensions/v1beta1, or a group the API server
+            # would refuse): judged as the built-in kind, never skipped
+            found = KINDS[kind]
+        return found
+
+    def engine_kind(self, obj: Mapping[str, Any]) -> str | None:
+        """The rule kind to evaluate an object under: a built-in kind's own name, the workload alias
+        for custom workload kinds (a Volcano ``Job`` gets the pod rules, not batch/v1 Job's), None
+        when the object is not a workload."""
+        info = self.info(obj)
+        if info is None:
+            return None
+        return info.kind if not info.custom else WORKLOAD_ALIAS
+
+    def pods(self, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
+        """One ``input.pod`` per pod spec of a workload object, in document order; [] for other kinds."""
+        info = self.info(obj)
+        if info is None:
+            return []
+        named = len(info.pods) > 1 or any(WILDCARD in p.path for p in info.pods)
+        high_risk = info.high_risk or self._owned_by_high_risk(obj)
+        out = []
+        for pod_path in info.pods:
+            for node, path, label in _walk(obj, pod_path.path, (), ()):
+                out.append(_pod(obj, node, pod_path, path, label if named else "", high_risk))
+        if not out and not any(WILDCARD in p.path for p in info.pods):
+            # a workload without its template (a malformed manifest) is still one, empty, pod
+            out.append(_pod(obj, {}, info.pods[0], info.pods[0].path, "", high_risk))
+        return out
+
+    def _owned_by_high_risk(self, obj: Mapping[str, Any]) -> bool:
+        """A Pod whose controller is of a high-risk kind (the pod an agent Sandbox runs)."""
+        refs = _mapping(obj.get("metadata")).get("ownerReferences")
+        for ref in refs if isinstance(refs, list) else ():
+            owner = self.info(_mapping(ref)) if isinstance(ref, Mapping) else None
+            if owner is not None and owner.high_risk:
+                return True
+        return False
+
+
+def _walk(
+    node: Any, rest: tuple[str, ...], path: tuple[str | int, ...], label: tuple[str, ...]
+) -> Iterator[tuple[Mapping[str, Any], tuple[str | int, ...], str]]:
+    if not rest:
+        if isinstance(node, Mapping):
+            yield node, path, ".".join(label)
+        return
+    head, tail = rest[0], rest[1:]
+    if head != WILDCARD:
+        child = node.get(head) if isinstance(node, Mapping) else None
+        if child is None:
+            return
+        yield from _walk(child, tail, (*path, head), label if head in _WRAPPERS else (*label, head))
+        return
+    items: Iterable[tuple[str | int, Any]]
+    if isinstance(node, list):
+        items = enumerate(node)
+    elif isinstance(node, Mapping):
+        items = node.items()
+    else:
+        return
+    for key, child in items:
+        name = key
+        if isinstance(key, int):
+            name = next((n for f in _ITEM_NAMES if isinstance(n := _mapping(child).get(f), str) and n), key)
+        last = label[-1] if label else ""
+        yield from _walk(child, tail, (*path, key), (*label[:-1], f"{last}[{name}]"))
+
+
+def _pod(
+    obj: Mapping[str, Any],
+    node: Mapping[str, Any],
+    pod_path: PodPath,
+    path: tuple[Any, ...],
+    label: str,
+    high_risk: bool,
+) -> dict[str, Any]:
+    if pod_path.form == "template":
+        spec, metadata = _mapping(node.get("spec")), _mapping(node.get("metadata"))
+        spec_path, metadata_path = [*path, "spec"], [*path, "metadata"]
+    elif pod_path.form == "spec":
+        spec, metadata = node, _mapping(obj.get("metadata"))
+        spec_path, metadata_path = list(path), ["metadata"]
+    else:  # component: the controller adds the component's labels/annotations to the object's
+        own = _mapping(obj.get("metadata"))
+        metadata = {
+            key: {**_mapping(own.get(key)), **_mapping(node.get(key))} for key in ("labels", "annotations")
+        }
+        spec, spec_path, metadata_path = node, list(path), list(path)
     return {
-        "spec": spec if isinstance(spec, Mapping) else {},
-        "metadata": metadata if isinstance(metadata, Mapping) else {},
+        "spec": spec,
+        "metadata": metadata,
         "path": list(path),
+        "specPath": spec_path,
+        "metadataPath": metadata_path,
+        "template": label,
+        "highRisk": high_risk,
     }
+
+
+#: The built-in and custom workload kinds, without a configuration's declarations.
+DEFAULT_WORKLOADS = WorkloadKinds()
+
+
+def pod_templates(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -> list[dict[str, Any]]:
+    """Every ``input.pod`` of an object (see :meth:`WorkloadKinds.pods`)."""
+    return kinds.pods(obj)
+
+
+def pod_template(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -> dict[str, Any] | None:
+    """The first ``input.pod`` of a workload object (its only one for built-in kinds), else None."""
+    pods = kinds.pods(obj)
+    return pods[0] if pods else None

@@ -163,7 +163,7 @@ def _more(total: int, what: str) -> str:
 
 def _resource(f: Finding) -> str:
     ref = f.resource
-    return f"{ref.cluster}/{ref.display()}" if ref.cluster else ref.display()
+    return f"{ref.cluster}/{f.subject()}" if ref.cluster else f.subject()
 
 
 def _location(f: Finding) -> str:

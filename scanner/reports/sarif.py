@@ -154,7 +154,7 @@ def _result(finding: Finding, rule_index: int, paths: _Paths) -> JSON:
         "ruleId": finding.rule.id,
         "ruleIndex": rule_index,
         "level": LEVEL[finding.action],
-        "message": {"text": f"{ref.display()}: {finding.message}"},
+        "message": {"text": f"{finding.subject()}: {finding.message}"},
         "locations": [location],
         "partialFingerprints": {FINGERPRINT_KEY: fingerprint(finding, artifact["uri"] if artifact else None)},
         "properties": {

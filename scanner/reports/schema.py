@@ -81,6 +81,12 @@ class Location(_Model):
         "`spec.template.spec.containers[0].securityContext.privileged`; null when the finding is about "
         "the object as a whole."
     )
+    template: str | None = Field(
+        None,
+        description="Which pod spec of the object the finding is in, for objects that hold several "
+        "(`workerGroupSpecs[gpu-workers]` of a RayCluster, `replicatedJobs[workers]` of a JobSet, "
+        "`predictor` of an InferenceService); null otherwise.",
+    )
 
 
 class WaiverInfo(_Model):
@@ -253,7 +259,7 @@ def _finding(f: Finding) -> FindingInfo:
             name=ref.name,
             cluster=ref.cluster,
         ),
-        location=Location(file=f.file, line=f.line, path=format_path(f.path) or None),
+        location=Location(file=f.file, line=f.line, path=format_path(f.path) or None, template=f.template),
         details=dict(f.details),
         pods=f.replicas,
         exception=None

@@ -92,7 +92,7 @@ def _table(findings: list[Finding]) -> Table:
     for i, f in enumerate(findings):
         last_of_group = i + 1 == len(findings) or _group(findings[i + 1]) != _group(f)
         ref = f.resource
-        finding = Text(ref.display(), style="bold")
+        finding = Text(f.subject(), style="bold")
         finding.append("\n")
         if f.exception is None:
             action = Text(f.action.value, style=ACTION_STYLE[f.action])

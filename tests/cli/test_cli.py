@@ -59,6 +59,7 @@ def test_violation_exits_1_and_json_points_at_the_line(bad: Path) -> None:
         "file": str(bad),
         "line": 11,
         "path": "spec.containers[0].securityContext.privileged",
+        "template": None,
     }
     assert f["resource"]["kind"] == "Pod" and f["resource"]["name"] == "bad"
 

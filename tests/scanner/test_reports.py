@@ -153,7 +153,7 @@ def test_json_matches_the_documented_schema() -> None:
     assert set(first) == {"rule", "action", "message", "resource", "location", "details", "exception", "pods"}
     assert set(first["rule"]) == {"id", "title", "area", "severity", "frameworks"}
     assert set(first["resource"]) == {"apiVersion", "kind", "namespace", "name", "cluster"}
-    assert set(first["location"]) == {"file", "line", "path"}
+    assert set(first["location"]) == {"file", "line", "path", "template"}
     assert doc["errors"][0] == {
         "file": "broken.yaml",
         "line": 7,
@@ -185,6 +185,7 @@ def test_json_findings_are_sorted_located_and_include_waived() -> None:
         "file": "manifests/web.yaml",
         "line": 14,
         "path": "spec.template.spec.containers[0].securityContext.privileged",
+        "template": None,
     }
     assert denied["rule"] == {
         "id": "STK-POD-003",

@@ -27,6 +27,7 @@ from stockade.policies.config import Config, parse_config
 from stockade.policies.engine import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource
@@ -152,8 +153,13 @@ def test_every_kind_the_library_covers_is_mapped_and_sent() -> None:
     hook = one(objects(), "ValidatingWebhookConfiguration")["webhooks"][0]
     sent = {(g, r) for rule in hook["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     for kind in kinds:
+        if kind == WORKLOAD_ALIAS:  # the pod rules: every custom workload kind is sent too
+            for info in DEFAULT_WORKLOADS.custom:
+                assert (info.group, info.plural) in sent, info.kind
+            continue
         resource = resource_of(kind)
         assert (resource.group, resource.plural) in sent, kind
+    assert ("ray.io", "rayclusters") in sent and ("batch.volcano.sh", "jobs") in sent
     assert ("", "pods/ephemeralcontainers") in sent
     assert all(rule["operations"] == ["CREATE", "UPDATE"] for rule in hook["rules"])
 

@@ -1,8 +1,10 @@
 # Helpers shared by every rule that looks at a pod template.
 #
-# input.pod = {"spec": ..., "metadata": ..., "path": [...]} is the pod template of whatever workload
-# kind was submitted (Pod, Deployment, CronJob, ...); `path` is where that template sits inside
-# input.object, so rules report paths into the object the user wrote, not into the template.
+# input.pod = {"spec": ..., "metadata": ..., "path": [...], "specPath": [...], "metadataPath": [...]} is
+# one pod spec of whatever workload kind was submitted (Pod, Deployment, CronJob, a RayCluster's worker
+# group, a KServe predictor, ...; policies/facts/workloads.py); `specPath` and `metadataPath` are where
+# the pod spec's fields and the pods' labels sit inside input.object, so rules report paths into the
+# object the user wrote. Without them (a hand-written input), they are `path` + spec / metadata.
 package stockade.lib.pods
 
 import rego.v1
@@ -13,16 +15,22 @@ container_fields := ["initContainers", "containers", "ephemeralContainers"]
 # Every container of the pod, with the object path of the container. An array, not a set: a set of
 # objects holding whole containers is kept sorted and deduplicated by deep comparison, which costs the
 # VM more than every rule's own work on small pods; the entries are distinct by path anyway.
-containers := [{"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} |
+containers := [{"container": c, "path": array.concat(spec_base, [field, i])} |
 	some field in container_fields
 	some i, c in input.pod.spec[field]
 ]
 
+spec_base := input.pod.specPath if is_array(input.pod.specPath) else := array.concat(input.pod.path, ["spec"])
+
+metadata_base := input.pod.metadataPath if {
+	is_array(input.pod.metadataPath)
+} else := array.concat(input.pod.path, ["metadata"])
+
 # Object path of a field of the pod spec, e.g. spec_path(["hostNetwork"]).
-spec_path(suffix) := array.concat(input.pod.path, array.concat(["spec"], suffix))
+spec_path(suffix) := array.concat(spec_base, suffix)
 
 # Object path of a field of the pod metadata, e.g. metadata_path(["annotations", k]).
-metadata_path(suffix) := array.concat(input.pod.path, array.concat(["metadata"], suffix))
+metadata_path(suffix) := array.concat(metadata_base, suffix)
 
 # The pod template targets Windows nodes (spec.os.name), which exempts it from some restricted controls.
 windows if input.pod.spec.os.name == "windows"
@@ -74,7 +82,7 @@ object_namespace := ns if {
 # set resources (the API server rejects them), so they are left out.
 resource_container_fields := ["initContainers", "containers"]
 
-resource_containers := [{"container": c, "path": array.concat(input.pod.path, ["spec", field, i])} |
+resource_containers := [{"container": c, "path": array.concat(spec_base, [field, i])} |
 	some field in resource_container_fields
 	some i, c in input.pod.spec[field]
 ]

@@ -88,11 +88,22 @@ selector_matches(sel) if {
 
 matching_selectors := [sel | some sel in object.get(cfg, "selectors", []); selector_matches(sel)]
 
-# The workload must run in a sandbox (a sandbox.selectors entry matches it).
+# The workload must run in a sandbox: its kind runs untrusted code by nature (an agent Sandbox, or a
+# Pod one owns; input.pod.highRisk, from the kinds table), or a sandbox.selectors entry matches it.
+high_risk if input.pod.highRisk == true
+
 high_risk if count(matching_selectors) > 0
 
-# Why the workload is high-risk, for messages: the first matching selector, spelled out.
-high_risk_reason := concat(" and ", reason_parts(matching_selectors[0]))
+# Why the workload is high-risk, for messages: its kind, else the first matching selector, spelled out.
+high_risk_reason := sprintf("%s runs untrusted code by nature", [kind_of_pods]) if {
+	input.pod.highRisk == true
+} else := concat(" and ", reason_parts(matching_selectors[0]))
+
+kind_of_pods := sprintf("a Pod of %s %s", [owner.kind, owner.name]) if {
+	input.object.kind == "Pod"
+	some owner in input.object.metadata.ownerReferences
+	owner.controller == true
+} else := sprintf("kind %s", [input.object.kind])
 
 reason_parts(sel) := array.concat(
 	array.concat(
