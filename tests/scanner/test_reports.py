@@ -198,7 +198,7 @@ def test_json_findings_are_sorted_located_and_include_waived() -> None:
     assert denied["details"] == {"container": "app"}
     assert denied["exception"] is None
     live = by_message["live pod is privileged"]
-    assert live["location"] == {"file": None, "line": None, "path": "spec"}
+    assert live["location"] == {"file": None, "line": None, "path": "spec", "template": None}
     assert live["resource"]["cluster"] == "aks-west"
     assert by_message["hostPath /var/run ✓ ünïcode"]["location"]["path"] is None
     waived = by_message["container trainer is privileged"]
