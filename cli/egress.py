@@ -18,12 +18,14 @@ from typing import Annotated, Any
 import orjson
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from stockade.cli.errors import fail
 from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import Reachability
-from stockade.policies.kinds import KINDS
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+from stockade.policies.kinds import KINDS, object_kind
 from stockade.policies.model import InputError
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
 from stockade.scanner.sources.files import FileSource
@@ -68,12 +70,17 @@ CLUSTER_KINDS = (
     "NetworkPolicy.projectcalico.org",
     "GlobalNetworkPolicy",
     "Tier",
+    # custom workload kinds whose pods run (a CRD that is not installed answers 404)
+    *(info.kind for info in DEFAULT_WORKLOADS.custom if info.runs_pods),
 )
-#: kind -> the controllers whose objects of that kind are not workloads of their own
+_CUSTOM_OWNERS = frozenset(object_kind(info) for info in DEFAULT_WORKLOADS.custom if info.runs_pods)
+#: kind -> the controllers whose objects of that kind are not workloads of their own: a custom
+#: workload (RayCluster, JobSet, Rollout) stands for its pods, Jobs and ReplicaSets
 _OWNED_BY = {
-    "Pod": frozenset({"ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController"}),
-    "ReplicaSet": frozenset({"Deployment"}),
-    "Job": frozenset({"CronJob"}),
+    "Pod": frozenset({"ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController"})
+    | _CUSTOM_OWNERS,
+    "ReplicaSet": frozenset({"Deployment"}) | _CUSTOM_OWNERS,
+    "Job": frozenset({"CronJob"}) | _CUSTOM_OWNERS,
 }
 
 
@@ -179,11 +186,14 @@ def _table(reports: list[dict[str, Any]]) -> str:
         isolation = "isolated" if rep["egressIsolated"] else "NOT isolated"
         if rep["hostNetwork"]:
             isolation += ", hostNetwork"
+        name = escape(rep["workload"])  # names hold brackets (`[Deployment]`, `workerGroupSpecs[gpu]`)
         if not rep["destinations"]:
-            table.add_row(rep["workload"], isolation, "(nothing)", "")
+            table.add_row(name, isolation, "(nothing)", "")
         for i, dest in enumerate(rep["destinations"]):
             peer = ", ".join(dest["cidrs"]) if dest["type"] == "ipBlock" else dest["peer"]
-            table.add_row(rep["workload"] if i == 0 else "", isolation if i == 0 else "", peer, dest["conn"])
+            table.add_row(
+                name if i == 0 else "", isolation if i == 0 else "", escape(peer), escape(dest["conn"])
+            )
     # Never truncate a workload name or a port list: a report is read by people and by grep alike.
     for col in table.columns:
         col.overflow = "fold"

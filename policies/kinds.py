@@ -60,6 +60,7 @@ class KindInfo(NamedTuple):
     custom: bool = False  # served only when a CRD is installed; 404 means "not installed"
     pods: tuple[PodPath, ...] = ()  # pod specs inside objects of this kind (workload kinds)
     high_risk: bool = False  # its pods run untrusted code by nature (agent sandboxes): must be sandboxed
+    runs_pods: bool = True  # False for templates other objects instantiate (PodTemplate, TrainingRuntime)
 
     @property
     def api_version(self) -> str:
@@ -320,13 +321,30 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
     ),
     KindInfo("serving.knative.dev", "v1", "revisions", "Revision", True, True, (pod_path("spec", "spec"),)),
 )
+#: Templates other objects instantiate: judged by the pod rules (their pods will run so), but no pod
+#: runs as them (egress reachability leaves them out).
+_TEMPLATE_KINDS = frozenset(
+    {
+        "TrainingRuntime",
+        "ClusterTrainingRuntime",
+        "JobTemplate",
+        "ServingRuntime",
+        "ClusterServingRuntime",
+        "SandboxTemplate",
+        "AnalysisTemplate",
+        "ClusterAnalysisTemplate",
+    }
+)
+WORKLOAD_CUSTOM_KINDS = tuple(
+    k._replace(runs_pods=k.kind not in _TEMPLATE_KINDS) for k in WORKLOAD_CUSTOM_KINDS
+)
 
 
 _ALL = (
     KindInfo("", "v1", "namespaces", "Namespace", False),
     KindInfo("", "v1", "nodes", "Node", False),
     KindInfo("", "v1", "pods", "Pod", True, pods=(PodPath(()),)),
-    KindInfo("", "v1", "podtemplates", "PodTemplate", True, pods=(_T("template"),)),
+    KindInfo("", "v1", "podtemplates", "PodTemplate", True, pods=(_T("template"),), runs_pods=False),
     KindInfo("", "v1", "replicationcontrollers", "ReplicationController", True, pods=(_T("spec.template"),)),
     KindInfo("", "v1", "serviceaccounts", "ServiceAccount", True),
     KindInfo("", "v1", "services", "Service", True),

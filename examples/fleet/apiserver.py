@@ -120,10 +120,55 @@ RESOURCES: dict[str, tuple[str, str, bool, bool]] = {
         True,
     ),
 }
-#: (apiVersion group, kind) -> collection path; Calico's NetworkPolicy shares its kind with the core one
-KIND_PATH = {
-    kind: path for path, (kind, api, _, _) in RESOURCES.items() if not api.startswith("projectcalico")
+#: Custom resources of AI workload operators (group/version, kind, plural, namespaced), as their CRDs
+#: serve them; like the CNI kinds above, a cluster serves one only when its fixture has objects of it.
+WORKLOAD_CRDS = [
+    ("ray.io/v1", "RayCluster", "rayclusters", True),
+    ("ray.io/v1", "RayJob", "rayjobs", True),
+    ("ray.io/v1", "RayService", "rayservices", True),
+    ("ray.io/v1", "RayCronJob", "raycronjobs", True),
+    *(
+        ("kubeflow.org/v1", kind, kind.lower() + "s", True)
+        for kind in ("PyTorchJob", "TFJob", "XGBoostJob", "PaddleJob", "JAXJob", "MXJob", "Notebook")
+    ),
+    ("kubeflow.org/v2beta1", "MPIJob", "mpijobs", True),
+    ("trainer.kubeflow.org/v1alpha1", "TrainingRuntime", "trainingruntimes", True),
+    ("trainer.kubeflow.org/v1alpha1", "ClusterTrainingRuntime", "clustertrainingruntimes", False),
+    ("jobset.x-k8s.io/v1alpha2", "JobSet", "jobsets", True),
+    ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "leaderworkersets", True),
+    ("disaggregatedset.x-k8s.io/v1", "DisaggregatedSet", "disaggregatedsets", True),
+    ("batch.volcano.sh/v1alpha1", "Job", "jobs", True),
+    ("batch.volcano.sh/v1alpha1", "CronJob", "cronjobs", True),
+    ("flow.volcano.sh/v1alpha1", "JobTemplate", "jobtemplates", True),
+    ("serving.kserve.io/v1beta1", "InferenceService", "inferenceservices", True),
+    ("serving.kserve.io/v1alpha1", "ServingRuntime", "servingruntimes", True),
+    ("serving.kserve.io/v1alpha1", "ClusterServingRuntime", "clusterservingruntimes", False),
+    ("serving.kserve.io/v1alpha1", "LLMInferenceService", "llminferenceservices", True),
+    ("agents.x-k8s.io/v1beta1", "Sandbox", "sandboxes", True),
+    ("extensions.agents.x-k8s.io/v1beta1", "SandboxTemplate", "sandboxtemplates", True),
+    ("argoproj.io/v1alpha1", "Rollout", "rollouts", True),
+    ("argoproj.io/v1alpha1", "Experiment", "experiments", True),
+    ("argoproj.io/v1alpha1", "AnalysisTemplate", "analysistemplates", True),
+    ("argoproj.io/v1alpha1", "ClusterAnalysisTemplate", "clusteranalysistemplates", False),
+    ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
+    ("sparkoperator.k8s.io/v1beta2", "SparkApplication", "sparkapplications", True),
+    ("sparkoperator.k8s.io/v1beta2", "ScheduledSparkApplication", "scheduledsparkapplications", True),
+    ("serving.knative.dev/v1", "Service", "services", True),
+    ("serving.knative.dev/v1", "Configuration", "configurations", True),
+    ("serving.knative.dev/v1", "Revision", "revisions", True),
+]
+WORKLOAD_PATHS = {
+    f"/apis/{api}/{plural}": (kind, api, namespaced, True) for api, kind, plural, namespaced in WORKLOAD_CRDS
 }
+RESOURCES.update(WORKLOAD_PATHS)
+#: kind -> collection path of the built-in kinds and the CNI kinds (Calico's NetworkPolicy shares its
+#: kind with the core one, Volcano's Job and CronJob and Knative's Service theirs: not keyed here)
+KIND_PATH = {
+    kind: path
+    for path, (kind, api, _, _) in RESOURCES.items()
+    if not api.startswith("projectcalico") and path not in WORKLOAD_PATHS
+}
+#: (apiVersion group, kind) -> collection path
 GROUP_KIND_PATH = {
     (api.split("/")[0] if "/" in api else "", kind): path for path, (kind, api, _, _) in RESOURCES.items()
 }
@@ -222,6 +267,8 @@ def plan_controllers(
     plans: list[PodPlan] = []
     for obj in objects:
         kind, md, spec = obj.get("kind"), obj.get("metadata") or {}, obj.get("spec") or {}
+        if f"/apis/{obj.get('apiVersion')}" in {p.rsplit("/", 1)[0] for p in WORKLOAD_PATHS}:
+            continue  # custom resources (Volcano's Job): their operators are not simulated
         ns = md.get("namespace") or "default"
         name = md.get("name") or ""
         template = spec.get("template") or {}

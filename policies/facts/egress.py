@@ -131,8 +131,8 @@ def facts(
     """`input.facts.egress` for one pod spec of a workload (``input.pod``, by default its first); {}
     for other objects."""
     pod = pod_template(obj) if pod is None else pod
-    if pod is None:
-        return {}
+    if pod is None or pod.get("namespaced") is False:
+        return {}  # a cluster-scoped template's pods run in namespaces not known here
     md = obj.get("metadata") or {}
     namespace = str(md.get("namespace") or DEFAULT_NAMESPACE)
     labels = {str(k): str(v) for k, v in (pod["metadata"].get("labels") or {}).items()}

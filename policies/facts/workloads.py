@@ -11,6 +11,8 @@ A rule sees ``input.pod`` whatever kind was submitted::
         "template": "workerGroupSpecs[gpu]",  # which of the object's pod specs ("" if it has one)
         "highRisk": false,         # its kind runs untrusted code by nature (an agent Sandbox), or
                                    # it is a Pod such an object owns: it must run in a sandbox
+        "namespaced": true,        # false for a cluster-scoped template (ClusterTrainingRuntime):
+                                   # its pods' namespace is not known
     }
 
 An object may hold several pod specs (a RayCluster's head and worker groups, a JobSet's replicated
@@ -112,7 +114,9 @@ class WorkloadKinds:
         out = []
         for pod_path in info.pods:
             for node, path, label in _walk(obj, pod_path.path, (), ()):
-                out.append(_pod(obj, node, pod_path, path, label if named else "", high_risk))
+                out.append(
+                    _pod(obj, node, pod_path, path, label if named else "", high_risk, info.namespaced)
+                )
         if not out and not any(WILDCARD in p.path for p in info.pods):
             # a workload without its template (a malformed manifest) is still one, empty, pod
             out.append(_pod(obj, {}, info.pods[0], info.pods[0].path, "", high_risk))
@@ -164,6 +168,7 @@ def _pod(
     path: tuple[Any, ...],
     label: str,
     high_risk: bool,
+    namespaced: bool = True,
 ) -> dict[str, Any]:
     if pod_path.form == "template":
         spec, metadata = _mapping(node.get("spec")), _mapping(node.get("metadata"))
@@ -185,6 +190,7 @@ def _pod(
         "metadataPath": metadata_path,
         "template": label,
         "highRisk": high_risk,
+        "namespaced": namespaced,
     }
 
 

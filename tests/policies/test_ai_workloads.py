@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,19 +33,9 @@ from stockade.policies.model import Finding, Resource
 from stockade.scanner.scan import ScanOptions, run_scan, scan
 from stockade.scanner.sources.files import FileSource
 from tests.corpora import corpus_rows, requires_corpus
+from tests.workloads import PRIVILEGED, at, build_workload, clean_pod_spec
 
 CORPUS = "ai_workloads.jsonl"
-PRIVILEGED = {
-    "name": "injected",
-    "image": "registry.example/injected@sha256:" + "a" * 64,
-    "securityContext": {"privileged": True},
-}
-
-
-def _at(obj: Any, path: Sequence[str | int]) -> Any:
-    for key in path:
-        obj = obj[key]
-    return obj
 
 
 def _evaluator() -> Evaluator:
@@ -66,7 +56,7 @@ def _injections() -> list[tuple[str, str, dict[str, Any], tuple[Any, ...], str]]
         for m, spec_path in enumerate(row["pod_specs"]):
             for what in ("privileged", "hostNetwork"):
                 obj = copy.deepcopy(row["objects"][0])
-                spec = _at(obj, spec_path)
+                spec = at(obj, spec_path)
                 if what == "privileged":
                     spec.setdefault("containers", []).append(copy.deepcopy(PRIVILEGED))
                 else:
@@ -137,47 +127,6 @@ def test_injected_violations_are_found_in_every_pod_spec(tmp_path: Path) -> None
 # ---- every built-in custom kind, from the kinds table ------------------------------------------------
 
 
-def _build(info: KindInfo, items: int = 3) -> dict[str, Any]:
-    """An object of `info` with `items` entries under every wildcard, each pod spec a clean container."""
-    group_version = f"{info.group}/{info.version}"
-    obj: dict[str, Any] = {
-        "apiVersion": group_version,
-        "kind": object_kind(info),
-        "metadata": {"name": "w", **({"namespace": "ml"} if info.namespaced else {})},
-    }
-    for pod_path in info.pods:
-        _fill(obj, pod_path.path, pod_path.form, items)
-    return obj
-
-
-def _clean_spec() -> dict[str, Any]:
-    return {"containers": [{"name": "main", "image": "registry.example/app@sha256:" + "b" * 64}]}
-
-
-def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) -> None:
-    if not path:
-        if form == "template":
-            node.setdefault("metadata", {"labels": {"app": "w"}})
-            node.setdefault("spec", _clean_spec())
-        else:
-            node.update(_clean_spec())
-        return
-    head, rest = path[0], path[1:]
-    if not rest or rest[0] != WILDCARD:
-        _fill(node.setdefault(head, {}), rest, form, items)
-        return
-    if "ReplicaSpecs" in head:  # Kubeflow training jobs: a map of replica type -> replica spec
-        mapping = node.setdefault(head, {})
-        for name in ("Master", "Worker", "Evaluator")[:items]:
-            _fill(mapping.setdefault(name, {}), rest[1:], form, items)
-        return
-    children = node.setdefault(head, [])
-    while len(children) < items:
-        children.append({"name": f"item-{len(children)}"})
-    for child in children:
-        _fill(child, rest[1:], form, items)
-
-
 CUSTOM_KINDS = DEFAULT_WORKLOADS.custom
 
 
@@ -215,11 +164,11 @@ def test_every_custom_kind_has_pod_specs_and_a_resource() -> None:
 
 @pytest.mark.parametrize("info", CUSTOM_KINDS, ids=lambda i: i.kind)
 def test_a_violation_in_the_last_pod_spec_is_reported_there(info: KindInfo) -> None:
-    obj = _build(info)
+    obj = build_workload(info)
     pods = DEFAULT_WORKLOADS.pods(obj)
     assert pods, "the built object holds pod specs"
     last = pods[-1]
-    spec = _at(obj, last["specPath"])
+    spec = at(obj, last["specPath"])
     spec["containers"].append(copy.deepcopy(PRIVILEGED))
     spec["hostNetwork"] = True
     evaluator = _evaluator()
@@ -244,16 +193,16 @@ def test_pod_spec_names_follow_the_items() -> None:
         "kind": "RayCluster",
         "metadata": {"name": "llm", "namespace": "ml"},
         "spec": {
-            "headGroupSpec": {"template": {"spec": _clean_spec()}},
+            "headGroupSpec": {"template": {"spec": clean_pod_spec()}},
             "workerGroupSpecs": [
-                {"groupName": "cpu", "template": {"spec": _clean_spec()}},
-                {"groupName": "gpu-workers", "template": {"spec": _clean_spec()}},
+                {"groupName": "cpu", "template": {"spec": clean_pod_spec()}},
+                {"groupName": "gpu-workers", "template": {"spec": clean_pod_spec()}},
             ],
         },
     }
     names = [p["template"] for p in DEFAULT_WORKLOADS.pods(ray)]
     assert names == ["headGroupSpec", "workerGroupSpecs[cpu]", "workerGroupSpecs[gpu-workers]"]
-    pytorch = _build(next(i for i in CUSTOM_KINDS if i.kind == "PyTorchJob"), 2)
+    pytorch = build_workload(next(i for i in CUSTOM_KINDS if i.kind == "PyTorchJob"), 2)
     assert [p["template"] for p in DEFAULT_WORKLOADS.pods(pytorch)] == [
         "pytorchReplicaSpecs[Master]",
         "pytorchReplicaSpecs[Worker]",
@@ -302,8 +251,8 @@ def test_a_declared_kind_gets_every_pod_rule() -> None:
         "metadata": {"name": "t", "namespace": "ml"},
         "spec": {
             "stages": [
-                {"name": "prep", "template": {"spec": _clean_spec()}},
-                {"name": "train", "template": {"spec": {**_clean_spec(), "hostPID": True}}},
+                {"name": "prep", "template": {"spec": clean_pod_spec()}},
+                {"name": "train", "template": {"spec": {**clean_pod_spec(), "hostPID": True}}},
             ],
             "runner": {"containers": [dict(PRIVILEGED)]},
         },
@@ -358,3 +307,115 @@ def test_summary_line(capsys: pytest.CaptureFixture[str]) -> None:
     with capsys.disabled():
         print(f"\nworkload kinds: {len(DEFAULT_WORKLOADS.infos)} ({len(CUSTOM_KINDS)} custom resources)")
     assert json.dumps([i.kind for i in CUSTOM_KINDS])
+
+
+# ---- sandboxes, GPUs and egress see the pods of custom resources -------------------------------------
+
+NS_ML = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+
+
+def _sandbox(kind: str = "Sandbox", runtime: str | None = None) -> dict[str, Any]:
+    spec = clean_pod_spec()
+    if runtime:
+        spec["runtimeClassName"] = runtime
+    group = "agents.x-k8s.io" if kind == "Sandbox" else "extensions.agents.x-k8s.io"
+    return {
+        "apiVersion": f"{group}/v1beta1",
+        "kind": kind,
+        "metadata": {"name": "agent", "namespace": "ml"},
+        "spec": {"podTemplate": {"metadata": {"labels": {"app": "agent"}}, "spec": spec}},
+    }
+
+
+def _rule_ids(
+    objects: list[dict[str, Any]], config: str = "pss: {default_level: baseline}"
+) -> set[tuple[str, str]]:
+    evaluator = Evaluator.default(parse_config(config))
+    result = scan([Resource(o) for o in objects], evaluator, ScanOptions(evaluator.config), version="t")
+    assert result.errors == []
+    return {(f.resource.kind, f.rule.id) for f in result.findings}
+
+
+def test_agent_sandboxes_are_high_risk_without_any_label() -> None:
+    found = _rule_ids([NS_ML, _sandbox("Sandbox"), _sandbox("SandboxTemplate")])
+    assert ("Sandbox", "STK-RT-001") in found and ("SandboxTemplate", "STK-RT-001") in found
+    # the pod a Sandbox runs (owned by it) is high-risk too, in the webhook and the audit
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": "agent-0",
+            "namespace": "ml",
+            "ownerReferences": [
+                {
+                    "apiVersion": "agents.x-k8s.io/v1beta1",
+                    "kind": "Sandbox",
+                    "name": "agent",
+                    "controller": True,
+                }
+            ],
+        },
+        "spec": clean_pod_spec(),
+    }
+    assert ("Pod", "STK-RT-001") in _rule_ids([NS_ML, pod])
+    plain = {**pod, "metadata": {"name": "web", "namespace": "ml"}}
+    assert ("Pod", "STK-RT-001") not in _rule_ids([NS_ML, plain])
+    # in an approved sandbox class it is not reported
+    gvisor = {
+        "apiVersion": "node.k8s.io/v1",
+        "kind": "RuntimeClass",
+        "metadata": {"name": "gvisor"},
+        "handler": "runsc",
+    }
+    assert ("Sandbox", "STK-RT-001") not in _rule_ids([NS_ML, gvisor, _sandbox("Sandbox", "gvisor")])
+
+
+def test_gpu_rules_see_a_gpu_worker_group() -> None:
+    ray = build_workload(next(i for i in CUSTOM_KINDS if i.kind == "RayCluster"), 3)
+    worker = ray["spec"]["workerGroupSpecs"][2]["template"]["spec"]["containers"][0]
+    worker["resources"] = {"limits": {"nvidia.com/gpu": 1}, "requests": {"nvidia.com/gpu": 1}}
+    evaluator = _evaluator()
+    result = scan([Resource(NS_ML), Resource(ray)], evaluator, ScanOptions(evaluator.config), version="t")
+    gpu = {(f.rule.id, f.template) for f in result.findings if f.rule.id.startswith("STK-GPU-")}
+    # not in a GPU-labelled namespace, and no GPU toleration: both reported on the third group only
+    assert gpu == {("STK-GPU-002", "workerGroupSpecs[item-2]"), ("STK-GPU-003", "workerGroupSpecs[item-2]")}
+
+
+def test_egress_reach_names_each_pod_spec_and_skips_templates() -> None:
+    from stockade.policies.facts.netpol.reach import Reachability
+
+    ray = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "llm", "namespace": "ml"},
+        "spec": {
+            "headGroupSpec": {
+                "template": {"metadata": {"labels": {"role": "head"}}, "spec": clean_pod_spec()}
+            },
+            "workerGroupSpecs": [
+                {
+                    "groupName": "gpu",
+                    "template": {"metadata": {"labels": {"role": "worker"}}, "spec": clean_pod_spec()},
+                }
+            ],
+        },
+    }
+    deny_workers = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": "deny", "namespace": "ml"},
+        "spec": {"podSelector": {"matchLabels": {"role": "worker"}}, "policyTypes": ["Egress"]},
+    }
+    runtime = build_workload(next(i for i in CUSTOM_KINDS if i.kind == "TrainingRuntime"), 1)
+    reach = Reachability([NS_ML, ray, deny_workers, runtime])
+    assert sorted(w.key for w in reach.workloads) == [
+        "ml/llm(headGroupSpec)[RayCluster]",
+        "ml/llm(workerGroupSpecs[gpu])[RayCluster]",
+    ]
+    lines = reach.connlist()
+    assert (
+        "ml/llm(headGroupSpec)[RayCluster] => ml/llm(workerGroupSpecs[gpu])[RayCluster] : All Connections"
+        in lines
+    )
+    assert not [ln for ln in lines if ln.startswith("ml/llm(workerGroupSpecs[gpu])")]
+    assert [w.key for w in reach.find("ml", "llm")] == sorted(w.key for w in reach.workloads)

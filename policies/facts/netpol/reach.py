@@ -604,7 +604,13 @@ class Reachability:
         return sets.union(allowed, undecided)
 
     def find(self, namespace: str, name: str) -> list[Workload]:
-        return [w for w in self.topology.workloads if w.namespace == namespace and w.name == name]
+        """The workloads named so: every pod spec of a custom resource (``llm`` finds
+        ``llm(headGroupSpec)`` and ``llm(workerGroupSpecs[gpu])``), or one of them by its full name."""
+        return [
+            w
+            for w in self.topology.workloads
+            if w.namespace == namespace and (w.name == name or w.name.startswith(f"{name}("))
+        ]
 
     def report(self, wl: Workload) -> dict[str, Any]:
         """What one workload can reach, for JSON and table output (its egress, met by each ingress)."""

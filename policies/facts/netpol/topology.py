@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 DEFAULT_NAMESPACE = "default"
@@ -74,7 +74,12 @@ class Topology:
     _pod_cache: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
 
     @classmethod
-    def build(cls, objects: Iterable[Mapping[str, Any]]) -> Topology:
+    def build(
+        cls, objects: Iterable[Mapping[str, Any]], kinds: WorkloadKinds = DEFAULT_WORKLOADS
+    ) -> Topology:
+        """Workloads: every pod spec of an object whose pods run (a RayCluster's head and each worker
+        group, named ``ns/llm(workerGroupSpecs[gpu])[RayCluster]``); templates (PodTemplate, a
+        TrainingRuntime) are not peers."""
         topo = cls()
         seen: set[str] = set()
         for obj in objects:
@@ -86,26 +91,28 @@ class Topology:
                 labels[NAMESPACE_NAME_LABEL] = name
                 topo.namespaces[name] = labels
                 continue
-            pod = pod_template(obj)
-            if pod is None or kind == "PodTemplate":
+            info = kinds.info(obj)
+            if info is None or not info.runs_pods:
                 continue
             namespace = str(md.get("namespace") or DEFAULT_NAMESPACE)
             name, owner_kind = _identity(obj)
-            wl = Workload(
-                index=len(topo.workloads),
-                namespace=namespace,
-                name=name,
-                kind=owner_kind,
-                labels=_str_map(pod["metadata"].get("labels")),
-                named_ports=_named_ports(pod["spec"]),
-                host_network=pod["spec"].get("hostNetwork") is True,
-                key=f"{namespace}/{name}[{owner_kind}]",
-            )
-            if wl.key in seen:
-                continue
-            seen.add(wl.key)
-            topo.workloads.append(wl)
-            topo.by_namespace.setdefault(namespace, []).append(wl)
+            for pod in kinds.pods(obj):
+                shown = f"{name}({pod['template']})" if pod["template"] else name
+                wl = Workload(
+                    index=len(topo.workloads),
+                    namespace=namespace,
+                    name=shown,
+                    kind=owner_kind,
+                    labels=_str_map(pod["metadata"].get("labels")),
+                    named_ports=_named_ports(pod["spec"]),
+                    host_network=pod["spec"].get("hostNetwork") is True,
+                    key=f"{namespace}/{shown}[{owner_kind}]",
+                )
+                if wl.key in seen:
+                    continue
+                seen.add(wl.key)
+                topo.workloads.append(wl)
+                topo.by_namespace.setdefault(namespace, []).append(wl)
         for namespace in topo.by_namespace:
             topo.namespaces.setdefault(namespace, {NAMESPACE_NAME_LABEL: namespace})
         return topo

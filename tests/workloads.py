@@ -1,0 +1,72 @@
+"""Objects of workload kinds for tests: built from the kinds table's own pod paths."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+from stockade.policies.kinds import WILDCARD, KindInfo, object_kind
+
+PRIVILEGED = {
+    "name": "injected",
+    "image": "registry.example/injected@sha256:" + "a" * 64,
+    "securityContext": {"privileged": True},
+}
+
+
+def at(obj: Any, path: Sequence[str | int]) -> Any:
+    for key in path:
+        obj = obj[key]
+    return obj
+
+
+def with_violations_in_last_pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy of a workload object whose last pod spec runs a privileged container on the host network."""
+    out = copy.deepcopy(obj)
+    spec = at(out, DEFAULT_WORKLOADS.pods(out)[-1]["specPath"])
+    spec.setdefault("containers", []).append(copy.deepcopy(PRIVILEGED))
+    spec["hostNetwork"] = True
+    return out
+
+
+def build_workload(info: KindInfo, items: int = 3) -> dict[str, Any]:
+    """An object of `info` with `items` entries under every wildcard, each pod spec a clean container."""
+    group_version = f"{info.group}/{info.version}"
+    obj: dict[str, Any] = {
+        "apiVersion": group_version,
+        "kind": object_kind(info),
+        "metadata": {"name": "w", **({"namespace": "ml"} if info.namespaced else {})},
+    }
+    for pod_path in info.pods:
+        _fill(obj, pod_path.path, pod_path.form, items)
+    return obj
+
+
+def clean_pod_spec() -> dict[str, Any]:
+    return {"containers": [{"name": "main", "image": "registry.example/app@sha256:" + "b" * 64}]}
+
+
+def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) -> None:
+    if not path:
+        if form == "template":
+            node.setdefault("metadata", {"labels": {"app": "w"}})
+            node.setdefault("spec", clean_pod_spec())
+        else:
+            node.update(clean_pod_spec())
+        return
+    head, rest = path[0], path[1:]
+    if not rest or rest[0] != WILDCARD:
+        _fill(node.setdefault(head, {}), rest, form, items)
+        return
+    if "ReplicaSpecs" in head:  # Kubeflow training jobs: a map of replica type -> replica spec
+        mapping = node.setdefault(head, {})
+        for name in ("Master", "Worker", "Evaluator")[:items]:
+            _fill(mapping.setdefault(name, {}), rest[1:], form, items)
+        return
+    children = node.setdefault(head, [])
+    while len(children) < items:
+        children.append({"name": f"item-{len(children)}"})
+    for child in children:
+        _fill(child, rest[1:], form, items)
