@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 import typer
@@ -15,6 +15,8 @@ from rich.table import Table
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
 from stockade.policies.config import STARTER_CONFIG
 from stockade.policies.engine import Library, PolicyError, load_library
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
+from stockade.policies.kinds import object_kind
 from stockade.policies.model import Rule
 from stockade.policies.testing import run_tests
 
@@ -87,7 +89,13 @@ def explain(
     typer.echo(f"  area:        {rule.area}")
     typer.echo(f"  severity:    {rule.severity.label}")
     typer.echo(f"  action:      {rule.action.value} (default; stockade.yaml rules/overrides can change it)")
-    typer.echo(f"  kinds:       {', '.join(rule.kinds)}")
+    typer.echo(f"  kinds:       {', '.join(k for k in rule.kinds if k != WORKLOAD_ALIAS)}")
+    if WORKLOAD_ALIAS in rule.kinds:
+        typer.echo(
+            "  also:        every pod spec of these custom resources (stockade.yaml `workloads:` adds more):"
+        )
+        for line in _custom_kind_lines():
+            typer.echo(f"               {line}")
     typer.echo(f"  frameworks:  {', '.join(rule.frameworks) or '-'}")
     typer.echo(f"  source:      {rule.file} ({rule.package})")
     typer.echo("")
@@ -95,6 +103,36 @@ def explain(
     if rule.remediation:
         typer.echo("")
         typer.echo(f"Remediation: {rule.remediation}")
+
+
+def _custom_kind_lines() -> list[str]:
+    by_group: dict[str, list[str]] = {}
+    for info in DEFAULT_WORKLOADS.custom:
+        by_group.setdefault(info.group, []).append(object_kind(info))
+    return [f"{group}: {', '.join(kinds)}" for group, kinds in sorted(by_group.items())]
+
+
+@app.command("kinds")
+def kinds(format: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table) -> None:
+    """The workload kinds the pod rules judge: built-in kinds and custom resources, with the paths of
+    their pod specs (declare others in stockade.yaml `workloads:`)."""
+    rows: list[dict[str, Any]] = [
+        {
+            "apiVersion": f"{i.group}/{i.version}" if i.group else i.version,
+            "kind": object_kind(i),
+            "podSpecs": [f"{p.text() or '(the object itself)'} ({p.form})" for p in i.pods],
+            "namespaced": i.namespaced,
+            "highRisk": i.high_risk,
+        }
+        for i in DEFAULT_WORKLOADS.infos
+    ]
+    if format is ListFormat.json:
+        sys.stdout.write(orjson.dumps(rows, option=orjson.OPT_INDENT_2).decode() + "\n")
+        return
+    for row in rows:
+        typer.echo(f"{row['kind']} ({row['apiVersion']})")
+        for path in row["podSpecs"]:
+            typer.echo(f"    {path}")
 
 
 @app.command("test")

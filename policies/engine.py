@@ -229,7 +229,12 @@ class Engine(Protocol):
 
     library: Library
 
-    def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]: ...
+    def evaluate(
+        self, kind: str, input: Mapping[str, Any], *, library: bool = True, constraints: bool = True
+    ) -> list[Violation]:
+        """Violations of the library's rules for `kind` (``library``) and of the Gatekeeper
+        constraints matching the object (``constraints``)."""
+        ...
 
     def clone(self) -> Engine: ...
 
@@ -332,17 +337,19 @@ class EmbeddedEngine:
             self._per_thread.engine = engine
         return engine
 
-    def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]:
+    def evaluate(
+        self, kind: str, input: Mapping[str, Any], *, library: bool = True, constraints: bool = True
+    ) -> list[Violation]:
         if threading.get_ident() != self._owner:
-            return self._for_this_thread().evaluate(kind, input)
+            return self._for_this_thread().evaluate(kind, input, library=library, constraints=constraints)
         agg = kind if kind in self._by_kind else "*"
         rules = self._by_kind.get(agg)
         found: list[Violation] = []
-        if rules:
+        if rules and library:
             text = orjson.dumps(input).decode()
             compiled = self.evaluate_compiled(agg, text)
             found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
-        if self._gatekeeper is not None:
+        if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)
             except GatekeeperError as exc:

@@ -79,15 +79,17 @@ class RemoteOpaEngine:
             raise RuleEvaluationError(f"OPA at {self.url}: POST /v1/data/{path}: not a JSON object")
         return answer.get("result")
 
-    def evaluate(self, kind: str, input: Mapping[str, Any]) -> list[Violation]:
+    def evaluate(
+        self, kind: str, input: Mapping[str, Any], *, library: bool = True, constraints: bool = True
+    ) -> list[Violation]:
         agg = kind if kind in self._by_kind else "*"
         found: list[Violation] = []
-        if self._by_kind.get(agg):
+        if self._by_kind.get(agg) and library:
             result = self._query(f"{AGG_ROOT}/{_agg_name(agg)}/results", input)
             found = _violations(self.library.rules, result or {})
         obj = input.get("object") or {}
         labels = (input.get("namespace") or {}).get("labels")
-        for c in self._constraints:
+        for c in self._constraints if constraints else ():
             if not matches(c.match, obj, labels):
                 continue
             template = self.library.gatekeeper.templates[c.kind]

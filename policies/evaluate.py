@@ -16,7 +16,7 @@ from stockade.policies.config import Config, ConfigError
 from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
 from stockade.policies.exceptions import ExceptionBook
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.facts.workloads import WorkloadKinds
+from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
 
 #: What the engine evaluates: (rule kind, input). A workload with several pod specs is several.
@@ -26,14 +26,27 @@ EngineInput = tuple[str, dict[str, Any]]
 def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Violation]:
     """The violations of one object, evaluated once per pod spec it holds.
 
-    A violation found for every pod spec (a rule about the object itself, a Gatekeeper constraint) is
-    the object's and reported once; the others name the pod spec they were found in
-    (``Violation.template``), so a finding in a RayCluster's third worker group says so.
+    A violation found for every pod spec (a rule about the object itself) is the object's and reported
+    once; the others name the pod spec they were found in (``Violation.template``), so a finding in a
+    RayCluster's third worker group says so.
+
+    Custom workload kinds (evaluated under ``@workloads``) give the library's rules the object's
+    ``apiVersion``, ``kind`` and ``metadata`` as ``input.object`` and the pod spec as ``input.pod``:
+    an object with N pod specs then costs N pod evaluations, not N evaluations of the whole object.
+    Gatekeeper constraints judge the whole object, once, as Gatekeeper does.
     """
-    found = [engine.evaluate(kind, inp) for kind, inp in inputs]
+    if inputs and inputs[0][0] == WORKLOAD_ALIAS:
+        obj = inputs[0][1]["object"]
+        slim = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
+        found = [engine.evaluate(kind, {**inp, "object": slim}, constraints=False) for kind, inp in inputs]
+        whole = engine.evaluate(inputs[0][0], inputs[0][1], library=False)
+    else:
+        found = [engine.evaluate(kind, inp) for kind, inp in inputs]
+        whole = []
     labels = [(inp.get("pod") or {}).get("template") or None for _, inp in inputs]
     if len(found) == 1:
-        return [dataclasses.replace(v, template=labels[0]) for v in found[0]] if labels[0] else found[0]
+        own = [dataclasses.replace(v, template=labels[0]) for v in found[0]] if labels[0] else found[0]
+        return own + whole
     keys = [{(v.rule.id, v.path, v.msg) for v in vs} for vs in found]
     common = set.intersection(*keys) if keys else set()
     out: list[Violation] = []
@@ -48,7 +61,7 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
                 continue
             seen.add(key)
             out.append(v if shared else dataclasses.replace(v, template=label))
-    return out
+    return out + whole
 
 
 def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:

@@ -33,7 +33,7 @@ from stockade.policies.model import Finding, Resource
 from stockade.scanner.scan import ScanOptions, run_scan, scan
 from stockade.scanner.sources.files import FileSource
 from tests.corpora import corpus_rows, requires_corpus
-from tests.workloads import PRIVILEGED, at, build_workload, clean_pod_spec
+from tests.workloads import PRIVILEGED, at, build_workload, clean_pod_spec, with_violations_in_last_pod_spec
 
 CORPUS = "ai_workloads.jsonl"
 
@@ -419,3 +419,57 @@ def test_egress_reach_names_each_pod_spec_and_skips_templates() -> None:
     )
     assert not [ln for ln in lines if ln.startswith("ml/llm(workerGroupSpecs[gpu])")]
     assert [w.key for w in reach.find("ml", "llm")] == sorted(w.key for w in reach.workloads)
+
+
+def test_policy_kinds_and_explain_list_the_custom_kinds() -> None:
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    listed = CliRunner().invoke(app, ["policy", "kinds", "--format", "json"])
+    assert listed.exit_code == 0, listed.output
+    rows = json.loads(listed.stdout)
+    ray = next(r for r in rows if r["kind"] == "RayCluster")
+    assert ray["podSpecs"] == [
+        "spec.headGroupSpec.template (template)",
+        "spec.workerGroupSpecs[*].template (template)",
+    ]
+    explained = CliRunner().invoke(app, ["policy", "explain", "STK-POD-003"])
+    assert "ray.io: RayCluster, RayJob, RayService" in explained.stdout
+    assert "@workloads" not in explained.stdout
+
+
+GK_TEMPLATE = """
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata: {name: k8smaxworkergroups}
+spec:
+  crd: {spec: {names: {kind: K8sMaxWorkerGroups}}}
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package k8smaxworkergroups
+        violation[{"msg": msg}] {
+          n := count(input.review.object.spec.workerGroupSpecs)
+          n > 1
+          msg := sprintf("%v worker groups", [n])
+        }
+---
+apiVersion: constraints.gatekeeper.sh/v1beta1
+kind: K8sMaxWorkerGroups
+metadata: {name: one-group}
+spec:
+  match: {kinds: [{apiGroups: [ray.io], kinds: [RayCluster]}]}
+"""
+
+
+def test_gatekeeper_constraints_judge_the_whole_custom_resource_once(tmp_path: Path) -> None:
+    (tmp_path / "gk.yaml").write_text(GK_TEMPLATE)
+    evaluator = Evaluator.default(parse_config("pss: {default_level: baseline}"), [tmp_path])
+    ray = with_violations_in_last_pod_spec(
+        build_workload(next(i for i in CUSTOM_KINDS if i.kind == "RayCluster"), 3)
+    )
+    result = scan([Resource(ray)], evaluator, ScanOptions(evaluator.config), version="t")
+    gk = [f for f in result.findings if f.rule.id.startswith("GK-")]
+    assert [(f.message, f.template) for f in gk] == [("3 worker groups", None)]
+    assert [f.template for f in result.findings if f.rule.id == "STK-POD-003"] == ["workerGroupSpecs[item-2]"]
