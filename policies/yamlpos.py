@@ -1,8 +1,9 @@
-"""YAML parsing that keeps node positions, with PyYAML's C loader.
+"""YAML documents with their node positions, read by the one decoder (:mod:`stockade.policies.decode`).
 
-One pass composes each document into nodes and constructs the Python value from those same nodes,
-so keeping positions costs no second parse. The node tree is kept only so that a JSON path inside
-the document can later be mapped to a line, which is needed only for documents with findings.
+One pass composes each document into nodes and constructs the value (with Kubernetes' YAML
+semantics) from those same nodes, so keeping positions costs no second parse. The node tree is kept
+only so that a JSON path inside the document can later be mapped to a line, which is needed only
+for documents with findings.
 """
 
 from __future__ import annotations
@@ -13,21 +14,11 @@ from typing import Any
 
 import yaml
 
+from stockade.policies.decode import DecodeError, compose, construct, key_string
 from stockade.policies.model import JSONPath, LineLocator
 
-try:
-    _Loader: type[Any] = yaml.CSafeLoader
-except AttributeError:  # pragma: no cover - PyYAML built without libyaml
-    _Loader = yaml.SafeLoader
-
-
-class YAMLSyntaxError(ValueError):
-    """A document that is not valid YAML, with the 1-based line of the problem."""
-
-    def __init__(self, message: str, line: int | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
+#: A document Kubernetes would not read, or that is not YAML, with the 1-based line of the problem.
+YAMLSyntaxError = DecodeError
 
 
 @dataclass(slots=True)
@@ -51,7 +42,7 @@ class NodeLocator(LineLocator):
 def _child(node: yaml.Node, part: str | int) -> yaml.Node | None:
     if isinstance(node, yaml.MappingNode) and isinstance(part, str):
         for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and key.value == part:
+            if isinstance(key, yaml.ScalarNode) and (key.value == part or key_string(key) == part):
                 # A scalar points at its key's line: that is where an editor shows the field.
                 return value if not isinstance(value, yaml.ScalarNode) else _KeyLine(key, value)
         return None
@@ -69,13 +60,13 @@ class _KeyLine(yaml.ScalarNode):
 
 def iter_documents(text: str) -> Iterator[tuple[Any, NodeLocator | None]]:
     """Yield (value, locator) per document; raise YAMLSyntaxError at the first broken one."""
-    for value, node in _documents(text, construct=True):
+    for value, node in _documents(text, values=True):
         yield value, (NodeLocator(node) if node is not None else None)
 
 
 def compose_documents(text: str) -> list[yaml.Node | None]:
     """The node tree of every document, without constructing values (about half the cost of a load)."""
-    return [node for _, node in _documents(text, construct=False)]
+    return [node for _, node in _documents(text, values=False)]
 
 
 @dataclass(slots=True)
@@ -129,37 +120,17 @@ class LazyFile:
 def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, int, LazyFile]]:
     """Yield (value, document index, first line, file) per non-empty document; keep no node trees."""
     lazy = LazyFile(text)
-    for index, (value, node) in enumerate(_documents(text, construct=True)):
+    for index, (value, node) in enumerate(_documents(text, values=True)):
         if node is not None:
             yield value, index, node.start_mark.line + 1, lazy
 
 
-def _documents(text: str, *, construct: bool) -> Iterator[tuple[Any, yaml.Node | None]]:
-    loader = _Loader(text)
-    try:
-        while loader.check_node():
-            node = loader.get_node()
-            if node is None:
-                yield None, None
-                continue
-            yield (loader.construct_document(node) if construct else None), node
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
-            mark = exc.context_mark  # "unexpected end of input": where the open construct began helps more
-        line = mark.line + 1 if mark is not None else None
-        raise YAMLSyntaxError(_one_line(exc), line) from None
-    except yaml.YAMLError as exc:
-        raise YAMLSyntaxError(_one_line(exc), None) from None
-    finally:
-        loader.dispose()
-
-
-def _one_line(exc: yaml.YAMLError) -> str:
-    if isinstance(exc, yaml.MarkedYAMLError):
-        parts = [p for p in (exc.context, exc.problem) if p]
-        return "invalid YAML: " + ", ".join(parts)
-    return "invalid YAML: " + " ".join(str(exc).split())
+def _documents(text: str, *, values: bool) -> Iterator[tuple[Any, yaml.Node | None]]:
+    for node in compose(text):
+        if node is None:
+            yield None, None
+            continue
+        yield (construct(node) if values else None), node
 
 
 def load_with_locator(text: str) -> tuple[Any, NodeLocator | None]:
