@@ -20,7 +20,8 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.model import InputError, JSONPath, Origin, Resource
+from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
+from stockade.policies.shape import problems
 from stockade.policies.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.iac import iac_resources
@@ -131,14 +132,34 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
 def _objects(doc: Any, origin: Origin) -> Iterator[Item]:
     if not isinstance(doc, Mapping) or not doc.get("kind") or not doc.get("apiVersion"):
         return  # not a Kubernetes object
-    kind = str(doc["kind"])
+    kind = doc["kind"]
     items = doc.get("items")
-    if kind.endswith("List") and isinstance(items, list):
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
         for i, item in enumerate(items):
-            if isinstance(item, Mapping) and item.get("kind"):
-                # The item's own line is resolved lazily, like every other position.
-                prefix = (*origin.prefix, "items", i)
-                sub = Origin(origin.file, origin.document, None, prefix, locator=origin.locator)
-                yield Resource(dict(item), sub)
+            # The item's own line is resolved lazily, like every other position.
+            prefix = (*origin.prefix, "items", i)
+            sub = Origin(origin.file, origin.document, None, prefix, locator=origin.locator)
+            if not isinstance(item, Mapping):
+                yield InputError(origin.file or "-", f"items[{i}]: not an object", sub.line_of(()))
+            elif item.get("kind"):
+                yield _checked(dict(item), sub)
         return
-    yield Resource(dict(doc), origin)
+    yield _checked(dict(doc), origin)
+
+
+def _checked(obj: dict[str, Any], origin: Origin) -> Item:
+    """The object, or an error naming the first field whose type Kubernetes would refuse."""
+    found = problems(obj)
+    if not found:
+        return Resource(obj, origin)
+    path, message = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), Mapping) else None
+    what = (
+        f"{obj.get('kind')}/{name}"
+        if isinstance(name, str) and isinstance(obj.get("kind"), str)
+        else "object"
+    )
+    return InputError(
+        origin.file or "-", f"{what}: {format_path(path)}: {message}{more}", origin.line_of(path)
+    )

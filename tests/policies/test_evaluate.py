@@ -62,9 +62,9 @@ def test_exception_matches_and_expired_one_does_not_apply() -> None:
         "exceptions:\n"
         "  - {name: live, rules: [STK-POD-003], match: {namespaces: [ml], kinds: [Deployment],"
         " labels: {app: dcgm}}, owner: gpu-team, reason: needs devices, expires: 2026-12-31}\n"
-        "  - {name: old, rules: ['STK-POD-*'], match: {names: [w]}, owner: x, reason: y,"
+        "  - {name: old, rules: ['STK-POD-*'], match: {names: [w]}, owner: x, reason: why,"
         " expires: 2026-01-31}\n"
-        "  - {name: idle, rules: [STK-POD-001], owner: x, reason: y, expires: 2027-01-31}\n"
+        "  - {name: idle, rules: [STK-POD-001], owner: x, reason: why, expires: 2027-01-31}\n"
     )
     ev = Evaluator.default(cfg, today=TODAY)
     waived = [f for f in ev.evaluate(Resource(privileged("Deployment", labels={"app": "dcgm"}))) if f.waived]
