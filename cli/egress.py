@@ -22,13 +22,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from stockade.cli.errors import fail
+from stockade.cli.loading import read_objects
 from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import Reachability
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 from stockade.policies.kinds import KINDS, object_kind
-from stockade.policies.model import InputError
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
-from stockade.scanner.sources.files import FileSource
 
 app = typer.Typer(
     help="Egress: reachability of workloads under their network policies.", no_args_is_help=True
@@ -42,13 +41,9 @@ class ReachFormat(enum.StrEnum):
 
 
 def _objects(paths: list[str], exclude: list[str]) -> list[dict[str, Any]]:
-    """Every object read; unreadable input stops the command (a missing policy changes the answer)."""
-    objects: list[dict[str, Any]] = []
-    for item in FileSource(paths, exclude=exclude):
-        if isinstance(item, InputError):
-            fail(str(item))
-        objects.append(item.obj)
-    return objects
+    """Every object read; unreadable input stops the command (a missing policy changes the answer),
+    and so does finding no object at all."""
+    return [dict(o) for o in read_objects(paths, exclude)]
 
 
 #: what reachability reads from a cluster: namespaces, workloads and every policy API it understands

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -13,6 +13,9 @@ from stockade.cli.errors import fail
 from stockade.policies.config import Config, ConfigError, load_config
 from stockade.policies.engine import PolicyError
 from stockade.policies.evaluate import Evaluator
+from stockade.policies.model import InputError
+from stockade.scanner.sources.base import Skipped
+from stockade.scanner.sources.files import FileSource
 
 
 def load_evaluator(
@@ -45,3 +48,26 @@ def remote_url(engine: EngineName, opa_url: str | None) -> str | None:
     if opa_url and engine is not EngineName.opa:
         fail("--opa-url needs --engine opa")
     return opa_url if engine is EngineName.opa else None
+
+
+def read_objects(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[Mapping[str, Any]]:
+    """The Kubernetes objects of manifest files for the commands that need all of them (`rbac`,
+    `egress`): an input error stops the command (a missing object changes the answer), files holding
+    no object are skipped, and finding no object at all is an error, never an empty answer."""
+    objects: list[Mapping[str, Any]] = []
+    skipped: list[Skipped] = []
+    for item in FileSource(list(paths), exclude=exclude):
+        if isinstance(item, InputError):
+            fail(str(item))
+        elif isinstance(item, Skipped):
+            skipped.append(item)
+        else:
+            objects.append(item.obj)
+    if not objects:
+        detail = (
+            f": {skipped[0]}" + (f" (and {len(skipped) - 1} more)" if len(skipped) > 1 else "")
+            if skipped
+            else ""
+        )
+        fail(f"no Kubernetes object found in {' '.join(paths)}{detail}")
+    return objects

@@ -20,11 +20,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from stockade.cli.errors import fail
+from stockade.cli.loading import read_objects
 from stockade.policies.facts.rbac import KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
 from stockade.policies.kinds import KINDS
-from stockade.policies.model import InputError, Resource
 from stockade.scanner.sources.cluster import ClusterReader, ListError
-from stockade.scanner.sources.files import FileSource
 
 app = typer.Typer(
     help="RBAC least privilege: who can do what, what a subject may do, escalation paths.",
@@ -53,11 +52,7 @@ Exclude = Annotated[list[str] | None, typer.Option("--exclude", help="Glob of fi
 
 
 def _file_objects(paths: list[str], exclude: list[str]) -> Iterator[Mapping[str, Any]]:
-    for item in FileSource(paths, exclude=exclude):
-        if isinstance(item, InputError):
-            fail(str(item))
-        assert isinstance(item, Resource)
-        yield item.obj
+    yield from read_objects(paths, exclude)
 
 
 def cluster_objects(context: str | None, kubeconfig: str | None = None) -> Iterator[Mapping[str, Any]]:

@@ -12,7 +12,7 @@ import typer
 
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
-from stockade.policies.model import Action
+from stockade.policies.model import Action, InputError
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, default_workers, run_scan
@@ -70,8 +70,16 @@ def scan(
     ] = None,
     engine: EngineOption = EngineName.embedded,
     opa_url: OpaUrlOption = None,
+    allow_empty: Annotated[
+        bool,
+        typer.Option("--allow-empty", help="Exit 0 when the paths hold no Kubernetes object (else exit 2)."),
+    ] = False,
 ) -> None:
-    """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library."""
+    """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library.
+
+    Helm charts found in the paths (a Chart.yaml) are rendered with `helm template`; files holding no
+    Kubernetes object are skipped and counted. Finding no object at all is an error (a mistyped path
+    in CI must not pass) unless --allow-empty is given."""
     if not paths and not kustomize and not helm:
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
@@ -93,6 +101,14 @@ def scan(
             files, others, evaluator, options, version=tool_version(), progress=progress
         )
     )
+    if not allow_empty and not result.errors and result.objects_read == 0:
+        where = f"{result.files} files read, {len(result.skipped)} without Kubernetes objects"
+        result.errors.append(
+            InputError(
+                " ".join(paths or kustomize or helm or []),
+                f"no Kubernetes object found ({where}); --allow-empty accepts that",
+            )
+        )
     fmt = format.value
     report = get_report(fmt)
     if output is not None:

@@ -41,8 +41,8 @@ from typing import Any
 
 import orjson
 import regorus
-import yaml
 
+from stockade.policies.decode import DecodeError, documents
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 TEMPLATE_GROUP = "templates.gatekeeper.sh/"
@@ -173,15 +173,15 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
 
 
 def read_documents(path: Path) -> list[dict[str, Any]]:
+    """The mapping documents of a YAML file, read as Kubernetes reads them (the one decoder)."""
     try:
         text = path.read_text(encoding="utf-8")
-        docs = list(yaml.load_all(text, Loader=yaml.CSafeLoader))
+        docs = [value for value, _ in documents(text)]
     except (OSError, UnicodeDecodeError) as exc:
         raise GatekeeperError(f"{path}: cannot read: {exc}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        raise GatekeeperError(f"{where}: not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except DecodeError as exc:
+        where = f"{path}:{exc.line}" if exc.line else str(path)
+        raise GatekeeperError(f"{where}: {exc.message}") from None
     return [d for d in docs if isinstance(d, dict)]
 
 

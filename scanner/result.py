@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from stockade.policies.exceptions import ExceptionStatus
 from stockade.policies.model import Action, Finding, InputError, Rule, Severity
+from stockade.scanner.sources.base import Skipped
 
 
 @dataclass(slots=True)
@@ -50,6 +51,8 @@ class Result:
     gaps: list[CoverageGap] = field(default_factory=list)
     resources: int = 0  # objects evaluated
     files: int = 0  # files read (scan)
+    skipped: list[Skipped] = field(default_factory=list)  # files holding no Kubernetes object (scan)
+    objects_read: int = 0  # Kubernetes objects read, in scope or not (scan)
     clusters: list[ClusterStats] = field(default_factory=list)  # audit only
     framework: str | None = None  # audit --framework: the report shows that framework's controls
 
@@ -65,6 +68,7 @@ class Result:
         return {
             "resources": self.resources,
             "files": self.files,
+            "skipped": len(self.skipped),
             "findings": len(active),
             "waived": len(self.findings) - len(active),
             "errors": len(self.errors),

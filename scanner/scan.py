@@ -42,8 +42,8 @@ from stockade.policies.model import (
 )
 from stockade.policies.yamlpos import LazyFile
 from stockade.scanner.result import Result
-from stockade.scanner.sources.base import Item
-from stockade.scanner.sources.files import FileSource, read_file
+from stockade.scanner.sources.base import Item, Skipped
+from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
 
 #: below these sizes, starting worker processes costs more than it saves
 PARALLEL_FILES = 40
@@ -128,8 +128,10 @@ def run_scan(
         items: list[Item] = list(files.stdin_items())
         paths: list[Path] = []
         for target in files.targets():
-            if isinstance(target, InputError):
+            if isinstance(target, InputError | Skipped):
                 items.append(target)
+            elif isinstance(target, Chart):
+                items.extend(render_chart(target))
             else:
                 paths.append(target)
         files.files_read += len(paths)
@@ -144,7 +146,7 @@ def run_scan(
         resources = [i for i in items if isinstance(i, Resource)]
         errors = [i for i in items if isinstance(i, InputError)]
         gc.freeze()
-        return scan(
+        result = scan(
             resources,
             evaluator,
             options,
@@ -154,6 +156,9 @@ def run_scan(
             progress=progress,
             workers=workers,
         )
+        result.skipped = [i for i in items if isinstance(i, Skipped)]
+        result.objects_read = len(resources)
+        return result
 
 
 def scan(
@@ -263,14 +268,14 @@ def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
     _worker = Evaluator.default(config, policy_dirs)
 
 
-Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath] | InputError
+Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath] | InputError | Skipped
 
 
 def _read_plain(path: Path) -> list[Plain]:
     """Read one file; return objects without their (unpicklable, heavy) position data."""
     out: list[Plain] = []
     for item in read_file(path):
-        if isinstance(item, InputError):
+        if isinstance(item, InputError | Skipped):
             out.append(item)
         else:
             o = item.origin
@@ -279,7 +284,7 @@ def _read_plain(path: Path) -> list[Plain]:
 
 
 def _from_plain(plain: Plain) -> Item:
-    if isinstance(plain, InputError):
+    if isinstance(plain, InputError | Skipped):
         return plain
     obj, file, document, line, prefix = plain
     return Resource(obj, Origin(file=file, document=document, line=line, prefix=prefix))

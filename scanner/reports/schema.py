@@ -113,6 +113,13 @@ class FindingInfo(_Model):
     )
 
 
+class SkippedInfo(_Model):
+    """A file read for nothing (no Kubernetes object in it) or not opened (not a regular file)."""
+
+    file: str = Field(description="The file.")
+    reason: str = Field(description="Why it holds nothing to check.")
+
+
 class ErrorInfo(_Model):
     """Input that could not be read or evaluated (one file or document, never the whole run)."""
 
@@ -185,6 +192,7 @@ class Summary(_Model):
 
     resources: int = Field(description="Objects evaluated.")
     files: int = Field(description="Files read (0 for audits).")
+    skipped: int = Field(0, description="Files holding no Kubernetes object, or not regular files.")
     findings: int = Field(description="Active findings (not waived).")
     waived: int = Field(description="Findings covered by an exception.")
     errors: int = Field(description="Input errors.")
@@ -201,6 +209,7 @@ class ReportDocument(_Model):
     tool: ToolInfo
     findings: list[FindingInfo] = Field(description="All findings, waived ones included, in report order.")
     errors: list[ErrorInfo]
+    skipped_files: list[SkippedInfo] = Field(default_factory=list, description="Scans: files with no object.")
     exceptions: list[ExceptionInfo]
     gaps: list[GapInfo]
     clusters: list[ClusterInfo] = Field(description="Audits: one entry per cluster; empty for scans.")
@@ -214,6 +223,7 @@ def build(result: Result) -> ReportDocument:
         tool=ToolInfo(name="stockade", version=result.tool_version),
         findings=[_finding(f) for f in result.sorted_findings()],
         errors=[_error(e) for e in result.errors],
+        skipped_files=[SkippedInfo(file=s.file, reason=s.reason) for s in result.skipped],
         exceptions=[_exception(s) for s in result.exceptions],
         gaps=[_gap(g) for g in result.gaps],
         clusters=[

@@ -119,6 +119,8 @@ def _summary(result: Result) -> Text:
     active = result.active
     actions = Counter(f.action for f in active)
     scope = f"{result.resources} resources" + (f" from {result.files} files" if result.files else "")
+    if result.skipped:
+        scope += f" ({len(result.skipped)} without Kubernetes objects skipped)"
     if active:
         severities = Counter(f.rule.severity for f in active)
         by_severity = ", ".join(

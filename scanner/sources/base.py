@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from stockade.policies.model import InputError, Resource
 
-Item = Resource | InputError
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file read for nothing: no Kubernetes object in it, or not a regular file (a FIFO, a device).
+    Counted and reported, never an error and never silent."""
+
+    file: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.file}: skipped: {self.reason}"
+
+
+Item = Resource | InputError | Skipped
 
 
 class Source(Protocol):

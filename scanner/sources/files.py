@@ -1,9 +1,19 @@
 """Kubernetes objects from YAML/JSON files, directories and stdin, with line numbers.
 
 A file that cannot be read or parsed becomes an :class:`InputError` naming ``path:line`` and the
-other files are still read. Documents that are not Kubernetes objects (no ``apiVersion``/``kind``,
-such as a Helm ``values.yaml`` in the same tree) are skipped, and ``kind: List`` (and ``*List``)
-objects are expanded into their items.
+other files are still read. A repository is read as it is:
+
+- documents that are not Kubernetes objects (no ``apiVersion``/``kind``, such as a Helm
+  ``values.yaml`` or ``mkdocs.yml``) are skipped; a file holding none is a :class:`Skipped` item,
+  counted in the report; so is a file that is not YAML/JSON at all (JSONC, a template) unless it
+  looks like a Kubernetes manifest (an ``apiVersion:`` or ``kind:`` key), which stays an error;
+- a directory holding a ``Chart.yaml`` is a Helm chart: it is rendered with ``helm template`` (the
+  real helm) and its findings point at the chart's template files, instead of reading its templates
+  as YAML;
+- FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
+  than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
+  "unsupported input" errors naming what to scan instead;
+- ``kind: List`` (and ``*List``) objects are expanded into their items.
 
 Listing files (:meth:`FileSource.targets`) and reading one file (:func:`read_file`) are separate so
 that the scan can read files in worker processes.
@@ -13,8 +23,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
+import stat
 import sys
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +36,34 @@ import orjson
 from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
 from stockade.policies.shape import problems
 from stockade.policies.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
-from stockade.scanner.sources.base import Item
+from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.iac import iac_resources
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
 STDIN = "-"
+#: Larger files are not read (one pull request must not take a CI runner's memory).
+MAX_FILE_BYTES = 64 * 1024 * 1024
+CHART_FILE = "Chart.yaml"
+#: Inputs stockade does not read, and what to give it instead.
+UNSUPPORTED = {
+    ".tf": "terraform HCL: scan the JSON of `terraform show -json PLAN` instead",
+    ".tfvars": "terraform variables: scan the JSON of `terraform show -json PLAN` instead",
+    ".hcl": "HCL: scan the JSON of `terraform show -json PLAN` instead",
+    ".bicep": "Bicep: compile it to an ARM template (`az bicep build --file F`) and scan the JSON",
+    ".bicepparam": "Bicep parameters: compile the Bicep file to an ARM template and scan the JSON",
+}
+_K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
+
+
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A Helm chart found in a scanned tree (a directory holding Chart.yaml)."""
+
+    directory: Path
+
+
+Target = Path | Chart | InputError | Skipped
 
 
 class FileSource:
@@ -47,16 +82,20 @@ class FileSource:
         self._stdin_text = stdin_text
         self.files_read = 0
 
-    def targets(self) -> Iterator[Path | InputError]:
-        """The files to read, in a stable order (directories sorted), and missing paths as errors."""
+    def targets(self) -> Iterator[Target]:
+        """The files (and charts) to read, in a stable order (directories sorted); missing paths are
+        errors, non-regular files are skipped."""
         for name in self.paths:
             path = Path(name)
             if name == STDIN:
                 continue
             if path.is_dir():
-                yield from self._walk(path)
+                if (path / CHART_FILE).is_file():
+                    yield Chart(path)
+                else:
+                    yield from self._walk(path)
             elif path.exists():
-                yield path  # a file named explicitly is read whatever its suffix
+                yield _regular(path)  # a file named explicitly is read whatever its suffix
             else:
                 yield InputError(name, "no such file or directory")
 
@@ -69,47 +108,90 @@ class FileSource:
     def __iter__(self) -> Iterator[Item]:
         yield from self.stdin_items()
         for target in self.targets():
-            if isinstance(target, InputError):
+            if isinstance(target, InputError | Skipped):
                 yield target
+            elif isinstance(target, Chart):
+                yield from render_chart(target)
             else:
                 self.files_read += 1
                 yield from read_file(target)
 
-    def _walk(self, root: Path) -> Iterator[Path]:
+    def _walk(self, root: Path) -> Iterator[Target]:
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = os.path.relpath(dirpath, root)
-            dirnames[:] = sorted(
-                d for d in dirnames if not self._excluded(d, os.path.normpath(os.path.join(rel_dir, d)))
-            )
+            kept = []
+            for d in sorted(dirnames):
+                if self._excluded(d, os.path.normpath(os.path.join(rel_dir, d))):
+                    continue
+                sub = Path(dirpath) / d
+                if (sub / CHART_FILE).is_file():
+                    yield Chart(sub)  # rendered whole; its templates are not YAML on their own
+                else:
+                    kept.append(d)
+            dirnames[:] = kept
             for fname in sorted(filenames):
                 rel = os.path.normpath(os.path.join(rel_dir, fname))
                 if self._excluded(fname, rel):
                     continue
                 if any(fnmatch.fnmatch(fname, p) or fnmatch.fnmatch(rel, p) for p in self.include):
-                    yield Path(dirpath) / fname
+                    yield _regular(Path(dirpath) / fname)
 
     def _excluded(self, name: str, rel: str) -> bool:
         return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in self.exclude)
 
 
+def _regular(path: Path) -> Path | Skipped | InputError:
+    """The path when it is a regular file (or a link to one); FIFOs, devices and sockets are skipped."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        return InputError(str(path), f"cannot read: {exc.strerror or exc}")
+    if not stat.S_ISREG(mode):
+        return Skipped(str(path), "not a regular file (a FIFO, a device or a socket); not opened")
+    return path
+
+
+def render_chart(chart: Chart) -> Iterator[Item]:
+    """A Helm chart found in a scanned tree, rendered with the real `helm template`."""
+    from stockade.scanner.sources.render import HelmSource  # render reads its output with parse_text
+
+    yield from HelmSource(str(chart.directory), found=True)
+
+
 def read_file(path: Path) -> list[Item]:
     """Every object of one file, or an error saying why (and where) the file could not be read."""
+    for suffix, why in UNSUPPORTED.items():
+        if path.name.endswith(suffix):
+            return [InputError(str(path), f"unsupported input: {why}")]
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            return [InputError(str(path), f"larger than {MAX_FILE_BYTES // 2**20} MiB; not read")]
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         return [InputError(str(path), "not UTF-8 text")]
     except OSError as exc:
         return [InputError(str(path), f"cannot read: {exc.strerror or exc}")]
-    return list(parse_text(text, str(path), json_file=path.suffix.lower() == ".json"))
+    items = list(parse_text(text, str(path), json_file=path.suffix.lower() == ".json"))
+    return items or [Skipped(str(path), "no Kubernetes object in it")]
+
+
+def looks_like_kubernetes(text: str) -> bool:
+    """Whether a file that does not parse was meant to be a manifest: an apiVersion or a kind key."""
+    return _K8S_LINE.search(text) is not None
 
 
 def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Item]:
-    """Parse one file's text into resources (and at most one error, where parsing stopped)."""
+    """Parse one file's text into resources (and at most one error, where parsing stopped). A file
+    that does not parse and does not look like a manifest (JSONC, a template) is :class:`Skipped`."""
     if json_file:
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+            if looks_like_kubernetes(text):
+                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+            else:
+                yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion or kind key in it")
             return
         lazy = LazyFile(text)
         azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
@@ -126,7 +208,10 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             origin = Origin(file=name, document=index, line=line, locator=lazy_file.locator(index))
             yield from _objects(doc, origin)
     except YAMLSyntaxError as exc:
-        yield InputError(name, exc.message, exc.line)
+        if looks_like_kubernetes(text):
+            yield InputError(name, exc.message, exc.line)
+        else:
+            yield Skipped(name, f"not YAML Kubernetes reads, and no apiVersion or kind key in it ({exc.message})")
 
 
 def _objects(doc: Any, origin: Origin) -> Iterator[Item]:

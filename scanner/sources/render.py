@@ -66,10 +66,16 @@ class HelmSource:
     chart: str
     values: Sequence[str] = field(default_factory=tuple)
     release: str = "stockade-scan"
+    found: bool = False  # found in a scanned tree (a Chart.yaml), not named with --helm
 
     def __iter__(self) -> Iterator[Item]:
         if not shutil.which("helm"):
-            yield InputError(self.chart, "--helm needs `helm` on PATH; not found")
+            why = (
+                "a Helm chart (Chart.yaml): rendering it needs `helm` on PATH (or --exclude it)"
+                if self.found
+                else "--helm needs `helm` on PATH; not found"
+            )
+            yield InputError(self.chart, why)
             return
         cmd = ["helm", "template", self.release, self.chart]
         for v in self.values:
@@ -86,8 +92,9 @@ def split_helm_output(text: str, chart: str) -> Iterator[Item]:
     """Attribute each rendered document to the template named by its `# Source:` comment."""
     for doc in re.split(r"^---\s*$", text, flags=re.M):
         m = _SOURCE_RE.search(doc)
-        # `# Source:` paths start at the chart's own folder name; make them repository paths.
-        name = str(Path(chart).parent / m.group(1).strip()) if m else f"{chart} (helm)"
+        # `# Source:` paths start at the chart's name (Chart.yaml `name`, not always its folder's):
+        # make them paths under the chart's directory.
+        name = str(Path(chart, *Path(m.group(1).strip()).parts[1:])) if m else f"{chart} (helm)"
         for item in parse_text(doc, name):
             if isinstance(item, Resource):
                 item.origin.line = 1

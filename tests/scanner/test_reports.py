@@ -141,6 +141,7 @@ def test_json_matches_the_documented_schema() -> None:
         "tool",
         "findings",
         "errors",
+        "skipped_files",
         "exceptions",
         "gaps",
         "clusters",

@@ -1,0 +1,1 @@
+{{- define "trainer.name" -}}trainer{{- end -}}

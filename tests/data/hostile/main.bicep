@@ -1,0 +1,3 @@
+resource sa 'Microsoft.Storage/storageAccounts@2023-01-01' = {
+  name: 'data'
+}
