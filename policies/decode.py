@@ -186,7 +186,8 @@ def _tagged_raw(tag: str, text: str, *, json: bool) -> Any:
     if short == "!!str":
         return text
     rtag, value = _resolve(short, text)
-    if rtag == short or (short == "!!float" and rtag == "!!int"):
+    uint64 = rtag == "!!int" and value > INT64_MAX  # go-yaml turns int and int64, not uint64, into floats
+    if rtag == short or (short == "!!float" and rtag == "!!int" and not uint64):
         if rtag in ("!!int", "!!float"):
             value = float(value) if short == "!!float" else value
             return _number(value) if json else value

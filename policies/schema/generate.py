@@ -1,5 +1,6 @@
-"""Regenerate ``kubernetes-types.json``: the field types of ObjectMeta and PodSpec (and everything they
-hold), read from the ``kubernetes`` client's models (generated from Kubernetes' OpenAPI).
+"""Regenerate ``kubernetes-types.json``: the field types of the built-in kinds stockade reads, ObjectMeta
+and PodSpec (and everything they hold), from the ``kubernetes`` client's models (generated from
+Kubernetes' OpenAPI).
 
     .venv/bin/python -m stockade.policies.schema.generate > policies/schema/kubernetes-types.json
 
@@ -18,11 +19,25 @@ from typing import Any
 ROOTS = ("V1ObjectMeta", "V1PodSpec", "V1PodTemplateSpec")
 
 
-def models() -> dict[str, dict[str, str]]:
+def kinds() -> dict[str, str]:
+    """group/Kind -> the client's model, for every built-in kind of the kinds table."""
+    from kubernetes import client
+
+    from stockade.policies.kinds import KINDS
+
+    out = {}
+    for info in KINDS.values():
+        name = "V1" + info.kind
+        if not info.custom and info.version == "v1" and hasattr(client, name):
+            out[f"{info.group}/{info.kind}"] = name
+    return dict(sorted(out.items()))
+
+
+def models(roots: list[str]) -> dict[str, dict[str, str]]:
     from kubernetes import client
 
     out: dict[str, dict[str, str]] = {}
-    todo = list(ROOTS)
+    todo = list(roots)
     while todo:
         name = todo.pop()
         if name in out:
@@ -40,10 +55,11 @@ def models() -> dict[str, dict[str, str]]:
 def main() -> None:
     from importlib.metadata import version
 
+    by_kind = kinds()
     doc = {
         "source": f"kubernetes (Python client) {version('kubernetes')}",
-        "roots": list(ROOTS),
-        "models": models(),
+        "kinds": by_kind,
+        "models": models([*ROOTS, *by_kind.values()]),
     }
     sys.stdout.write(json.dumps(doc, indent=1, sort_keys=False) + "\n")
 

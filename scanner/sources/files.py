@@ -211,7 +211,8 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
         if looks_like_kubernetes(text):
             yield InputError(name, exc.message, exc.line)
         else:
-            yield Skipped(name, f"not YAML Kubernetes reads, and no apiVersion or kind key in it ({exc.message})")
+            why = f"not YAML Kubernetes reads, and no apiVersion or kind key in it ({exc.message})"
+            yield Skipped(name, why)
 
 
 def _objects(doc: Any, origin: Origin) -> Iterator[Item]:

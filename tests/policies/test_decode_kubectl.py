@@ -273,6 +273,8 @@ HANDWRITTEN = [
     "{<<: {a: 1}, '<<': 2, ? !!merge << : {b: 1}}",
     "{a: 1, a: 2}",
     "{1: a, '1': b}",
+    "{!!float 0x8000000000000000: {}}",
+    "{a: !!float 0x8000000000000000, b: !!float 0x7FFFFFFFFFFFFFFF}",
     "\n  a: 1\n  <<: {a: 2}\n  b: {c: y}",
 ]
 
