@@ -103,10 +103,11 @@ def _webhook(evaluator: Evaluator, obj: dict[str, Any]) -> set[Key]:
     return _mine(evaluate(request, evaluator, facts), obj)
 
 
-def _audit(evaluator: Evaluator, objects: list[dict[str, Any]]) -> list[Finding]:
+def _audit(evaluator: Evaluator, objects: list[dict[str, Any]], *, simulate: bool = True) -> list[Finding]:
+    """One audit, through the real `kubernetes` client, of a fake cluster holding `objects`."""
     from kubernetes import client as k8s_client
 
-    cluster = fake.FakeCluster.from_objects("gpu-1", [*CONTEXT, *objects], nodes=1)
+    cluster = fake.FakeCluster.from_objects("gpu-1", [*CONTEXT, *objects], nodes=1, simulate=simulate)
     with fake.ServedCluster(cluster) as served:
 
         def reader() -> ClusterReader:
@@ -190,24 +191,8 @@ def test_the_audit_folds_pods_into_the_top_level_custom_resource(evaluator: Eval
         *(_pod(f"llm-gpu-{i}", ray, worker, {"ray.io/group": "item-1"}) for i in range(3)),
         _pod("train-0", job, with_violations_in_last_pod_spec(job)["spec"]["template"]["spec"], uid),
     ]
-    cluster = fake.FakeCluster.from_objects(
-        "gpu-1", [*CONTEXT, ray, jobset, job, *pods], nodes=1, simulate=False
-    )
-    from kubernetes import client as k8s_client
-
-    with fake.ServedCluster(cluster) as served:
-
-        def reader() -> ClusterReader:
-            cfg = k8s_client.Configuration()
-            cfg.host = served.url
-            cfg.api_key = {"authorization": fake.TOKEN}
-            cfg.api_key_prefix = {"authorization": "Bearer"}
-            cfg.retries = False
-            return ClusterReader(k8s_client.ApiClient(cfg), "gpu-1", sleep=lambda s: None)
-
-        result = run_audit([Target("gpu-1", reader)], evaluator, version="t")
-    assert result.errors == []
-    privileged = [f for f in result.findings if f.rule.id == "STK-POD-003"]
+    findings = _audit(evaluator, [ray, jobset, job, *pods], simulate=False)
+    privileged = [f for f in findings if f.rule.id == "STK-POD-003"]
     on = {(f.resource.kind, f.resource.name, f.replicas) for f in privileged}
     assert on == {("RayCluster", "llm", 3), ("JobSet", "train", 1)}
-    assert not [f for f in result.findings if f.resource.kind in ("Pod", "Job")]
+    assert not [f for f in findings if f.resource.kind in ("Pod", "Job")]
