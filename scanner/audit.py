@@ -41,7 +41,13 @@ from stockade.policies.kinds import KINDS, KindInfo, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
 from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs
-from stockade.scanner.sources.cluster import HTTP_FORBIDDEN, HTTP_NOT_FOUND, ClusterReader, ListError
+from stockade.scanner.sources.cluster import (
+    HTTP_FORBIDDEN,
+    HTTP_NOT_FOUND,
+    HTTP_UNAUTHORIZED,
+    ClusterReader,
+    ListError,
+)
 
 #: Controllers whose pods are folded into the workload that owns them.
 CONTROLLER_KINDS = (
@@ -175,6 +181,7 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
     snap.inventory.cluster = reader.name  # per-cluster settings (the sandbox profile) follow the context
     started = time.monotonic()
     listed_indexed: set[str] = set()
+    listed_any = False  # some kind was read (a CRD that is not installed does not count)
     for info in kinds:
         try:
             if info.kind == "Pod":
@@ -198,7 +205,13 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
                     snap.inventory.add(obj)
             if info.kind in INDEXED_KINDS:
                 listed_indexed.add(info.kind)
+            listed_any = True
         except ListError as exc:
+            if exc.status == HTTP_UNAUTHORIZED:
+                # the credentials are refused: nothing this identity lists can be trusted to be complete
+                snap.failed = f"authentication refused: {exc}"
+                snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {snap.failed}"))
+                break
             if exc.status is None and not reader.stats.objects:
                 # nothing ever answered: the cluster is unreachable, not one kind forbidden
                 snap.failed = str(exc)
@@ -212,6 +225,10 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
             what = "forbidden" if exc.status == HTTP_FORBIDDEN else "could not be listed"
             snap.gaps.append(CoverageGap(f"{reader.name}/{info.kind}", f"{info.plural} {what}: {exc}"))
         progress.listed(reader.name, info.kind, reader.stats.by_kind.get(info.kind, 0))
+    if snap.failed is None and not listed_any and kinds:
+        first = next((g.message for g in snap.gaps), "every list failed")
+        snap.failed = f"no kind could be listed ({first})"
+        snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {snap.failed}"))
     snap.inventory.complete = snap.failed is None and listed_indexed >= (
         INDEXED_KINDS & {k.kind for k in kinds}
     )

@@ -49,6 +49,9 @@ BACKOFF_INITIAL_SECONDS = 0.5
 BACKOFF_MAX_SECONDS = 10.0
 REQUEST_TIMEOUT = (10.0, 120.0)  # connect, read
 MAX_LIST_RESTARTS = 3
+#: One kind's whole LIST (every page, retries included) must finish within this; else it is a gap.
+LIST_DEADLINE_SECONDS = 600.0
+HTTP_OK, HTTP_UNAUTHORIZED = 200, 401
 HTTP_FORBIDDEN, HTTP_NOT_FOUND, HTTP_GONE, HTTP_TOO_MANY = 403, 404, 410, 429
 #: metadata-only list: what `kubectl get --output=name` asks for (for kinds whose body no rule reads)
 METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
@@ -182,19 +185,25 @@ class ClusterReader:
         kind, api_version = object_kind(info), info.api_version
         metadata_only = info.kind in METADATA_ONLY_KINDS
         accept = METADATA_ONLY if metadata_only else "application/json"
+        deadline = time.monotonic() + LIST_DEADLINE_SECONDS
         for _ in range(MAX_LIST_RESTARTS):
             token: str | None = None
+            seen_tokens: set[str] = set()
             while True:
                 query: dict[str, Any] = {"limit": self.page_size}
                 if token:
                     query["_continue"] = token
+                if time.monotonic() > deadline:
+                    raise ListError(
+                        f"list of {info.plural} did not finish within {LIST_DEADLINE_SECONDS:.0f} s"
+                    )
                 try:
                     page = self._get(info, query, accept)
                 except ListError as exc:
                     if exc.status == HTTP_GONE and token:
                         break
                     raise
-                items = page.get("items") or []
+                items = _items(page, info)
                 key_names_only_kind = info.kind in KEY_NAMES_ONLY_KINDS
                 for obj in items:
                     obj["kind"] = kind
@@ -208,9 +217,13 @@ class ClusterReader:
                 self.stats.objects += len(items)
                 self.stats.by_kind[info.kind] = self.stats.by_kind.get(info.kind, 0) + len(items)
                 yield items
-                token = (page.get("metadata") or {}).get("continue") or None
+                md = page.get("metadata")
+                token = md.get("continue") or None if isinstance(md, dict) else None
                 if token is None:
                     return
+                if not isinstance(token, str) or token in seen_tokens:
+                    raise ListError(f"list of {info.plural}: the server repeated a continue token", HTTP_OK)
+                seen_tokens.add(token)
             self.stats.by_kind[info.kind] = 0
             if on_restart is not None:
                 on_restart()
@@ -244,7 +257,7 @@ class ClusterReader:
                     **({"_headers": {"Accept": accept}} if accept != "application/json" else {}),
                 )
                 try:
-                    body = response.data
+                    body = _read_body(response, path)
                 finally:
                     with contextlib.suppress(Exception):
                         response.release_conn()
@@ -285,6 +298,21 @@ def _status_message(exc: Any) -> str:
     return str(getattr(exc, "reason", "") or "error")
 
 
+#: A page's body must arrive within this (a server dripping one byte every few seconds is cut off).
+PAGE_DEADLINE_SECONDS = 120.0
+
+
+def _read_body(response: Any, path: str) -> bytes:
+    """The whole body, read in chunks under a deadline (the read timeout bounds one read, not all)."""
+    deadline = time.monotonic() + PAGE_DEADLINE_SECONDS
+    chunks: list[bytes] = []
+    for chunk in response.stream(1 << 16, decode_content=True):
+        chunks.append(chunk)
+        if time.monotonic() > deadline:
+            raise ListError(f"GET {path}: the response did not finish within {PAGE_DEADLINE_SECONDS:.0f} s")
+    return b"".join(chunks)
+
+
 def _retry_after(exc: Any) -> float | None:
     headers: Any = getattr(exc, "headers", None) or {}
     with contextlib.suppress(Exception):
@@ -299,3 +327,18 @@ def _connection_message(exc: BaseException) -> str:
         inner = inner.reason  # type: ignore[attr-defined]
     text = str(inner).splitlines()[0] if str(inner) else type(inner).__name__
     return f"cannot reach the API server: {text[:300]}"
+
+
+def _items(page: Any, info: KindInfo) -> list[dict[str, Any]]:
+    """The items of a LIST response, or ListError for a body no API server sends: no ``items`` list,
+    an item that is not an object or whose ``metadata`` is not one (a coverage gap, never "empty")."""
+    items = page.get("items") if isinstance(page, dict) else None
+    if not isinstance(items, list):
+        what = "no items list" if isinstance(page, dict) else "not a JSON object"
+        raise ListError(f"list of {info.plural}: malformed response ({what})", HTTP_OK)
+    for i, obj in enumerate(items):
+        if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
+            raise ListError(
+                f"list of {info.plural}: malformed response (items[{i}] is not an object)", HTTP_OK
+            )
+    return items
