@@ -35,9 +35,7 @@ pytestmark = requires_corpus(CORPUS)
 INCOMPLETE: dict[str, str] = {}
 
 # Row id -> why stockade's list differs today (strict xfail: a fix shows up as XPASS and fails the run).
-KNOWN_DIFFERENT: dict[str, str] = {
-    "netpol-analyzer/ipblockstest_3": "ipBlock except ranges are printed as two adjacent ranges, not merged",
-}
+KNOWN_DIFFERENT: dict[str, str] = {}
 
 
 def rows() -> tuple[Mapping[str, Any], ...]:

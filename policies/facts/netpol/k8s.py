@@ -70,9 +70,10 @@ class Peer:
         return out
 
     def referenced(self) -> list[Interval]:
-        """Every IPv4 range named (cidr and excepts): their boundaries split the address space."""
-        found = [sets.cidr_interval(c) for c in (self.cidr or "", *self.excepts) if c]
-        return [i for i in found if i is not None]
+        """The ranges whose boundaries split the address space: the ipBlock's own ranges (cidr minus
+        except), as netpol-analyzer draws its disjoint blocks. Two adjacent excepts (two halves of
+        10/8) leave one gap, so no boundary between them: one block ``10.0.0.0-10.255.255.255``."""
+        return self.intervals()
 
 
 @dataclass(frozen=True)
