@@ -495,3 +495,46 @@ def test_calico_tier_without_order_comes_after_the_default_tier() -> None:
     assert early[SERVER] == "All Connections" == early["0.0.0.0-255.255.255.255[External]"]
     # a Tier object for the default tier moves it (and the Kubernetes policies in it) too
     assert from_client(DENY_EGRESS_A, late_allow, tier("late", 10), tier("default", 5)) == {}
+
+
+def test_calico_source_ports_and_destination_not_ports() -> None:
+    """A Deny limited to a source port blocks no connection (a client picks another source port); an
+    Allow with `destination.notPorts` allows every port but those (issue 25)."""
+    deny_from_port = calico(
+        "GlobalNetworkPolicy",
+        "deny-src-1000",
+        {
+            "order": 10,
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Deny", "protocol": "TCP", "source": {"ports": [1000]}}],
+        },
+    )
+    allow_all = calico(
+        "GlobalNetworkPolicy",
+        "allow-all",
+        {"order": 20, "selector": "all()", "types": ["Egress"], "egress": [{"action": "Allow"}]},
+    )
+    assert from_client(deny_from_port, allow_all)[SERVER] == "All Connections"
+    deny_tcp = calico(
+        "GlobalNetworkPolicy",
+        "deny-tcp",
+        {
+            "order": 10,
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Deny", "protocol": "TCP"}],
+        },
+    )
+    assert "TCP" not in from_client(deny_tcp, allow_all)[SERVER]  # without the source port it does deny TCP
+    not_ssh = calico(
+        "GlobalNetworkPolicy",
+        "not-ssh",
+        {
+            "order": 10,
+            "selector": "all()",
+            "types": ["Egress"],
+            "egress": [{"action": "Allow", "protocol": "TCP", "destination": {"notPorts": [22]}}],
+        },
+    )
+    assert from_client(not_ssh)[SERVER] == "TCP 1-21,23-65535"

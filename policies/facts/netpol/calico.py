@@ -310,16 +310,10 @@ def _protocols(raw: Any) -> tuple[str, ...]:
     return (name,) if name in sets.PROTOCOLS else ()  # ICMP and others carry no ports we model
 
 
-def _rule(raw: Mapping[str, Any], direction: str) -> Rule:
-    protos = _protocols(raw.get("protocol"))
-    dest = raw.get("destination") if isinstance(raw.get("destination"), Mapping) else {}
-    peer = _entity(raw.get("destination") if direction == "egress" else raw.get("source"))
+def _port_set(raw_ports: Any, protos: tuple[str, ...]) -> tuple[Conn, list[tuple[str, str]]]:
+    """Numeric ports and ranges ("8000:8099") as connections of `protos`, and named ports apart."""
     ports: Conn = sets.NONE
     named: list[tuple[str, str]] = []
-    raw_ports = dest.get("ports") if isinstance(dest, Mapping) else None
-    if not raw_ports:
-        for p in protos:
-            ports = sets.union(ports, sets.conn_of(p))
     for port in raw_ports or ():
         text = str(port)
         lo, sep, hi = text.partition(":")
@@ -328,7 +322,32 @@ def _rule(raw: Mapping[str, Any], direction: str) -> Rule:
                 ports = sets.union(ports, sets.conn_of(p, int(lo), int(hi) if sep else int(lo)))
         else:
             named.extend((p, text) for p in protos)
-    return Rule(str(raw.get("action") or ""), peer, ports, tuple(named))
+    return ports, named
+
+
+def _rule(raw: Mapping[str, Any], direction: str) -> Rule:
+    """One Calico rule. Connections are modelled by destination port: ``destination.notPorts`` is
+    taken out of the ports; a rule that also constrains the *source* port (``source.ports`` or
+    ``source.notPorts``) still lets a client connect from another source port, so as a Deny it
+    blocks no connection (and as an Allow it allows them: a client picks its source port)."""
+    protos = _protocols(raw.get("protocol"))
+    action = str(raw.get("action") or "")
+    dest: Mapping[str, Any] = raw["destination"] if isinstance(raw.get("destination"), Mapping) else {}
+    source: Mapping[str, Any] = raw["source"] if isinstance(raw.get("source"), Mapping) else {}
+    peer = _entity(raw.get("destination") if direction == "egress" else raw.get("source"))
+    if action == "Deny" and (source.get("ports") or source.get("notPorts")):
+        return Rule(action, peer, sets.NONE, ())
+    raw_ports = dest.get("ports")
+    if raw_ports:
+        ports, named = _port_set(raw_ports, protos)
+    else:
+        ports, named = sets.NONE, []
+        for p in protos:
+            ports = sets.union(ports, sets.conn_of(p))
+    excluded, _ = _port_set(dest.get("notPorts"), protos)  # named notPorts are not modelled
+    if excluded:
+        ports = sets.difference(ports, excluded)
+    return Rule(action, peer, ports, tuple(named))
 
 
 def parse(obj: Mapping[str, Any]) -> CalicoPolicy:
