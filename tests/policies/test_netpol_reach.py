@@ -538,3 +538,28 @@ def test_calico_source_ports_and_destination_not_ports() -> None:
         },
     )
     assert from_client(not_ssh)[SERVER] == "TCP 1-21,23-65535"
+
+
+def test_static_pods_owned_by_a_node_are_pods_of_their_own() -> None:
+    """Mirror pods of kubeadm / bare-metal control planes are owned by their Node: each is one peer
+    named like netpol-analyzer's `kube-system/etcd-node1[Pod]`, never one `node1[Node]` (issue 25)."""
+    node = {"apiVersion": "v1", "kind": "Node", "name": "node1", "uid": "n1", "controller": True}
+
+    def static(name: str, app: str) -> dict[str, Any]:
+        return {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {
+                "name": name,
+                "namespace": "kube-system",
+                "labels": {"component": app},
+                "ownerReferences": [node],
+            },
+            "spec": {"containers": [{"name": "c", "image": "i"}]},
+        }
+
+    reach = Reachability([static("etcd-node1", "etcd"), static("kube-apiserver-node1", "kube-apiserver")])
+    assert sorted(w.key for w in reach.workloads) == [
+        "kube-system/etcd-node1[Pod]",
+        "kube-system/kube-apiserver-node1[Pod]",
+    ]

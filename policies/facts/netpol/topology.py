@@ -58,7 +58,14 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str]:
     kind = str(obj.get("kind") or "")
     if kind == "Pod":
         for ref in md.get("ownerReferences") or ():
-            if isinstance(ref, Mapping) and ref.get("controller") and ref.get("name"):
+            # a static (mirror) pod is owned by its Node: it is a pod of its own, as netpol-analyzer
+            # lists it (kube-system/etcd-node1[Pod]), not one peer with every static pod of the node
+            if (
+                isinstance(ref, Mapping)
+                and ref.get("controller")
+                and ref.get("name")
+                and ref.get("kind") != "Node"
+            ):
                 return str(ref["name"]), str(ref.get("kind") or "Pod")
     return str(md.get("name") or ""), kind
 
