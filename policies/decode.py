@@ -157,14 +157,8 @@ def _resolve(tag: str, text: str) -> tuple[str, Any]:
 
 def resolve_plain(text: str) -> Any:
     """The value of an untagged plain scalar, as go-yaml v2 and then JSON give it."""
-    value = _MAP.get(text, _MISSING) if text[:1] in _HINTED or not text else _MISSING
-    if value is not _MISSING:
-        return _number(value) if isinstance(value, float) else value
     rtag, value = _resolve("", text)
     return _number(value) if rtag in ("!!int", "!!float") else value
-
-
-_MISSING = object()
 
 
 def resolve_tagged(tag: str, text: str) -> Any:
@@ -339,8 +333,6 @@ def _raw(node: yaml.ScalarNode) -> Any:
     if node.tag == _STR:
         return node.value
     if node.tag == PLAIN:
-        if node.value in _MAP and (not node.value or node.value[0] in _HINTED):
-            return _MAP[node.value]
         return _resolve("", node.value)[1]
     return _tagged_raw(node.tag, node.value, json=False)
 
