@@ -437,33 +437,38 @@ class _Builder:
 
     def _mapping(self, node: yaml.MappingNode, depth: int) -> tuple[dict[str, Any], int]:
         out: dict[str, Any] = {}
-        explicit: dict[str, int] = {}  # key -> line, for duplicates
+        # key -> line, for duplicates: by JSON key, and by go-yaml's own key (0.0 and -0.0 are one
+        # key to Go, which keeps the last and its spelling; the API server's strict decoding refuses)
+        explicit: dict[Any, int] = {}
         below = 0
         for key_node, value_node in node.value:
             if _is_merge(key_node):
                 below = max(below, self._merge(value_node, out, depth))
                 continue
             self.decoded += 1  # the key
-            key = self._key(key_node)
+            key, raw = self._key(key_node)
             line = _line(key_node.start_mark) or 0
-            if key in explicit:
-                raise DecodeError(f"duplicate key {key!r} (first at line {explicit[key]})", line)
-            explicit[key] = line
+            for seen in (key, (type(raw), raw)):
+                if seen in explicit:
+                    raise DecodeError(f"duplicate key {key!r} (first at line {explicit[seen]})", line)
+                explicit[seen] = line
             value, _, d = self._node(value_node, depth + 1)
             below = max(below, d)
             out[key] = value
         return out, below
 
-    def _key(self, node: yaml.Node) -> str:
+    def _key(self, node: yaml.Node) -> tuple[str, Any]:
+        """(JSON key, go-yaml's value of the key)."""
         if not isinstance(node, yaml.ScalarNode):
             raise DecodeError("a list or a map cannot be a mapping key", _line(node.start_mark))
         try:
-            key = _key_of(_raw(node))
+            raw = _raw(node)
         except ValueError as exc:
             raise DecodeError(str(exc), _line(node.start_mark)) from None
+        key = _key_of(raw)
         if key is None:
             raise DecodeError(f"mapping key {node.value!r} cannot be a JSON key", _line(node.start_mark))
-        return key
+        return key, raw
 
     def _merge(self, node: yaml.Node, out: dict[str, Any], depth: int) -> int:
         """go-yaml v2 merge: a map, or a list of maps where earlier maps take precedence."""

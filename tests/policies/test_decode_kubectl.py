@@ -274,6 +274,7 @@ HANDWRITTEN = [
     "{a: 1, a: 2}",
     "{1: a, '1': b}",
     "{!!float 0x8000000000000000: {}}",
+    "{0.: y, a: 1, -0.0: z}",
     "{a: !!float 0x8000000000000000, b: !!float 0x7FFFFFFFFFFFFFFF}",
     "\n  a: 1\n  <<: {a: 2}\n  b: {c: y}",
 ]
