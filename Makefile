@@ -79,7 +79,7 @@ demo: $(STAMP)
 	$(STOCKADE) scan examples/gatekeeper/samples --policy-dir examples/gatekeeper; test $$? -eq 1
 	@echo "== admission webhook round trip on 127.0.0.1 (TLS, AdmissionReview v1)"
 	$(PY) examples/webhook_demo.py
-	@echo "== audit of the bundled two-cluster fleet (fake API servers on 127.0.0.1; exit 1: violations)"
+	@echo "== audit of the bundled two-cluster fleet (fake API servers on 127.0.0.1; exit 2 for its coverage gap, 1 with --no-fail-on-gaps)"
 	$(PY) examples/audit_demo.py .demo
 
 bench: $(STAMP)

@@ -53,6 +53,13 @@ def audit(
     config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
     policy_dir: Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")] = None,
     fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest action that fails.")] = FailOn.deny,
+    fail_on_gaps: Annotated[
+        bool,
+        typer.Option(
+            "--fail-on-gaps/--no-fail-on-gaps",
+            help="Exit 2 when anything could not be read (a coverage gap): the audit is incomplete.",
+        ),
+    ] = True,
     framework: Annotated[
         str | None, typer.Option("--framework", help="Only this framework's rules, with per-control results.")
     ] = None,
@@ -162,6 +169,14 @@ def audit(
             typer.echo(f"stockade: {line}", err=True)
     code = exit_code(result, fail_on)
     if any(not c.reachable for c in result.clusters):
+        code = EXIT_USAGE
+    elif result.gaps and fail_on_gaps:
+        # An incomplete audit is not a verdict: what could not be read may hold the violations.
+        typer.echo(
+            f"stockade: audit incomplete: {len(result.gaps)} coverage gap(s); exit 2 "
+            "(--no-fail-on-gaps reports them without failing)",
+            err=True,
+        )
         code = EXIT_USAGE
     raise typer.Exit(code)
 
