@@ -1,9 +1,18 @@
 """The webhook's ASGI application: `POST /validate`, `/healthz`, `/readyz`, `/metrics`.
 
-Evaluation runs on one dedicated thread per process: the engine is not reentrant (set input, then
-evaluate), and regorus holds the GIL anyway, so one thread loses nothing; the process count is what
-scales (`--workers`). The event loop stays free to read requests and to answer with a fail-closed
-denial when an evaluation overruns its timeout.
+A request's cost is bounded before, during and after evaluation:
+
+- at most ``admission.max_inflight`` requests per process are read and evaluated at once; others
+  wait before their body is read (so their bytes stay in socket buffers, not in memory);
+- the body must arrive within ``body_timeout_seconds`` (HTTP 408, connection closed) and within
+  ``max_request_bytes`` (HTTP 400);
+- objects beyond the structural limits, or with fields of the wrong type, are denied before any rule
+  runs, in either failure mode (:mod:`stockade.admission.bounds`);
+- evaluation runs on one dedicated thread per process (the engine is not reentrant), and with
+  ``isolated`` (what `webhook serve` uses) the engine itself runs in a child process that is killed
+  and replaced when it overruns ``evaluation_timeout_seconds``
+  (:mod:`stockade.policies.engine_process`): regorus holds the GIL while it evaluates, so an engine
+  in this process would stall the event loop and every other request with it.
 """
 
 from __future__ import annotations
@@ -33,11 +42,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from stockade.admission.decide import evaluate, failure, respond
+from stockade.admission.bounds import malformed, oversize
+from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config import Config, ConfigError, load_config
 from stockade.policies.engine import PolicyError
+from stockade.policies.engine_process import EngineProcessError, EvaluationTimeout
 from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
+from stockade.policies.facts.workloads import WorkloadKinds
 
 log = logging.getLogger("stockade.admission")
 
@@ -73,6 +85,17 @@ class Metrics:
         self.config_reloads = Counter(
             "stockade_config_reloads", "Configuration reloads", ["result"], registry=self.registry
         )
+        self.refused = Counter(
+            "stockade_admission_refused",
+            "Requests refused before evaluation: oversize or malformed objects, slow or oversize bodies",
+            ["reason"],
+            registry=self.registry,
+        )
+        self.engine_restarts = Counter(
+            "stockade_engine_restarts",
+            "Engine processes killed and replaced after an evaluation overran its timeout or died",
+            registry=self.registry,
+        )
 
 
 @dataclass
@@ -103,11 +126,19 @@ class WebhookState:
     _gatekeeper_version: tuple[int, int] | None = None
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
+    #: run the embedded engine in a child process killed on timeout (`webhook serve` does)
+    isolated: bool = False
+    #: whether the config watcher runs (readyz reports a dead one); set by the app
+    watcher: asyncio.Task[None] | None = None
+
+    def _build(self, config: Config) -> Evaluator:
+        isolated = self.isolated and self.opa_url is None
+        return Evaluator.default(config, self.policy_dirs, opa_url=self.opa_url, isolated=isolated)
 
     def evaluator_here(self) -> Evaluator:
         """The evaluator, built on first use; call only on the evaluation thread."""
         if self.evaluator is None:
-            self.evaluator = Evaluator.default(self.config, self.policy_dirs, opa_url=self.opa_url)
+            self.evaluator = self._build(self.config)
         return self.evaluator
 
     def refresh_gatekeeper_inventory(self, evaluator: Evaluator) -> None:
@@ -127,16 +158,29 @@ class WebhookState:
         self._gatekeeper_version = (id(evaluator), version)
 
     def release(self) -> None:
+        _close(self.evaluator)
         self.evaluator = None
 
     def replace(self, config: Config) -> None:
         """Build the evaluator of a new config and swap it in; on the evaluation thread only."""
-        self.evaluator = Evaluator.default(config, self.policy_dirs, opa_url=self.opa_url)
+        old, self.evaluator = self.evaluator, self._build(config)
         self.config = config
+        _close(old)
+
+
+def _close(evaluator: Evaluator | None) -> None:
+    """Stop an evaluator's engine process, if it has one."""
+    close = getattr(evaluator.engine, "close", None) if evaluator is not None else None
+    if close is not None:
+        close()
 
 
 class BadRequest(Exception):
     """A request body that is not an AdmissionReview we can read: HTTP 400, never a 500."""
+
+
+class SlowBody(Exception):
+    """The body did not arrive within the body timeout: HTTP 408, and the connection is closed."""
 
 
 async def _read_body(request: Request, limit: int) -> bytes:
@@ -169,19 +213,68 @@ def parse_review(body: bytes) -> AdmissionReview:
         raise BadRequest(f"not an admission.k8s.io/v1 AdmissionReview: {where}: {err['msg']}") from None
 
 
+def _client(request: Request) -> str:
+    return f"{request.client.host}:{request.client.port}" if request.client else ""
+
+
 def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlette:
     metrics = state.metrics
 
+    def _refusal(obj: Any, old: Any) -> tuple[str, str] | None:
+        """(metric reason, message) when the object must be denied before evaluation."""
+        limits = state.config.admission
+        kinds = WorkloadKinds(state.config.workload_kinds())
+        for which in (obj, old):
+            if isinstance(which, dict):
+                too_big = oversize(which, limits, kinds)
+                if too_big:
+                    return "oversize", f"stockade does not evaluate objects this large: {too_big}"
+        if isinstance(obj, dict):
+            bad = malformed(obj, kinds)
+            if bad:
+                return "malformed", f"stockade denied a malformed object: {bad}"
+        return None
+
+    inflight = asyncio.Semaphore(state.config.admission.max_inflight)
+
     async def validate(request: Request) -> Response:
+        async with inflight:
+            return await _validate(request)
+
+    async def _validate(request: Request) -> Response:
         start = time.perf_counter()
+        limits = state.config.admission
         try:
-            review = parse_review(await _read_body(request, state.config.admission.max_request_bytes))
+            async with asyncio.timeout(limits.body_timeout_seconds):
+                body = await _read_body(request, limits.max_request_bytes)
+            review = parse_review(body)
         except BadRequest as exc:
             metrics.requests.labels("", "", "bad-request").inc()
-            return JSONResponse({"error": str(exc)}, status_code=400)
+            metrics.refused.labels("bad-request").inc()
+            return JSONResponse({"error": str(exc)}, status_code=400, headers={"connection": "close"})
+        except TimeoutError:
+            metrics.refused.labels("slow-body").inc()
+            log.warning("request body too slow, connection closed", extra={"client": _client(request)})
+            message = f"request body not received within {limits.body_timeout_seconds:g} s"
+            return JSONResponse({"error": message}, status_code=408, headers={"connection": "close"})
         req = review.request
         config = state.config
         loop = asyncio.get_running_loop()
+        refusal = judged(req) and _refusal(req.object, req.old_object)
+        if refusal:
+            # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.
+            reason, why = refusal
+            metrics.refused.labels(reason).inc()
+            response = denial(req.uid, why)
+            metrics.requests.labels(req.operation, req.kind.kind, "denied").inc()
+            log.info(
+                "admission refused before evaluation",
+                extra={"uid": req.uid, "kind": req.kind.kind, "namespace": req.namespace, "reason": reason},
+            )
+            return Response(
+                orjson.dumps(AdmissionReviewResponse(response=response).to_json()),
+                media_type="application/json",
+            )
 
         def run() -> tuple[list[Any], float]:
             t = time.perf_counter()
@@ -192,19 +285,35 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             findings = evaluate(req, evaluator, state.facts, state.cluster)
             return findings, time.perf_counter() - t
 
+        timeout = config.admission.evaluation_timeout_seconds
+        fail_open = config.admission.failure_mode == "open"
         try:
-            findings, spent = await asyncio.wait_for(
-                loop.run_in_executor(state.executor, run), config.admission.evaluation_timeout_seconds
-            )
+            # The engine process enforces the timeout itself (and is replaced); this one is the
+            # backstop for the Python around it, with room for a replacement to start.
+            backstop = timeout + 1.0 if state.isolated and state.opa_url is None else timeout
+            findings, spent = await asyncio.wait_for(loop.run_in_executor(state.executor, run), backstop)
             metrics.evaluation.observe(spent)
             response = respond(req.uid, findings)
-        except TimeoutError:
-            reason = f"policy evaluation exceeded {config.admission.evaluation_timeout_seconds} s"
-            response = failure(req.uid, reason, fail_open=config.admission.failure_mode == "open")
-        except Exception as exc:  # fail closed on anything unexpected, and say why
-            log.exception("evaluation failed", extra={"uid": req.uid})
-            reason = f"internal error: {type(exc).__name__}: {exc}"
-            response = failure(req.uid, reason, fail_open=config.admission.failure_mode == "open")
+        except EvaluationTimeout:
+            # The engine process timed this object's own evaluation (queueing excluded) and was
+            # replaced: an object that costs this much is denied in either failure mode.
+            metrics.engine_restarts.inc()
+            metrics.refused.labels("evaluation-timeout").inc()
+            log.warning("evaluation timed out", extra={"uid": req.uid, "kind": req.kind.kind})
+            response = denial(
+                req.uid, f"stockade denied the request: its policy evaluation exceeded {timeout:g} s"
+            )
+        except TimeoutError:  # the webhook could not answer in time (busy, or a remote engine)
+            log.warning("evaluation timed out", extra={"uid": req.uid, "kind": req.kind.kind})
+            response = failure(req.uid, f"policy evaluation exceeded {timeout:g} s", fail_open=fail_open)
+        except EngineProcessError as exc:
+            metrics.engine_restarts.inc()
+            log.error("engine process failed", extra={"uid": req.uid, "error": str(exc)})
+            response = failure(req.uid, "internal error: the engine process failed", fail_open=fail_open)
+        except Exception as exc:  # fail closed on anything unexpected, and say why (the type only:
+            # exception messages can quote the object's values)
+            log.error("evaluation failed", extra={"uid": req.uid, "error": type(exc).__name__})
+            response = failure(req.uid, f"internal error: {type(exc).__name__}", fail_open=fail_open)
         decision = "allowed" if response.allowed else "denied"
         metrics.requests.labels(req.operation, req.kind.kind, decision).inc()
         elapsed = time.perf_counter() - start
@@ -229,6 +338,8 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         return PlainTextResponse("ok")
 
     async def readyz(_: Request) -> Response:
+        if state.watcher is not None and state.watcher.done():
+            return PlainTextResponse("config watcher not running", status_code=503)
         if state.ready():
             return PlainTextResponse("ok")
         return PlainTextResponse("inventory cache not synced", status_code=503)
@@ -243,6 +354,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         await asyncio.get_running_loop().run_in_executor(state.executor, state.evaluator_here)
         watched = state.config_path or state.policy_dirs
         task = asyncio.create_task(_watch_config(state, reload_interval)) if watched else None
+        state.watcher = task
         try:
             yield
         finally:
@@ -288,22 +400,28 @@ def _fingerprint(state: WebhookState) -> tuple[tuple[str, float], ...]:
 async def _watch_config(state: WebhookState, interval: float) -> None:
     """Reload stockade.yaml and the extra policies when they change.
 
-    A broken new config or library is rejected and the active one is kept.
+    A broken new config or library is rejected and the active one is kept. No exception ends the
+    watcher (each is logged and counted); `/readyz` fails if it ever stops all the same.
     """
-    seen = _fingerprint(state)
+    seen: tuple[tuple[str, float], ...] | None = None
     loop = asyncio.get_running_loop()
     while True:
-        await asyncio.sleep(interval)
-        now = _fingerprint(state)
-        if now == seen:
-            continue
-        seen = now
         try:
+            now = _fingerprint(state)
+            if seen is None or now == seen:
+                seen = now
+                await asyncio.sleep(interval)
+                continue
+            seen = now
             config = load_config(state.config_path) if state.config_path else state.config
             await loop.run_in_executor(state.executor, state.replace, config)
-        except (ConfigError, PolicyError) as exc:
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every rejection is logged and counted; the watcher goes on
             state.metrics.config_reloads.labels("rejected").inc()
-            log.error("config reload rejected, keeping the active config", extra={"error": str(exc)})
+            reason = str(exc) if isinstance(exc, ConfigError | PolicyError) else type(exc).__name__
+            log.error("config reload rejected, keeping the active config", extra={"error": reason})
+            await asyncio.sleep(interval)
             continue
         state.metrics.config_reloads.labels("applied").inc()
         log.info("config and policies reloaded")

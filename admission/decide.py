@@ -25,6 +25,9 @@ MAX_WARNING_CHARS = 256
 #: total budget for warnings, well under the API server's limits
 MAX_TOTAL_CHARS = 4096
 MAX_ANNOTATION_CHARS = 1024
+#: a denial's status.message, at most (each line is capped like a warning, then whole lines are kept)
+MAX_DENY_CHARS = 4096
+MAX_DENY_LINE_CHARS = 1024
 EVALUATED_SUBRESOURCES = frozenset({"", "ephemeralcontainers"})
 
 
@@ -45,11 +48,16 @@ def resource_of(request: AdmissionRequest, cluster: str | None = None) -> Resour
     return Resource({**obj, "metadata": md}, Origin(cluster=cluster))
 
 
+def judged(request: AdmissionRequest) -> bool:
+    """Whether the request carries an object stockade judges."""
+    return request.operation not in ("DELETE", "CONNECT") and request.sub_resource in EVALUATED_SUBRESOURCES
+
+
 def evaluate(
     request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource, cluster: str | None = None
 ) -> list[Finding]:
     """The findings for a request (none for requests that carry nothing to judge)."""
-    if request.operation in ("DELETE", "CONNECT") or request.sub_resource not in EVALUATED_SUBRESOURCES:
+    if not judged(request):
         return []
     resource = resource_of(request, cluster)
     if resource is None:
@@ -76,8 +84,9 @@ def respond(uid: str, findings: list[Finding]) -> AdmissionResponse:
     audited = [f for f in active if f.action is Action.AUDIT]
     status = None
     if denied:
-        lines = "\n".join(f"- {_line(f)}" for f in denied)
-        status = Status(code=403, reason="Forbidden", message=f"stockade denied the request:\n{lines}")
+        lines = _budget([f"- {_line(f)[:MAX_DENY_LINE_CHARS]}" for f in denied], MAX_DENY_CHARS)
+        message = "stockade denied the request:\n" + "\n".join(lines)
+        status = Status(code=403, reason="Forbidden", message=message)
     warnings = _budget([_line(f)[:MAX_WARNING_CHARS] for f in warned])
     annotations: dict[str, str] = {}
     for f in audited:  # one annotation per rule (keys must be qualified names), values capped
@@ -93,17 +102,26 @@ def respond(uid: str, findings: list[Finding]) -> AdmissionResponse:
     )
 
 
-def _budget(items: list[str]) -> list[str]:
+def _budget(items: list[str], budget: int = MAX_TOTAL_CHARS) -> list[str]:
     """Keep whole items until the total budget is used, then say how many were left out."""
     out: list[str] = []
     used = 0
     for i, item in enumerate(items):
-        if used + len(item) > MAX_TOTAL_CHARS:
+        if used + len(item) > budget:
             out.append(f"... and {len(items) - i} more")
             break
         out.append(item)
         used += len(item)
     return out
+
+
+def denial(uid: str, message: str) -> AdmissionResponse:
+    """A denial decided before evaluation (an oversize or malformed object): in either failure mode."""
+    return AdmissionResponse(
+        uid=uid,
+        allowed=False,
+        status=Status(code=403, reason="Forbidden", message=message[:MAX_DENY_CHARS]),
+    )
 
 
 def failure(uid: str, reason: str, *, fail_open: bool) -> AdmissionResponse:

@@ -7,25 +7,142 @@ certificate, connections in flight are untouched, and a broken pair is ignored (
 Workers are processes, because regorus holds the GIL. The parent binds the socket once and forks
 workers that all accept on it; each worker has its own engine and its own cache. SIGTERM or SIGINT
 make every worker finish its in-flight requests and stop (uvicorn's graceful shutdown).
+
+**Slow and many clients.** The server is uvicorn (h11), kept because it already gives the
+keep-alive timeout, a bound on an incomplete request's buffered bytes (h11's 16 KiB) and flow
+control on bodies the app has not read (reading pauses at 64 KiB per connection), and the rest
+of the stack (Starlette) is ASGI. What it lacks, :class:`GuardedProtocol` adds per worker:
+
+- a TLS handshake timeout (asyncio's default is 60 s; uvicorn does not pass one);
+- a header timeout: the request line and headers must arrive within ``header_timeout`` seconds of
+  the connection, or of the first byte after a response; a connection that sends half a request
+  line and stalls is closed (uvicorn closes only idle keep-alive connections);
+- a connection cap: past ``max_connections`` open connections, the connection that has waited
+  longest for its request headers is closed (a stalled or idle client), or the new one when every
+  connection has a request in progress; stalled clients cannot take every file descriptor, and
+  cannot keep out a client that sends its request promptly;
+- the body timeout is the app's (``admission.body_timeout_seconds``: HTTP 408 and close).
+
+uvicorn's own ``limit_concurrency`` answers 503 to any request past the limit, counting idle and
+stalled connections, so stalled clients would turn every real request into an error.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import multiprocessing
 import signal
 import socket
 import ssl
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
 from starlette.applications import Starlette
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from stockade.policies.config import AdmissionConfig
 
 log = logging.getLogger("stockade.admission")
 AppFactory = Callable[[], Starlette]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-worker connection limits (from ``admission:`` in stockade.yaml)."""
+
+    header_timeout: float = 5.0
+    handshake_timeout: float = 5.0
+    max_connections: int = 256
+
+    @classmethod
+    def of(cls, admission: AdmissionConfig) -> Limits:
+        return cls(
+            header_timeout=admission.header_timeout_seconds,
+            handshake_timeout=admission.header_timeout_seconds,
+            max_connections=admission.max_connections,
+        )
+
+
+class GuardedProtocol(H11Protocol):
+    """uvicorn's h11 protocol with a header timeout and a connection cap (see the module doc)."""
+
+    limits = Limits()
+    closed_slow = 0
+    closed_surplus = 0
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._header_timer: asyncio.TimerHandle | None = None
+        self._armed_at = 0.0
+        if len(self.connections) > self.limits.max_connections and not self._evict():
+            type(self).closed_surplus += 1
+            log.warning("connection limit reached, new connection closed", extra={"client": self.client})
+            transport.abort()
+            return
+        self._arm()
+
+    def _evict(self) -> bool:
+        """At the cap, close the connection that has waited longest for its request headers (a
+        stalled client, or an idle kept-alive one) so that a new client is served; False when every
+        connection has a request in progress."""
+        waiting = [
+            c
+            for c in self.connections
+            if isinstance(c, GuardedProtocol) and c is not self and c._header_timer is not None
+        ]
+        if not waiting:
+            return False
+        oldest = min(waiting, key=lambda c: c._armed_at)
+        type(self).closed_surplus += 1
+        log.warning(
+            "connection limit reached, oldest waiting connection closed", extra={"client": oldest.client}
+        )
+        oldest._disarm()
+        oldest.transport.abort()
+        return True
+
+    def _arm(self) -> None:
+        """Start the header deadline for the next request (unless one is running)."""
+        self._armed_for = self.cycle
+        self._armed_at = self.loop.time()
+        self._header_timer = self.loop.call_later(self.limits.header_timeout, self._header_timeout)
+
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _header_timeout(self) -> None:
+        self._header_timer = None
+        if self.cycle is self._armed_for and not self.transport.is_closing():
+            type(self).closed_slow += 1
+            log.warning(
+                "request headers not received in time, connection closed", extra={"client": self.client}
+            )
+            self.transport.abort()
+
+    def data_received(self, data: bytes) -> None:
+        idle = self.cycle is None or self.cycle.response_complete
+        if idle and getattr(self, "_header_timer", None) is None and not self.transport.is_closing():
+            self._arm()  # the first bytes of a new request on a kept-alive connection
+        super().data_received(data)
+        if self.cycle is not getattr(self, "_armed_for", None):
+            self._disarm()  # the headers are in: the body's deadline is the app's
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if hasattr(self, "_header_timer"):
+            self._disarm()
+        super().connection_lost(exc)
+
+
+def protocol_for(limits: Limits) -> type[GuardedProtocol]:
+    """A protocol class bound to these limits (uvicorn instantiates it per connection)."""
+    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits})
 
 
 def _mtimes(*paths: Path) -> tuple[float, ...] | None:
@@ -72,6 +189,7 @@ async def serve_on(
     *,
     reload_interval: float = 2.0,
     on_start: Callable[[uvicorn.Server], None] | None = None,
+    limits: Limits = Limits(),
 ) -> None:
     """Run one uvicorn server on an already-bound socket until it is told to stop.
 
@@ -85,6 +203,8 @@ async def serve_on(
         access_log=False,
         timeout_graceful_shutdown=10,
         lifespan="on",
+        http=protocol_for(limits),
+        timeout_keep_alive=5,
     )
     config.load()
     assert config.ssl is not None
@@ -93,25 +213,40 @@ async def serve_on(
     if on_start is not None:
         on_start(server)
     reloader = asyncio.create_task(watch_certificates(config.ssl, cert, key, reload_interval))
+    # uvicorn creates the server with asyncio's default TLS handshake timeout (60 s) and offers no
+    # setting; this loop's create_server gets ours (the attribute lives on this loop object only).
+    loop = asyncio.get_running_loop()
+    create_server = loop.create_server
+    loop.create_server = functools.partial(  # type: ignore[method-assign]
+        create_server, ssl_handshake_timeout=limits.handshake_timeout
+    )
     try:
         await server.serve(sockets=[sock])
     finally:
         reloader.cancel()
 
 
-def _worker(sock: socket.socket, factory: AppFactory, cert: Path, key: Path) -> None:
-    asyncio.run(serve_on(sock, factory(), cert, key))
+def _worker(sock: socket.socket, factory: AppFactory, cert: Path, key: Path, limits: Limits) -> None:
+    asyncio.run(serve_on(sock, factory(), cert, key, limits=limits))
 
 
-def serve(host: str, port: int, cert: Path, key: Path, factory: AppFactory, workers: int = 1) -> None:
-    """Serve until SIGTERM/SIGINT; with workers > 1, in that many forked processes."""
-    sock = bind(host, port)
+def serve(
+    sock: socket.socket,
+    cert: Path,
+    key: Path,
+    factory: AppFactory,
+    workers: int = 1,
+    limits: Limits = Limits(),
+) -> None:
+    """Serve on a bound socket (:func:`bind`) until SIGTERM/SIGINT; with workers > 1, in that many
+    forked processes."""
     if workers <= 1:
-        _worker(sock, factory, cert, key)
+        _worker(sock, factory, cert, key, limits)
         return
     ctx = multiprocessing.get_context("fork")
     procs = [
-        ctx.Process(target=_worker, args=(sock, factory, cert, key), daemon=False) for _ in range(workers)
+        ctx.Process(target=_worker, args=(sock, factory, cert, key, limits), daemon=False)
+        for _ in range(workers)
     ]
     for p in procs:
         p.start()

@@ -105,6 +105,7 @@ def serve(
             cluster=cluster,
             facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
             opa_url=remote,
+            isolated=True,  # the embedded engine in a child process, killed on timeout
         )
         if not no_inventory:
             from stockade.admission.inventory import InventoryCache
@@ -120,9 +121,15 @@ def serve(
             state.on_shutdown.append(cache.stop)
         return create_app(state)
 
+    from stockade.admission.server import Limits, bind
     from stockade.admission.server import serve as run
 
-    run(host, port, tls_cert, tls_key, factory, workers)
+    limits = (load_config(config) if config else Config()).admission
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
 
 
 # -- deployment: manifests, certs, install, uninstall -------------------------------------------------------

@@ -318,6 +318,17 @@ class AdmissionConfig(_Model):
     failure_mode: Literal["closed", "open"] = "closed"
     max_request_bytes: int = Field(3 * 1024 * 1024, gt=0)
     evaluation_timeout_seconds: float = Field(2.0, gt=0)
+    # Objects beyond these are denied before evaluation, in either failure mode (admission/bounds.py).
+    max_object_values: int = Field(100_000, gt=0)
+    max_containers: int = Field(128, gt=0)
+    max_pod_specs: int = Field(64, gt=0)
+    # Slow clients: the request line and headers, and then the body, must arrive within these.
+    header_timeout_seconds: float = Field(5.0, gt=0)
+    body_timeout_seconds: float = Field(10.0, gt=0)
+    # Per worker process: open connections (more are closed at once), requests read and evaluated
+    # at once (others wait before their body is read). Memory arithmetic: docs/benchmarks.md.
+    max_connections: int = Field(256, gt=0)
+    max_inflight: int = Field(4, gt=0)
 
 
 class StorageConfig(_Model):
@@ -630,11 +641,21 @@ rbac:
   max_paths_per_binding: 20
 
 # The admission webhook: fail closed (deny) on internal errors and evaluation timeouts unless
-# failure_mode is open; request bodies above max_request_bytes get HTTP 400.
+# failure_mode is open; request bodies above max_request_bytes get HTTP 400. Objects with more
+# JSON values, containers or pod specs than the max_* below are denied in either failure mode.
+# Slow clients are closed after the header and body timeouts; per worker, at most max_connections
+# connections and max_inflight requests being read and evaluated.
 admission:
   failure_mode: closed
   max_request_bytes: 3145728
   evaluation_timeout_seconds: 2.0
+  max_object_values: 100000
+  max_containers: 128
+  max_pod_specs: 64
+  header_timeout_seconds: 5.0
+  body_timeout_seconds: 10.0
+  max_connections: 256
+  max_inflight: 4
 
 # Private-link storage (Azure Blob / Files CSI drivers) and the Azure side of the fleet.
 # approved_accounts: storage account names (globs) volumes may use; empty = none approved yet.

@@ -34,7 +34,14 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
     ``apiVersion``, ``kind`` and ``metadata`` as ``input.object`` and the pod spec as ``input.pod``:
     an object with N pod specs then costs N pod evaluations, not N evaluations of the whole object.
     Gatekeeper constraints judge the whole object, once, as Gatekeeper does.
+
+    An engine that evaluates elsewhere (:class:`~stockade.policies.engine_process.ProcessEngine`)
+    takes the whole batch in one call and runs this same function there.
     """
+    batch = getattr(engine, "evaluate_inputs", None)
+    if batch is not None:
+        result: list[Violation] = batch(inputs)
+        return result
     if inputs and inputs[0][0] == WORKLOAD_ALIAS:
         obj = inputs[0][1]["object"]
         slim = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
@@ -137,7 +144,11 @@ class Evaluator:
         library: Library | None = None,
         today: dt.date | None = None,
         opa_url: str | None = None,
+        isolated: bool = False,
     ) -> Evaluator:
+        """The evaluator of a config and library; ``opa_url`` evaluates on an OPA server, and
+        ``isolated`` runs the embedded engine in a child process with the config's admission
+        evaluation timeout (the webhook; see :mod:`stockade.policies.engine_process`)."""
         config = config or Config()
         library = library or load_library(policy_dirs)
         unknown = sorted(set(config.rules) - set(library.rules))
@@ -148,6 +159,11 @@ class Evaluator:
             from stockade.policies.engine_opa import RemoteOpaEngine
 
             return cls(RemoteOpaEngine(library, opa_url, set(enabled)), config, today)
+        if isolated:
+            from stockade.policies.engine_process import ProcessEngine
+
+            timeout = config.admission.evaluation_timeout_seconds
+            return cls(ProcessEngine(library, config, policy_dirs, timeout), config, today)
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
         return cls(engine, config, today)
 

@@ -7,9 +7,7 @@ no request body, however malformed, produces a 500 or an unhandled exception (hy
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import datetime as dt
 import json
 import socket
 import ssl
@@ -23,7 +21,6 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
 from cryptography import x509
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -32,34 +29,17 @@ from starlette.testclient import TestClient
 from stockade.admission.app import BadRequest, WebhookState, create_app, parse_review
 from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
-from stockade.admission.server import bind, serve_on
+from stockade.admission.server import bind
 from stockade.policies.config import load_config, parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource
-from stockade.webhooks.certs import CertificateAuthority
+from tests.tls_webhook import CA, Server
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
-
-
-class CA:
-    """Test wrapper over the webhook's own certificate code (stockade.webhooks.certs)."""
-
-    def __init__(self) -> None:
-        self.authority = CertificateAuthority.create("stockade-test-ca", dt.timedelta(days=1))
-
-    def write_ca(self, path: Path) -> Path:
-        path.write_bytes(self.authority.cert_pem)
-        return path
-
-    def issue(self, cert_path: Path, key_path: Path) -> int:
-        """Write a serving certificate for localhost/127.0.0.1; return its serial number."""
-        issued = self.authority.issue(["localhost"], ["127.0.0.1"], dt.timedelta(hours=1))
-        issued.write(cert_path, key_path)
-        return issued.serial
 
 
 PRIVILEGED_POD = {
@@ -84,36 +64,6 @@ def review(obj: dict[str, Any] | None, operation: str = "CREATE", **extra: Any) 
         **extra,
     }
     return {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
-
-
-class Server:
-    """A real TLS server in a background thread, stopped gracefully."""
-
-    def __init__(self, state: WebhookState, cert: Path, key: Path) -> None:
-        self.sock = bind("127.0.0.1", 0)
-        self.port = self.sock.getsockname()[1]
-        self._server: uvicorn.Server | None = None
-        app = create_app(state, reload_interval=0.2)
-        self.thread = threading.Thread(
-            target=lambda: asyncio.run(
-                serve_on(self.sock, app, cert, key, reload_interval=0.2, on_start=self._started)
-            ),
-            daemon=True,
-        )
-        self.thread.start()
-        deadline = time.monotonic() + 10
-        while not (self._server and self._server.started):
-            assert time.monotonic() < deadline, "server did not start"
-            time.sleep(0.02)
-
-    def _started(self, server: uvicorn.Server) -> None:
-        self._server = server
-
-    def stop(self) -> None:
-        assert self._server is not None
-        self._server.should_exit = True
-        self.thread.join(timeout=15)
-        assert not self.thread.is_alive()
 
 
 @pytest.fixture
@@ -287,7 +237,8 @@ def test_internal_error_fails_closed_or_open(tmp_path: Path) -> None:
             resp = client.post("/validate", json=review(PRIVILEGED_POD)).json()["response"]
         assert resp["allowed"] is allowed
         text = resp["status"]["message"] if not allowed else resp["warnings"][0]
-        assert "internal error: RuntimeError: cache exploded" in text
+        # the exception's type, never its message (messages can quote the object's values)
+        assert "internal error: RuntimeError" in text and "exploded" not in text
 
 
 def test_evaluation_timeout_fails_closed() -> None:
