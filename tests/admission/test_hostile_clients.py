@@ -1,0 +1,402 @@
+"""The webhook under hostile clients: a real uvicorn HTTPS server on 127.0.0.1 (tests/tls_webhook.py)
+with small limits, raw TLS sockets that stall, and the embedded engine in its child process.
+
+Every test is bounded by its own deadlines (no test can hang): a stalled client must be closed by
+the server within its timeout, and a normal request sent beside the hostile ones must be answered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from stockade.admission.app import WebhookState
+from stockade.admission.server import Limits
+from stockade.policies.config import parse_config
+from tests.reviews import admission_review
+from tests.tls_webhook import CA, Server
+
+LIMITS = Limits(header_timeout=0.5, handshake_timeout=0.5, max_connections=16)
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "ok", "namespace": "ml"},
+    "spec": {"containers": [{"name": "app", "image": "registry.example.com/app:1"}]},
+}
+
+
+def privileged_pod(containers: int) -> dict[str, Any]:
+    cs = [
+        {"name": f"c{i}", "image": "registry.example.com/app:1", "securityContext": {"privileged": True}}
+        for i in range(containers)
+    ]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big", "namespace": "ml"},
+        "spec": {"containers": cs},
+    }
+
+
+@pytest.fixture
+def pki(tmp_path: Path) -> tuple[Path, Path, Path]:
+    ca = CA()
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    ca.issue(cert, key)
+    return ca.write_ca(tmp_path / "ca.crt"), cert, key
+
+
+@contextlib.contextmanager
+def webhook(
+    pki: tuple[Path, Path, Path], config: str = "", **state: Any
+) -> Iterator[tuple[Server, httpx.Client]]:
+    ca_file, cert, key = pki
+    text = config or "admission: {body_timeout_seconds: 0.5}\n"
+    srv = Server(WebhookState(config=parse_config(text), **state), cert, key, LIMITS)
+    client = httpx.Client(
+        base_url=f"https://127.0.0.1:{srv.port}",
+        verify=ssl.create_default_context(cafile=str(ca_file)),
+        timeout=20,
+    )
+    try:
+        yield srv, client
+    finally:
+        client.close()
+        srv.stop()
+
+
+def tls_socket(port: int, ca_file: Path) -> ssl.SSLSocket:
+    ctx = ssl.create_default_context(cafile=str(ca_file))
+    raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+    return ctx.wrap_socket(raw, server_hostname="127.0.0.1")
+
+
+def closed_within(sock: socket.socket, seconds: float) -> float:
+    """Seconds until the server closes the connection (reads give EOF or a reset); fails past `seconds`."""
+    start = time.monotonic()
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(65536):
+            pass
+    except (ConnectionResetError, ssl.SSLError, OSError) as exc:
+        if isinstance(exc, TimeoutError | socket.timeout):
+            pytest.fail(f"the server kept a stalled connection open for {seconds} s")
+    return time.monotonic() - start
+
+
+def is_open(sock: ssl.SSLSocket) -> bool:
+    sock.setblocking(False)
+    try:
+        return sock.recv(1) != b""
+    except ssl.SSLWantReadError:
+        return True
+    except OSError:
+        return False
+
+
+def answered(client: httpx.Client, obj: dict[str, Any] = POD) -> dict[str, Any]:
+    """The webhook's decision on a normal request (the example Pod is denied for missing resource
+    limits and the like; what matters is that it is decided)."""
+    r = client.post("/validate", content=orjson.dumps(admission_review(obj, "ml")))
+    assert r.status_code == 200, r.text
+    response: dict[str, Any] = r.json()["response"]
+    assert "could not evaluate" not in str(response)
+    return response
+
+
+def allowed(client: httpx.Client, obj: dict[str, Any]) -> bool:
+    return bool(answered(client, obj)["allowed"])
+
+
+def test_half_a_request_line_is_closed_after_the_header_timeout(pki: tuple[Path, Path, Path]) -> None:
+    with webhook(pki) as (srv, client):
+        s = tls_socket(srv.port, pki[0])
+        s.sendall(b"POST /vali")
+        assert closed_within(s, 5) < 3
+        silent = tls_socket(srv.port, pki[0])  # connected, sends nothing at all
+        assert closed_within(silent, 5) < 3
+        assert answered(client)
+
+
+def test_a_tls_handshake_that_never_starts_is_closed(pki: tuple[Path, Path, Path]) -> None:
+    with webhook(pki) as (srv, _):
+        raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
+        assert closed_within(raw, 5) < 3
+
+
+def test_headers_without_the_body_get_408_and_close(pki: tuple[Path, Path, Path]) -> None:
+    with webhook(pki) as (srv, client):
+        s = tls_socket(srv.port, pki[0])
+        head = (
+            f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n"
+            "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+        )
+        s.sendall(head.encode() + b'{"apiVersion": ')
+        s.settimeout(5)
+        start = time.monotonic()
+        answer = b""
+        with contextlib.suppress(OSError):
+            while chunk := s.recv(65536):
+                answer += chunk
+        assert time.monotonic() - start < 3
+        assert answer.startswith(b"HTTP/1.1 408") and b"connection: close" in answer.lower()
+        assert answered(client)
+
+
+def test_stalled_connections_cannot_keep_a_prompt_client_out(pki: tuple[Path, Path, Path]) -> None:
+    """More stalled connections than the cap: each new one evicts the oldest stalled one, so the
+    webhook keeps answering prompt clients at once instead of after the stalled ones time out."""
+    config = "admission: {body_timeout_seconds: 0.5, header_timeout_seconds: 30}\n"
+    slow = Limits(header_timeout=30, handshake_timeout=5, max_connections=16)
+    ca_file, cert, key = pki
+    srv = Server(WebhookState(config=parse_config(config)), cert, key, slow)
+    stalled = []
+    try:
+        for _ in range(3 * slow.max_connections):
+            s = tls_socket(srv.port, ca_file)
+            s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
+            stalled.append(s)
+        with httpx.Client(
+            base_url=f"https://127.0.0.1:{srv.port}", verify=ssl.create_default_context(cafile=str(ca_file))
+        ) as client:
+            start = time.monotonic()
+            for _ in range(5):
+                assert answered(client)
+            assert time.monotonic() - start < 5
+        # the oldest stalled connections were closed by the server; at most the cap stay open
+        assert sum(is_open(s) for s in stalled) <= slow.max_connections
+    finally:
+        for s in stalled:
+            s.close()
+        srv.stop()
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_a_pod_with_20000_containers_is_denied_at_once_in_either_failure_mode(
+    pki: tuple[Path, Path, Path], mode: str
+) -> None:
+    """The issue's 0.64 MiB pod (10 s of evaluation before): denied by the structural bound, even
+    with failure_mode open, and a normal request beside it is not held up."""
+    config = f"admission: {{failure_mode: {mode}, body_timeout_seconds: 5}}\n"
+    with webhook(pki, config, isolated=True) as (_, client):
+        start = time.monotonic()
+        r = client.post("/validate", content=orjson.dumps(admission_review(privileged_pod(20_000), "ml")))
+        spent = time.monotonic() - start
+        resp = r.json()["response"]
+        assert resp["allowed"] is False and resp["status"]["code"] == 403
+        assert "does not evaluate objects this large" in resp["status"]["message"]
+        assert spent < 2
+        # fewer JSON values but more containers than the limit (128)
+        r = client.post("/validate", content=orjson.dumps(admission_review(privileged_pod(200), "ml")))
+        resp = r.json()["response"]
+        assert resp["allowed"] is False and "200 containers" in resp["status"]["message"]
+        assert "admission.max_containers" in resp["status"]["message"]
+        assert answered(client)
+
+
+def test_a_malformed_custom_resource_is_denied_naming_the_field_not_the_value(
+    pki: tuple[Path, Path, Path],
+) -> None:
+    secret = "AZURE_CLIENT_SECRET=s3cr3t-value"
+    ray = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "r", "namespace": "ml"},
+        "spec": {
+            "headGroupSpec": {
+                "template": {
+                    "spec": {"containers": [secret, {"name": "h", "image": "registry.example.com/ray:1"}]}
+                }
+            }
+        },
+    }
+    with webhook(pki, "admission: {failure_mode: open}\n") as (_, client):
+        r = client.post("/validate", content=orjson.dumps(admission_review(ray, "ml")))
+        assert secret not in r.text and "s3cr3t" not in r.text
+        resp = r.json()["response"]
+        assert resp["allowed"] is False
+        assert "spec.headGroupSpec.template.spec.containers[0]" in resp["status"]["message"]
+
+
+SLOW_RULE = """# METADATA
+# title: Slow on purpose
+# custom:
+#   id: TST-SLOW-001
+#   severity: low
+#   action: deny
+#   kinds: [ConfigMap]
+package stockade.test.slow
+
+import rego.v1
+
+deny contains {"msg": "slow", "path": []} if {
+    input.object.metadata.labels.slow == "yes"
+    n := count([x | some x in numbers.range(1, 3000); some y in numbers.range(1, 3000); x == y + 1])
+    n < 0
+}
+"""
+
+
+def configmap(name: str, slow: bool = False) -> dict[str, Any]:
+    labels = {"slow": "yes"} if slow else {}
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": name, "namespace": "ml", "labels": labels},
+    }
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_an_evaluation_past_its_timeout_is_killed_denied_and_the_engine_replaced(
+    pki: tuple[Path, Path, Path], tmp_path: Path, mode: str
+) -> None:
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "slow.rego").write_text(SLOW_RULE)
+    config = f"admission: {{failure_mode: {mode}, evaluation_timeout_seconds: 0.5}}\n"
+    with webhook(pki, config, policy_dirs=(policies,), isolated=True) as (_, client):
+        assert allowed(client, configmap("first"))
+        start = time.monotonic()
+        r = client.post("/validate", content=orjson.dumps(admission_review(configmap("slow", True), "ml")))
+        spent = time.monotonic() - start
+        resp = r.json()["response"]
+        # an object that costs this much is denied in either mode, not allowed because expensive
+        assert resp["allowed"] is False and "exceeded 0.5 s" in resp["status"]["message"]
+        assert spent < 3
+        start = time.monotonic()
+        assert allowed(client, configmap("after"))  # a fresh engine process answers
+        assert time.monotonic() - start < 5
+        metrics = client.get("/metrics").text
+        assert "stockade_engine_restarts_total 1.0" in metrics
+
+
+def test_the_engine_process_dying_fails_closed_and_is_replaced(pki: tuple[Path, Path, Path]) -> None:
+    state = WebhookState(config=parse_config("admission: {failure_mode: closed}\n"), isolated=True)
+    ca_file, cert, key = pki
+    srv = Server(state, cert, key, LIMITS)
+    try:
+        with httpx.Client(
+            base_url=f"https://127.0.0.1:{srv.port}", verify=ssl.create_default_context(cafile=str(ca_file))
+        ) as client:
+            assert answered(client)
+            assert state.evaluator is not None
+            pid = state.evaluator.engine.pid  # type: ignore[attr-defined]
+            os.kill(pid, signal.SIGKILL)
+            r = client.post("/validate", content=orjson.dumps(admission_review(POD, "ml"))).json()["response"]
+            assert r["allowed"] is False and "engine process failed" in r["status"]["message"]
+            assert answered(client)  # replaced
+            assert state.evaluator.engine.pid != pid  # type: ignore[attr-defined]
+    finally:
+        srv.stop()
+
+
+def test_the_config_watcher_survives_any_exception_and_readyz_reports_a_dead_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unexpected exception while reloading is logged and counted; the next valid config still
+    applies (issue 20: a ValueError used to end the watcher silently). A watcher that stopped all
+    the same makes /readyz fail."""
+    from starlette.testclient import TestClient
+
+    from stockade.admission import app as app_module
+    from stockade.admission.app import create_app
+    from stockade.policies.config import load_config
+
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text("rules: {}\n")
+    real = app_module.load_config
+    calls = {"n": 0}
+
+    def flaky(path: Path | None) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise ValueError("day is out of range for month")
+        return real(path)
+
+    monkeypatch.setattr(app_module, "load_config", flaky)
+    state = WebhookState(config=load_config(config_path), config_path=config_path)
+    with TestClient(create_app(state, reload_interval=0.05)) as client:
+        time.sleep(0.2)
+        config_path.write_text("rules: {STK-POD-003: {action: warn}}\n")  # hits the ValueError
+        deadline = time.monotonic() + 5
+        while 'stockade_config_reloads_total{result="rejected"} 1.0' not in client.get("/metrics").text:
+            assert time.monotonic() < deadline, "the failed reload was not counted"
+            time.sleep(0.05)
+        time.sleep(0.1)
+        config_path.write_text("rules: {STK-POD-003: {action: audit}}\n")
+        while state.config.rules.get("STK-POD-003") is None:
+            assert time.monotonic() < deadline, "the watcher stopped after an unexpected exception"
+            time.sleep(0.05)
+        assert client.get("/readyz").status_code == 200
+        assert state.watcher is not None
+        state.watcher.cancel()
+        time.sleep(0.1)
+        r = client.get("/readyz")
+        assert r.status_code == 503 and "watcher" in r.text
+
+
+def test_a_denial_message_is_capped_with_a_count_of_what_was_left_out() -> None:
+    from stockade.admission.decide import MAX_DENY_CHARS, respond
+    from stockade.policies.evaluate import Evaluator, InventoryFacts
+    from stockade.policies.model import Operation, Origin, Resource
+
+    evaluator = Evaluator.default()
+    pod = privileged_pod(100)
+    findings = evaluator.evaluate(
+        Resource(pod, Origin()), operation=Operation.CREATE, source=InventoryFacts()
+    )
+    assert len(findings) > 300
+    message = respond("u", findings).status.message  # type: ignore[union-attr]
+    assert len(message) <= MAX_DENY_CHARS + 100 and message.endswith("more")
+
+
+def test_serve_on_a_busy_port_is_one_line_and_exit_2(pki: tuple[Path, Path, Path]) -> None:
+    import subprocess
+    import sys
+
+    _, cert, key = pki
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen(1)
+    port = busy.getsockname()[1]
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "stockade.cli.main",
+                "webhook",
+                "serve",
+                "--tls-cert",
+                str(cert),
+                "--tls-key",
+                str(key),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--no-inventory",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    finally:
+        busy.close()
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines() == [
+        f"stockade: error: cannot listen on 127.0.0.1:{port}: Address already in use"
+    ]
+    assert "Traceback" not in done.stderr
