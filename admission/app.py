@@ -42,7 +42,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from stockade.admission.bounds import malformed, oversize
+from stockade.admission.bounds import (
+    exact_values_bound,
+    malformed,
+    oversize,
+    review_uid,
+    values_upper_bound,
+)
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config import Config, ConfigError, load_config
@@ -241,12 +247,31 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         async with inflight:
             return await _validate(request)
 
+    def _too_costly_to_parse(body: bytes, most: int) -> Response:
+        """A body with more JSON values than any object it may carry: denied by uid, unparsed."""
+        metrics.refused.labels("oversize").inc()
+        uid = review_uid(body)
+        why = f"the request has more than {most} JSON values per object (admission.max_object_values)"
+        if uid is None:
+            metrics.requests.labels("", "", "bad-request").inc()
+            return JSONResponse({"error": why}, status_code=400, headers={"connection": "close"})
+        metrics.requests.labels("", "", "denied").inc()
+        response = denial(uid, f"stockade does not evaluate objects this large: {why}")
+        log.info("admission refused before parsing", extra={"uid": uid, "reason": "oversize"})
+        return Response(
+            orjson.dumps(AdmissionReviewResponse(response=response).to_json()), media_type="application/json"
+        )
+
     async def _validate(request: Request) -> Response:
         start = time.perf_counter()
         limits = state.config.admission
         try:
             async with asyncio.timeout(limits.body_timeout_seconds):
                 body = await _read_body(request, limits.max_request_bytes)
+            # object and oldObject, and the review around them
+            most = 2 * limits.max_object_values + 10_000
+            if values_upper_bound(body) > most and exact_values_bound(body) > most:
+                return _too_costly_to_parse(body, limits.max_object_values)
             review = parse_review(body)
         except BadRequest as exc:
             metrics.requests.labels("", "", "bad-request").inc()

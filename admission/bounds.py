@@ -19,6 +19,7 @@ never the value.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,6 +47,36 @@ def count_values(obj: Any, limit: int) -> int:
         elif isinstance(value, list):
             stack.extend(value)
     return count
+
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_UID = re.compile(rb'"uid"\s*:\s*"([0-9A-Za-z._-]{1,128})"')
+
+
+def values_upper_bound(body: bytes) -> int:
+    """An upper bound of the JSON values in a body, from its bytes, before it is parsed.
+
+    Parsing is where a small body gets expensive: 3 MiB of ``[[],[],...]`` become a million Python
+    lists (about 100 MiB, 1.2 s). Each value but the first follows a ``,``, ``[`` or ``:``, so
+    counting those bounds the values; ``:`` is not counted (keys are not values, and each member's
+    value follows a ``,`` or ``{``). The raw count also sees punctuation inside strings, so only
+    when it is over the limit are the strings taken out and the count made exact.
+    """
+    raw = body.count(b",") + body.count(b"[") + body.count(b"{") + 1
+    return raw
+
+
+def exact_values_bound(body: bytes) -> int:
+    """:func:`values_upper_bound` with the strings taken out (slower: only for large counts)."""
+    bare = _STRING.sub(b'""', body)
+    return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
+
+
+def review_uid(body: bytes) -> str | None:
+    """The request uid of an AdmissionReview body, without parsing it (the API server writes
+    ``uid`` first in ``request``): to deny a body too costly to parse, by name."""
+    m = _UID.search(body, 0, 4096)
+    return m.group(1).decode() if m else None
 
 
 def _at(obj: Any, path: list[Any]) -> Any:

@@ -60,7 +60,10 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
             return
         try:
             if op == "eval":
-                conn.send(("ok", evaluate_inputs(engine, payload)))
+                # Rules by id (the parent has the same library): pickling each Rule would cost more
+                # than the evaluation's round trip.
+                found = evaluate_inputs(engine, payload)
+                conn.send(("ok", [(v.rule.id, v.msg, v.path, v.details, v.template) for v in found]))
             elif op == "inventory":
                 evaluator.gatekeeper_inventory(payload)
                 conn.send(("ok", None))
@@ -168,8 +171,15 @@ class ProcessEngine:
     def evaluate_inputs(self, inputs: Sequence[_Input]) -> list[Violation]:
         """The violations of one object (all its pod specs), as ``evaluate_inputs`` computes them."""
         with self._lock:
-            result: list[Violation] = self._call("eval", list(inputs), self.timeout)
-            return result
+            found = self._call("eval", list(inputs), self.timeout)
+        rules = self.library.rules
+        try:
+            return [
+                Violation(rules[rid], msg, path, details, template)
+                for rid, msg, path, details, template in found
+            ]
+        except KeyError as exc:  # the child loaded another library (files changed between the loads)
+            raise EngineProcessError(f"the engine process reported an unknown rule {exc}") from None
 
     def evaluate(
         self, kind: str, input: Mapping[str, Any], *, library: bool = True, constraints: bool = True

@@ -400,3 +400,21 @@ def test_serve_on_a_busy_port_is_one_line_and_exit_2(pki: tuple[Path, Path, Path
         f"stockade: error: cannot listen on 127.0.0.1:{port}: Address already in use"
     ]
     assert "Traceback" not in done.stderr
+
+
+def test_a_body_too_costly_to_parse_is_denied_by_uid_unparsed(pki: tuple[Path, Path, Path]) -> None:
+    """2.9 MiB of `[[],[],...]` parse into a million lists (about 100 MiB, over a second): the values
+    are bounded from the bytes first, and the request is denied by its uid without parsing it."""
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "ml"}, "data": {}}
+    body = orjson.dumps(admission_review(cm, "ml"))
+    filler = b'"binaryData": {}, "junk": [' + b"[]," * 1_000_000 + b"[]]"
+    body = body.replace(b'"data":{}', b'"data":{},' + filler)
+    assert len(body) < 3 * 1024 * 1024
+    with webhook(pki) as (_, client):
+        start = time.monotonic()
+        r = client.post("/validate", content=body)
+        assert time.monotonic() - start < 1.5
+        resp = r.json()["response"]
+        assert resp["uid"] == "u" and resp["allowed"] is False
+        assert "admission.max_object_values" in resp["status"]["message"]
+        assert 'stockade_admission_refused_total{reason="oversize"} 1.0' in client.get("/metrics").text

@@ -250,8 +250,10 @@ def test_evaluation_timeout_fails_closed() -> None:
     assert resp["allowed"] is False and "exceeded 0.05 s" in resp["status"]["message"]
 
 
-def test_admission_decides_exactly_what_scan_decides() -> None:
-    """Every example object: the same findings (rule, action, waived) through both gates."""
+@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "engine-process"])
+def test_admission_decides_exactly_what_scan_decides(isolated: bool) -> None:
+    """Every example object: the same findings (rule, action, waived) through both gates, with the
+    engine in this process and in the child process `webhook serve` uses."""
     config = load_config(EXAMPLES / "stockade.yaml")
     files = FileSource([str(EXAMPLES / "manifests")], exclude=["broken"])
     scanned = run_scan(files, [], Evaluator.default(config), ScanOptions(config), version="t")
@@ -264,7 +266,7 @@ def test_admission_decides_exactly_what_scan_decides() -> None:
         r for r in FileSource([str(EXAMPLES / "manifests")], exclude=["broken"]) if isinstance(r, Resource)
     ]
     facts = InventoryFacts(inventory_of(r.obj for r in resources))
-    evaluator = Evaluator.default(config)
+    evaluator = Evaluator.default(config, isolated=isolated)
     compared = 0
     for r in resources:
         body = review(r.obj)
@@ -276,6 +278,8 @@ def test_admission_decides_exactly_what_scan_decides() -> None:
         assert got == by_object.get((r.kind, r.namespace, r.name), set()), (r.kind, r.namespace, r.name)
         compared += 1
     assert compared == scanned.resources
+    if isolated:
+        evaluator.engine.close()  # type: ignore[attr-defined]
 
 
 json_values = st.recursive(

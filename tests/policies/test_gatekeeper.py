@@ -421,9 +421,10 @@ spec:
 """
 
 
-def test_webhook_gives_templates_its_inventory(tmp_path: Path) -> None:
+@pytest.mark.parametrize("isolated", [False, True], ids=["in-process", "engine-process"])
+def test_webhook_gives_templates_its_inventory(tmp_path: Path, isolated: bool) -> None:
     """data.inventory in the webhook is the inventory cache (here a fixed inventory), refreshed when
-    the cache changes."""
+    the cache changes; also in the engine's child process (`webhook serve`)."""
     from starlette.testclient import TestClient
 
     folder = policy_dir(
@@ -432,7 +433,7 @@ def test_webhook_gives_templates_its_inventory(tmp_path: Path) -> None:
         constraint("NamespaceTeam", "pods", {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}),
     )
     facts = InventoryFacts(inventory_of([namespace("a", team="x"), namespace("b")]))
-    state = WebhookState(config=Config(), policy_dirs=(folder,), facts=facts)
+    state = WebhookState(config=Config(), policy_dirs=(folder,), facts=facts, isolated=isolated)
 
     def decide(ns: str) -> dict[str, Any]:
         review = admission_review(pod("p", "i", ns), ns)
