@@ -36,9 +36,7 @@ from typing import Any
 
 import httpx
 import orjson
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from webhook import HOST, Bodies, WebhookServer, find_stockade, free_port, make_objects, make_pki, pct  # noqa: E402
+from webhook import HOST, Bodies, WebhookServer, find_stockade, free_port, make_objects, make_pki, pct
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,16 +67,32 @@ def review(obj: dict[str, Any]) -> bytes:
 
 def huge_pod() -> bytes:
     cs = [{"name": f"c{i}", "image": "x", "securityContext": {"privileged": True}} for i in range(20_000)]
-    return review({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big", "namespace": "ml"}, "spec": {"containers": cs}})
+    return review(
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "big", "namespace": "ml"},
+            "spec": {"containers": cs},
+        }
+    )
 
 
 def big_configmap() -> bytes:
     data = {f"k{i:05d}": "v" * 20 for i in range(95_000)}
-    return review({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "big", "namespace": "ml"}, "data": data})
+    return review(
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "big", "namespace": "ml"},
+            "data": data,
+        }
+    )
 
 
 def parse_bomb() -> bytes:
-    cm = review({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "ml"}, "data": {}})
+    cm = review(
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "ml"}, "data": {}}
+    )
     return cm.replace(b'"data":{}', b'"data":{},"junk":[' + b"[]," * 1_000_000 + b"[]]")
 
 
@@ -94,13 +108,17 @@ class Bench:
         latencies: list[float] = []
         errors = 0
         limits = httpx.Limits(max_connections=4, max_keepalive_connections=4)
-        async with httpx.AsyncClient(base_url=self.base, verify=self.ctx, limits=limits, timeout=15) as client:
+        async with httpx.AsyncClient(
+            base_url=self.base, verify=self.ctx, limits=limits, timeout=15
+        ) as client:
             tasks = []
 
             async def one(at: float, body: bytes) -> None:
                 nonlocal errors
                 try:
-                    r = await client.post("/validate", content=body, headers={"content-type": "application/json"})
+                    r = await client.post(
+                        "/validate", content=body, headers={"content-type": "application/json"}
+                    )
                     if r.status_code != 200 or "could not evaluate" in r.text:
                         errors += 1
                         return
@@ -164,7 +182,9 @@ class Bench:
             async def one() -> None:
                 while not self.stop.is_set():
                     with contextlib.suppress(httpx.HTTPError):
-                        await client.post("/validate", content=body, headers={"content-type": "application/json"})
+                        await client.post(
+                            "/validate", content=body, headers={"content-type": "application/json"}
+                        )
 
             await asyncio.gather(*(one() for _ in range(clients)))
 
@@ -185,10 +205,8 @@ class Bench:
         self.stop.set()
         latencies, errors = await normal
         if hostile is not None:
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(hostile, 40)
-            except TimeoutError:
-                pass
         return {
             "n": len(latencies),
             "errors": errors,
@@ -208,12 +226,17 @@ def refused(server: WebhookServer, ca: Path) -> str:
     return "; ".join(line for line in lines if line.startswith(keep))
 
 
-async def main_async(args: argparse.Namespace, server: WebhookServer, ca: Path) -> list[tuple[str, dict[str, Any]]]:
+async def main_async(
+    args: argparse.Namespace, server: WebhookServer, ca: Path
+) -> list[tuple[str, dict[str, Any]]]:
     bench = Bench(server, ca, args)
     bodies = Bodies(make_objects(200, seed=7, violating=0.3))
     pod, cm, bomb = huge_pod(), big_configmap(), parse_bomb()
-    print(f"bodies: huge pod {len(pod) / 2**20:.2f} MiB, configmap {len(cm) / 2**20:.2f} MiB, "
-          f"parse bomb {len(bomb) / 2**20:.2f} MiB", flush=True)
+    print(
+        f"bodies: huge pod {len(pod) / 2**20:.2f} MiB, configmap {len(cm) / 2**20:.2f} MiB, "
+        f"parse bomb {len(bomb) / 2**20:.2f} MiB",
+        flush=True,
+    )
     attacks: list[tuple[str, Callable[[], Awaitable[None]] | None]] = [
         ("none", None),
         ("slow-lines", bench.slow_lines),
@@ -234,7 +257,9 @@ async def main_async(args: argparse.Namespace, server: WebhookServer, ca: Path) 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--rate", type=float, default=50.0, help="normal requests per second")
     parser.add_argument("--connections", type=int, default=400, help="slow-lines connections")
@@ -245,7 +270,15 @@ def main() -> int:
         folder = Path(tmp)
         ca, cert, key = make_pki(folder)
         port = free_port()
-        argv = [find_stockade(args.stockade), "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+        argv = [
+            find_stockade(args.stockade),
+            "webhook",
+            "serve",
+            "--tls-cert",
+            str(cert),
+            "--tls-key",
+            str(key),
+        ]
         argv += ["--host", HOST, "--port", str(port), "--workers", "1", "--no-inventory"]
         server = WebhookServer("stockade", argv, port, ca, folder / "server.log")
         server.start()
@@ -256,7 +289,9 @@ def main() -> int:
             server.stop()
     print(f"\ncommand: {' '.join(sys.argv)}; server: {' '.join(argv[1:])}")
     print(f"normal traffic: {args.rate:g} req/s open-loop for {args.duration:g} s per attack\n")
-    print("| attack | normal requests | errors | p50 ms | p99 ms | worst ms | RSS before MiB | RSS peak MiB |")
+    print(
+        "| attack | normal requests | errors | p50 ms | p99 ms | worst ms | RSS before MiB | RSS peak MiB |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, r in results:
         print(
