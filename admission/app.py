@@ -42,6 +42,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from stockade.admission.bodies import BadRequest, BodyReader, Evicted, SlowBody
 from stockade.admission.bounds import (
     exact_values_bound,
     malformed,
@@ -181,28 +182,6 @@ def _close(evaluator: Evaluator | None) -> None:
         close()
 
 
-class BadRequest(Exception):
-    """A request body that is not an AdmissionReview we can read: HTTP 400, never a 500."""
-
-
-class SlowBody(Exception):
-    """The body did not arrive within the body timeout: HTTP 408, and the connection is closed."""
-
-
-async def _read_body(request: Request, limit: int) -> bytes:
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(f"request body exceeds the limit of {limit} bytes")
-        chunks.append(chunk)
-    return b"".join(chunks)
-
-
 def parse_review(body: bytes) -> AdmissionReview:
     """Parse an AdmissionReview, or raise BadRequest with a one-line reason."""
     try:
@@ -226,13 +205,13 @@ def _client(request: Request) -> str:
 def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlette:
     metrics = state.metrics
 
-    def _refusal(obj: Any, old: Any) -> tuple[str, str] | None:
+    def _refusal(obj: Any, old: Any, count: bool) -> tuple[str, str] | None:
         """(metric reason, message) when the object must be denied before evaluation."""
         limits = state.config.admission
         kinds = WorkloadKinds(state.config.workload_kinds())
         for which in (obj, old):
             if isinstance(which, dict):
-                too_big = oversize(which, limits, kinds)
+                too_big = oversize(which, limits, kinds, count=count)
                 if too_big:
                     return "oversize", f"stockade does not evaluate objects this large: {too_big}"
         if isinstance(obj, dict):
@@ -242,10 +221,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         return None
 
     inflight = asyncio.Semaphore(state.config.admission.max_inflight)
-
-    async def validate(request: Request) -> Response:
-        async with inflight:
-            return await _validate(request)
+    bodies = BodyReader(state.config.admission.max_buffered_bytes)
 
     def _too_costly_to_parse(body: bytes, most: int) -> Response:
         """A body with more JSON values than any object it may carry: denied by uid, unparsed."""
@@ -262,30 +238,48 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             orjson.dumps(AdmissionReviewResponse(response=response).to_json()), media_type="application/json"
         )
 
-    async def _validate(request: Request) -> Response:
-        start = time.perf_counter()
+    def _refused(status: int, reason: str, message: str, request: Request) -> Response:
+        metrics.requests.labels("", "", "bad-request").inc()
+        metrics.refused.labels(reason).inc()
+        if status != 400:
+            log.warning(message, extra={"client": _client(request)})
+        return JSONResponse({"error": message}, status_code=status, headers={"connection": "close"})
+
+    async def validate(request: Request) -> Response:
         limits = state.config.admission
         try:
-            async with asyncio.timeout(limits.body_timeout_seconds):
-                body = await _read_body(request, limits.max_request_bytes)
-            # object and oldObject, and the review around them
-            most = 2 * limits.max_object_values + 10_000
-            if values_upper_bound(body) > most and exact_values_bound(body) > most:
-                return _too_costly_to_parse(body, limits.max_object_values)
+            body = await bodies.read(request, limits.max_request_bytes, limits.body_timeout_seconds)
+        except BadRequest as exc:
+            return _refused(400, "bad-request", str(exc), request)
+        except SlowBody:
+            message = f"request body not received within {limits.body_timeout_seconds:g} s"
+            return _refused(408, "slow-body", message, request)
+        except Evicted:
+            message = "request body dropped: the server's body buffer is full (admission.max_buffered_bytes)"
+            return _refused(503, "evicted", message, request)
+        # Parsing and evaluating hold memory in proportion to the object: a few at a time.
+        async with inflight:
+            return await _validate(body)
+
+    async def _validate(body: bytes) -> Response:
+        start = time.perf_counter()
+        limits = state.config.admission
+        # object and oldObject, and the review around them
+        most = 2 * limits.max_object_values + 10_000
+        bound = values_upper_bound(body)
+        if bound > most and exact_values_bound(body) > most:
+            return _too_costly_to_parse(body, limits.max_object_values)
+        try:
             review = parse_review(body)
         except BadRequest as exc:
             metrics.requests.labels("", "", "bad-request").inc()
             metrics.refused.labels("bad-request").inc()
             return JSONResponse({"error": str(exc)}, status_code=400, headers={"connection": "close"})
-        except TimeoutError:
-            metrics.refused.labels("slow-body").inc()
-            log.warning("request body too slow, connection closed", extra={"client": _client(request)})
-            message = f"request body not received within {limits.body_timeout_seconds:g} s"
-            return JSONResponse({"error": message}, status_code=408, headers={"connection": "close"})
         req = review.request
         config = state.config
         loop = asyncio.get_running_loop()
-        refusal = judged(req) and _refusal(req.object, req.old_object)
+        # count the values only when the bytes do not already bound them under the limit
+        refusal = judged(req) and _refusal(req.object, req.old_object, bound > limits.max_object_values)
         if refusal:
             # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.
             reason, why = refusal

@@ -62,8 +62,7 @@ def values_upper_bound(body: bytes) -> int:
     value follows a ``,`` or ``{``). The raw count also sees punctuation inside strings, so only
     when it is over the limit are the strings taken out and the count made exact.
     """
-    raw = body.count(b",") + body.count(b"[") + body.count(b"{") + 1
-    return raw
+    return body.count(b",") + body.count(b"[") + body.count(b"{") + 1
 
 
 def exact_values_bound(body: bytes) -> int:
@@ -90,10 +89,12 @@ def _at(obj: Any, path: list[Any]) -> Any:
     return obj
 
 
-def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKinds) -> str | None:
-    """Why the object is too big to evaluate, or None."""
-    values = count_values(obj, limits.max_object_values)
-    if values > limits.max_object_values:
+def oversize(
+    obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKinds, *, count: bool = True
+) -> str | None:
+    """Why the object is too big to evaluate, or None. ``count=False`` skips counting the values
+    (the caller bounded them from the body's bytes already: :func:`values_upper_bound`)."""
+    if count and count_values(obj, limits.max_object_values) > limits.max_object_values:
         return (
             f"the object has more than {limits.max_object_values} JSON values (admission.max_object_values)"
         )

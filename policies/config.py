@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stockade.policies.kinds import KindInfo, pod_path
 from stockade.policies.model import Action, Severity
@@ -328,7 +328,15 @@ class AdmissionConfig(_Model):
     # Per worker process: open connections (more are closed at once), requests read and evaluated
     # at once (others wait before their body is read). Memory arithmetic: docs/benchmarks.md.
     max_connections: int = Field(256, gt=0)
-    max_inflight: int = Field(4, gt=0)
+    max_inflight: int = Field(2, gt=0)
+    # Bytes of request bodies being read at once, per worker; past it the longest reader is dropped.
+    max_buffered_bytes: int = Field(48 * 1024 * 1024, gt=0)
+
+    @model_validator(mode="after")
+    def _budget_holds_a_request(self) -> AdmissionConfig:
+        if self.max_buffered_bytes < self.max_request_bytes:
+            raise ValueError("max_buffered_bytes must be at least max_request_bytes")
+        return self
 
 
 class StorageConfig(_Model):
@@ -644,7 +652,8 @@ rbac:
 # failure_mode is open; request bodies above max_request_bytes get HTTP 400. Objects with more
 # JSON values, containers or pod specs than the max_* below are denied in either failure mode.
 # Slow clients are closed after the header and body timeouts; per worker, at most max_connections
-# connections and max_inflight requests being read and evaluated.
+# connections, max_inflight requests parsed and evaluated at once, and max_buffered_bytes of
+# request bodies being read (past it the longest reader is dropped).
 admission:
   failure_mode: closed
   max_request_bytes: 3145728
@@ -655,7 +664,8 @@ admission:
   header_timeout_seconds: 5.0
   body_timeout_seconds: 10.0
   max_connections: 256
-  max_inflight: 4
+  max_inflight: 2
+  max_buffered_bytes: 50331648
 
 # Private-link storage (Azure Blob / Files CSI drivers) and the Azure side of the fleet.
 # approved_accounts: storage account names (globs) volumes may use; empty = none approved yet.

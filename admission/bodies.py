@@ -1,0 +1,96 @@
+"""Reading request bodies with bounded memory and time, so slow clients cannot starve fast ones.
+
+Bodies are read concurrently (a client that drips its body must not hold up the others), each
+within ``max_request_bytes`` and ``body_timeout_seconds``. What all the bodies being read hold
+together is bounded by a byte budget per worker (``admission.max_buffered_bytes``): when a chunk
+would go over it, the reader that has been reading longest is evicted (its connection gets 503 and
+is closed). A body from the API server arrives in milliseconds, so the longest reader is a stalled
+or dripping client, and a prompt request still gets through while the budget holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+
+from starlette.requests import Request
+
+
+class BadRequest(Exception):
+    """A request body that is not an AdmissionReview we can read: HTTP 400, never a 500."""
+
+
+class SlowBody(Exception):
+    """The body did not arrive within the body timeout: HTTP 408, and the connection is closed."""
+
+
+class Evicted(Exception):
+    """The body was dropped to keep the byte budget for other requests: HTTP 503, closed."""
+
+
+class _Reader:
+    __slots__ = ("evicted", "seq", "size")
+
+    def __init__(self, seq: int) -> None:
+        self.seq = seq
+        self.size = 0
+        self.evicted = asyncio.Event()
+
+
+class BodyReader:
+    """Reads bodies within a shared byte budget (one per worker process)."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.used = 0
+        self.evictions = 0
+        self._readers: dict[int, _Reader] = {}
+        self._seq = itertools.count()
+
+    async def read(self, request: Request, limit: int, timeout: float) -> bytes:
+        """The body, or BadRequest (over ``limit``), SlowBody (past ``timeout``), Evicted."""
+        declared = request.headers.get("content-length")
+        if declared is not None and declared.isdigit() and int(declared) > limit:
+            raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
+        reader = _Reader(next(self._seq))
+        self._readers[reader.seq] = reader
+        body = asyncio.ensure_future(self._chunks(request, reader, limit))
+        evicted = asyncio.ensure_future(reader.evicted.wait())
+        try:
+            done, _ = await asyncio.wait(
+                {body, evicted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+            if body in done:
+                return body.result()
+            raise Evicted() if evicted in done else SlowBody()
+        finally:
+            for task in (body, evicted):
+                task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await body
+            self.used -= reader.size
+            del self._readers[reader.seq]
+
+    async def _chunks(self, request: Request, reader: _Reader, limit: int) -> bytes:
+        chunks: list[bytes] = []
+        async for chunk in request.stream():
+            reader.size += len(chunk)
+            self.used += len(chunk)
+            if reader.size > limit:
+                raise BadRequest(f"request body exceeds the limit of {limit} bytes")
+            while self.used > self.budget and self._evict(reader):
+                pass
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _evict(self, keep: _Reader) -> bool:
+        """Evict the longest reader other than ``keep``; False when there is none left."""
+        for seq, reader in self._readers.items():  # insertion order: the oldest first
+            if seq != keep.seq and not reader.evicted.is_set():
+                reader.evicted.set()
+                self.used -= reader.size
+                reader.size = 0
+                self.evictions += 1
+                return True
+        return False

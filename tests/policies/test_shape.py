@@ -1,0 +1,59 @@
+"""Field types against Kubernetes' own (stockade.policies.shape): the fast path for string maps and
+lists must find exactly what the field-by-field check finds."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stockade.policies.shape import problems
+
+
+def pod(container: dict[str, Any], **metadata: Any) -> dict[str, Any]:
+    md = {"name": "p", **metadata}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": {"containers": [container]}}
+
+
+@pytest.mark.parametrize(
+    ("obj", "expected"),
+    [
+        (pod({"name": "c", "image": "i", "args": ["a", "b"]}), []),
+        (pod({"name": "c", "image": "i", "args": {"a": "b"}}), [(("spec", "containers", 0, "args"), "list")]),
+        (
+            pod({"name": "c", "image": "i", "args": ["a", {"b": 1}]}),
+            [(("spec", "containers", 0, "args", 1), "string")],
+        ),
+        (pod({"name": "c", "image": "i", "args": ["a", 2]}), []),  # numbers pass as strings outside metadata
+        (pod({"name": "c", "image": "i"}, labels={"a": "b"}), []),
+        (pod({"name": "c", "image": "i"}, labels={"a": 1}), [(("metadata", "labels", "a"), "string")]),
+        (pod({"name": "c", "image": "i"}, labels=["a"]), [(("metadata", "labels"), "object")]),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "m"},
+                "data": {f"k{i}": "v" for i in range(50_000)},
+            },
+            [],
+        ),
+        (
+            {
+                "apiVersion": "v1",
+                "kind": "ConfigMap",
+                "metadata": {"name": "m"},
+                "data": {"a": "x", "b": ["y"]},
+            },
+            [(("data", "b"), "string")],
+        ),
+        (
+            {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m"}, "data": ["x"]},
+            [(("data",), "object")],
+        ),
+    ],
+)
+def test_string_maps_and_lists(obj: dict[str, Any], expected: list[tuple[tuple[Any, ...], str]]) -> None:
+    found = problems(obj)
+    assert [path for path, _ in found] == [path for path, _ in expected]
+    for (_, what), (_, word) in zip(found, expected, strict=True):
+        assert word in what
