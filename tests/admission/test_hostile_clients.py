@@ -418,3 +418,48 @@ def test_a_body_too_costly_to_parse_is_denied_by_uid_unparsed(pki: tuple[Path, P
         assert resp["uid"] == "u" and resp["allowed"] is False
         assert "admission.max_object_values" in resp["status"]["message"]
         assert 'stockade_admission_refused_total{reason="oversize"} 1.0' in client.get("/metrics").text
+
+
+def _slow_body(port: int, ca_file: Path, sent: int) -> ssl.SSLSocket:
+    s = tls_socket(port, ca_file)
+    head = (
+        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+        "Content-Type: application/json\r\nContent-Length: 3000000\r\n\r\n"
+    )
+    s.sendall(head.encode() + b" " * sent)  # then nothing more
+    return s
+
+
+def test_dripping_bodies_do_not_hold_up_a_prompt_request(pki: tuple[Path, Path, Path]) -> None:
+    config = "admission: {body_timeout_seconds: 30}\n"
+    with webhook(pki, config) as (srv, client):
+        slow = [_slow_body(srv.port, pki[0], 10) for _ in range(10)]
+        time.sleep(0.3)
+        start = time.monotonic()
+        assert answered(client)
+        assert time.monotonic() - start < 2
+        for s in slow:
+            s.close()
+
+
+def test_the_body_budget_evicts_the_longest_reader(pki: tuple[Path, Path, Path]) -> None:
+    """Budget 4 MB: two stalled 1.5 MB bodies and a prompt 1.1 MB request; the oldest stalled body is
+    dropped (503, closed) so that the prompt request is read and answered."""
+    config = (
+        "admission: {body_timeout_seconds: 30, max_request_bytes: 3000000, max_buffered_bytes: 4000000}\n"
+    )
+    with webhook(pki, config) as (srv, client):
+        first = _slow_body(srv.port, pki[0], 1_500_000)
+        time.sleep(0.3)
+        second = _slow_body(srv.port, pki[0], 1_500_000)
+        time.sleep(0.3)
+        big = {**configmap("big"), "data": {"a": "x" * 1_100_000}}  # with 3 MB held, over the budget
+        assert answered(client, big)
+        first.settimeout(5)
+        assert first.recv(65536).startswith(b"HTTP/1.1 503")
+        second.settimeout(0.3)
+        with pytest.raises(TimeoutError):
+            second.recv(1)  # still being read
+        assert 'stockade_admission_refused_total{reason="evicted"} 1.0' in client.get("/metrics").text
+        first.close()
+        second.close()
