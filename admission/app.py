@@ -42,9 +42,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from stockade.admission.bodies import BadRequest, BodyReader, Evicted, SlowBody
+from stockade.admission.bodies import BadRequest, BodyReader, Evicted, SlowBody, SmallestFirst
 from stockade.admission.bounds import (
     exact_values_bound,
+    has_old_object,
     malformed,
     oversize,
     review_uid,
@@ -220,7 +221,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                 return "malformed", f"stockade denied a malformed object: {bad}"
         return None
 
-    inflight = asyncio.Semaphore(state.config.admission.max_inflight)
+    inflight = SmallestFirst(state.config.admission.max_inflight)
     bodies = BodyReader(state.config.admission.max_buffered_bytes)
 
     def _too_costly_to_parse(body: bytes, most: int) -> Response:
@@ -258,14 +259,14 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             message = "request body dropped: the server's body buffer is full (admission.max_buffered_bytes)"
             return _refused(503, "evicted", message, request)
         # Parsing and evaluating hold memory in proportion to the object: a few at a time.
-        async with inflight:
+        async with inflight.slot(len(body)):
             return await _validate(body)
 
     async def _validate(body: bytes) -> Response:
         start = time.perf_counter()
         limits = state.config.admission
-        # object and oldObject, and the review around them
-        most = 2 * limits.max_object_values + 10_000
+        # the object (and the oldObject of an UPDATE), and the review around them
+        most = (2 if has_old_object(body) else 1) * limits.max_object_values + 10_000
         bound = values_upper_bound(body)
         if bound > most and exact_values_bound(body) > most:
             return _too_costly_to_parse(body, limits.max_object_values)

@@ -71,6 +71,15 @@ def exact_values_bound(body: bytes) -> int:
     return bare.count(b",") + bare.count(b"[") + bare.count(b"{") + 1
 
 
+_OLD_OBJECT = re.compile(rb'"oldObject"\s*:\s*\{')
+
+
+def has_old_object(body: bytes) -> bool:
+    """Whether a review body may carry an ``oldObject`` (an UPDATE): its values may then be twice
+    one object's. Errs towards yes (the key inside a string counts too)."""
+    return _OLD_OBJECT.search(body) is not None
+
+
 def review_uid(body: bytes) -> str | None:
     """The request uid of an AdmissionReview body, without parsing it (the API server writes
     ``uid`` first in ``request``): to deny a body too costly to parse, by name."""

@@ -463,3 +463,45 @@ def test_the_body_budget_evicts_the_longest_reader(pki: tuple[Path, Path, Path])
         assert 'stockade_admission_refused_total{reason="evicted"} 1.0' in client.get("/metrics").text
         first.close()
         second.close()
+
+
+def test_smallest_first_lets_small_bodies_pass_big_ones_but_never_starves_them() -> None:
+    import asyncio
+
+    from stockade.admission.bodies import SmallestFirst
+
+    async def scenario() -> list[str]:
+        gate = SmallestFirst(1, max_wait=0.2)
+        order: list[str] = []
+
+        async def job(name: str, size: int, hold: float) -> None:
+            async with gate.slot(size):
+                order.append(name)
+                await asyncio.sleep(hold)
+
+        running = asyncio.create_task(job("first", 10, 0.05))
+        await asyncio.sleep(0.01)
+        waiting = [asyncio.create_task(job(n, s, 0.01)) for n, s in (("big", 3_000_000), ("small", 4_000))]
+        await asyncio.sleep(0.001)
+        waiting.append(asyncio.create_task(job("small2", 4_000, 0.01)))
+        await asyncio.gather(running, *waiting)
+        # aging: a big body that waited past max_wait goes before newer small ones
+        order.append("|")
+        hog = asyncio.create_task(job("hog", 10, 0.3))
+        await asyncio.sleep(0.01)
+        old = asyncio.create_task(job("old-big", 3_000_000, 0.01))
+        await asyncio.sleep(0.25)
+        young = asyncio.create_task(job("young-small", 4_000, 0.01))
+        await asyncio.gather(hog, old, young)
+        return order
+
+    assert asyncio.run(scenario()) == [
+        "first",
+        "small",
+        "small2",
+        "big",
+        "|",
+        "hog",
+        "old-big",
+        "young-small",
+    ]
