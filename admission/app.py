@@ -206,13 +206,13 @@ def _client(request: Request) -> str:
 def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlette:
     metrics = state.metrics
 
-    def _refusal(obj: Any, old: Any, count: bool) -> tuple[str, str] | None:
+    def _refusal(obj: Any, old: Any) -> tuple[str, str] | None:
         """(metric reason, message) when the object must be denied before evaluation."""
         limits = state.config.admission
         kinds = WorkloadKinds(state.config.workload_kinds())
         for which in (obj, old):
             if isinstance(which, dict):
-                too_big = oversize(which, limits, kinds, count=count)
+                too_big = oversize(which, limits, kinds)
                 if too_big:
                     return "oversize", f"stockade does not evaluate objects this large: {too_big}"
         if isinstance(obj, dict):
@@ -267,8 +267,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         limits = state.config.admission
         # the object (and the oldObject of an UPDATE), and the review around them
         most = (2 if has_old_object(body) else 1) * limits.max_object_values + 10_000
-        bound = values_upper_bound(body)
-        if bound > most and exact_values_bound(body) > most:
+        if values_upper_bound(body) > most and exact_values_bound(body) > most:
             return _too_costly_to_parse(body, limits.max_object_values)
         try:
             review = parse_review(body)
@@ -279,8 +278,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         req = review.request
         config = state.config
         loop = asyncio.get_running_loop()
-        # count the values only when the bytes do not already bound them under the limit
-        refusal = judged(req) and _refusal(req.object, req.old_object, bound > limits.max_object_values)
+        refusal = judged(req) and _refusal(req.object, req.old_object)
         if refusal:
             # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.
             reason, why = refusal

@@ -7,7 +7,8 @@ bench/webhook.py) open-loop at `--rate` req/s. For each attack it records the no
 p50 / p99 / worst latency (from the scheduled send) and errors, and the peak RSS of the server's
 processes (the worker and its engine child, sampled every 100 ms from /proc).
 
-Attacks (each one alone):
+Attacks (each one alone, from a process of its own, so that it does not share the measuring
+client's event loop and CPU):
 - `slow-lines`: `--connections` TLS connections that send half a request's headers, one byte a
   second, and reconnect when closed;
 - `slow-bodies`: 100 connections that send whole headers announcing a 3 MB body, then 1 KiB a second;
@@ -25,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import multiprocessing
 import ssl
 import sys
 import tempfile
@@ -97,9 +99,10 @@ def parse_bomb() -> bytes:
 
 
 class Bench:
-    def __init__(self, server: WebhookServer, ca: Path, args: argparse.Namespace) -> None:
+    def __init__(self, server: Any, ca: Path, args: argparse.Namespace) -> None:
         self.server, self.ca, self.args = server, ca, args
         self.ctx = ssl.create_default_context(cafile=str(ca))
+        self.port = server.port
         self.base = f"https://{HOST}:{server.port}"
         self.stop = asyncio.Event()
 
@@ -140,7 +143,7 @@ class Bench:
         return latencies, errors
 
     async def _conn(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        return await asyncio.open_connection(HOST, self.server.port, ssl=self.ctx, server_hostname=HOST)
+        return await asyncio.open_connection(HOST, self.port, ssl=self.ctx, server_hostname=HOST)
 
     async def slow_lines(self) -> None:
         async def one() -> None:
@@ -195,18 +198,28 @@ class Bench:
             await asyncio.sleep(0.1)
         return peak
 
-    async def run(self, attack: Callable[[], Awaitable[None]] | None, bodies: Bodies) -> dict[str, Any]:
+    async def run(self, attack: str | None, bodies: Bodies) -> dict[str, Any]:
+        """Normal traffic for `--duration` s, with `attack` running in its own process (a client in
+        this process would share its event loop and CPU with the measured requests)."""
         self.stop = asyncio.Event()
         before = rss_mib(self.server.pids())
+        proc = None
+        if attack is not None:
+            proc = multiprocessing.get_context("spawn").Process(
+                target=attack_process,
+                args=(attack, self.server.port, str(self.ca), self.args.duration + 1, self.args.connections),
+            )
+            proc.start()
+            await asyncio.sleep(1)  # let the attack build up
         normal = asyncio.create_task(self.normal(bodies))
         rss = asyncio.create_task(self.sample_rss())
-        hostile = asyncio.create_task(attack()) if attack is not None else None
         await asyncio.sleep(self.args.duration)
         self.stop.set()
         latencies, errors = await normal
-        if hostile is not None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(hostile, 40)
+        if proc is not None:
+            proc.join(60)
+            if proc.is_alive():
+                proc.kill()
         return {
             "n": len(latencies),
             "errors": errors,
@@ -216,6 +229,32 @@ class Bench:
             "rss_before": before,
             "rss_peak": await rss,
         }
+
+
+ATTACKS = ["slow-lines", "slow-bodies", "big-bodies", "huge-pod", "parse-bomb"]
+
+
+def attack_process(name: str, port: int, ca: str, seconds: float, connections: int) -> None:
+    """One attack, in a process of its own, for `seconds`."""
+
+    async def go() -> None:
+        args = argparse.Namespace(connections=connections)
+        server = argparse.Namespace(port=port)
+        bench = Bench(server, Path(ca), args)  # type: ignore[arg-type]
+        attacks: dict[str, Callable[[], Awaitable[None]]] = {
+            "slow-lines": bench.slow_lines,
+            "slow-bodies": bench.slow_bodies,
+            "big-bodies": lambda: bench.posting(big_configmap(), 16),
+            "huge-pod": lambda: bench.posting(huge_pod(), 4),
+            "parse-bomb": lambda: bench.posting(parse_bomb(), 4),
+        }
+        task = asyncio.create_task(attacks[name]())
+        await asyncio.sleep(seconds)
+        bench.stop.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(task, 30)
+
+    asyncio.run(go())
 
 
 def refused(server: WebhookServer, ca: Path) -> str:
@@ -237,21 +276,13 @@ async def main_async(
         f"parse bomb {len(bomb) / 2**20:.2f} MiB",
         flush=True,
     )
-    attacks: list[tuple[str, Callable[[], Awaitable[None]] | None]] = [
-        ("none", None),
-        ("slow-lines", bench.slow_lines),
-        ("slow-bodies", bench.slow_bodies),
-        ("big-bodies", lambda: bench.posting(cm, 16)),
-        ("huge-pod", lambda: bench.posting(pod, 4)),
-        ("parse-bomb", lambda: bench.posting(bomb, 4)),
-    ]
     out = []
-    for name, attack in attacks:
-        if args.only and name not in args.only.split(","):
+    for name in [None, *ATTACKS]:
+        if args.only and (name or "none") not in args.only.split(","):
             continue
-        result = await bench.run(attack, bodies)
-        out.append((name, result))
-        print(name, result, flush=True)
+        result = await bench.run(name, bodies)
+        out.append((name or "none", result))
+        print(name or "none", result, flush=True)
         await asyncio.sleep(2)  # let stalled connections time out before the next attack
     return out
 
