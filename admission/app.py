@@ -2,10 +2,13 @@
 
 A request's cost is bounded before, during and after evaluation:
 
-- at most ``admission.max_inflight`` requests per process are read and evaluated at once; others
-  wait before their body is read (so their bytes stay in socket buffers, not in memory);
-- the body must arrive within ``body_timeout_seconds`` (HTTP 408, connection closed) and within
-  ``max_request_bytes`` (HTTP 400);
+- bodies are read concurrently, each within ``body_timeout_seconds`` (HTTP 408, connection closed)
+  and ``max_request_bytes`` (HTTP 400), all together within ``max_buffered_bytes`` (the longest
+  reader is dropped: :mod:`stockade.admission.bodies`);
+- a body with more JSON values than ``max_object_values`` allows is denied from its bytes, unparsed;
+- at most ``admission.max_inflight`` requests per process (default 1) are parsed and evaluated at
+  once, the smallest body first: parsing holds the event loop, so a request that started while a
+  small one awaits its evaluation would add its whole parse to the small one's latency;
 - objects beyond the structural limits, or with fields of the wrong type, are denied before any rule
   runs, in either failure mode (:mod:`stockade.admission.bounds`);
 - evaluation runs on one dedicated thread per process (the engine is not reentrant), and with

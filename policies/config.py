@@ -328,7 +328,7 @@ class AdmissionConfig(_Model):
     # Per worker process: open connections (more are closed at once), requests read and evaluated
     # at once (others wait before their body is read). Memory arithmetic: docs/benchmarks.md.
     max_connections: int = Field(256, gt=0)
-    max_inflight: int = Field(2, gt=0)
+    max_inflight: int = Field(1, gt=0)
     # Bytes of request bodies being read at once, per worker; past it the longest reader is dropped.
     max_buffered_bytes: int = Field(48 * 1024 * 1024, gt=0)
 
@@ -664,7 +664,7 @@ admission:
   header_timeout_seconds: 5.0
   body_timeout_seconds: 10.0
   max_connections: 256
-  max_inflight: 2
+  max_inflight: 1
   max_buffered_bytes: 50331648
 
 # Private-link storage (Azure Blob / Files CSI drivers) and the Azure side of the fleet.
