@@ -32,12 +32,13 @@ class Evicted(Exception):
 
 
 class _Reader:
-    __slots__ = ("evicted", "seq", "size")
+    __slots__ = ("evicted", "seq", "size", "task")
 
-    def __init__(self, seq: int) -> None:
+    def __init__(self, seq: int, task: asyncio.Task[object] | None) -> None:
         self.seq = seq
         self.size = 0
-        self.evicted = asyncio.Event()
+        self.evicted = False
+        self.task = task
 
 
 class BodyReader:
@@ -55,22 +56,20 @@ class BodyReader:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
-        reader = _Reader(next(self._seq))
+        task = asyncio.current_task()
+        reader = _Reader(next(self._seq), task)
         self._readers[reader.seq] = reader
-        body = asyncio.ensure_future(self._chunks(request, reader, limit))
-        evicted = asyncio.ensure_future(reader.evicted.wait())
         try:
-            done, _ = await asyncio.wait(
-                {body, evicted}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
-            )
-            if body in done:
-                return body.result()
-            raise Evicted() if evicted in done else SlowBody()
+            async with asyncio.timeout(timeout):
+                return await self._chunks(request, reader, limit)
+        except TimeoutError:
+            raise SlowBody() from None
+        except asyncio.CancelledError:
+            if not reader.evicted or task is None:
+                raise
+            task.uncancel()  # cancelled by _evict, not by the server: answer 503
+            raise Evicted() from None
         finally:
-            for task in (body, evicted):
-                task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await body
             self.used -= reader.size
             del self._readers[reader.seq]
 
@@ -89,8 +88,9 @@ class BodyReader:
     def _evict(self, keep: _Reader) -> bool:
         """Evict the longest reader other than ``keep``; False when there is none left."""
         for seq, reader in self._readers.items():  # insertion order: the oldest first
-            if seq != keep.seq and not reader.evicted.is_set():
-                reader.evicted.set()
+            if seq != keep.seq and not reader.evicted and reader.task is not None:
+                reader.evicted = True
+                reader.task.cancel()
                 self.used -= reader.size
                 reader.size = 0
                 self.evictions += 1

@@ -26,6 +26,7 @@ import orjson
 import regorus
 import yaml
 
+from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.gatekeeper import AREA as GK_AREA
 from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
@@ -45,17 +46,6 @@ _KIND_RE = re.compile(
     r"^[A-Za-z][A-Za-z0-9]*$|^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+(/[A-Za-z][A-Za-z0-9]*)+$"
 )
 _VM_UNDEFINED = '"<undefined>"'
-
-
-def engine_message(exc: BaseException) -> str:
-    """regorus errors are multi-line and may carry a Rust backtrace: keep the message, one line."""
-    text = str(exc).split("Stack backtrace:", 1)[0]
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("|")]
-    error = next((ln for ln in lines if ln.startswith("error:")), None)
-    where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), None)
-    if error is not None:
-        return f"{where}: {error[6:].strip()}" if where else error[6:].strip()
-    return " ".join(lines)
 
 
 class PolicyError(ValueError):
@@ -394,7 +384,7 @@ class EmbeddedEngine:
             try:
                 raw = self._engine.eval_rule_as_json(f"{rule.package}.deny")
             except Exception as exc:
-                errors.append(f"{rule.id}: {engine_message(exc)}")
+                errors.append(f"{rule.id}: {evaluation_message(exc)}")
                 continue
             out.extend(_violations(self.library.rules, {rule.id: orjson.loads(raw) or []}))
         if errors:

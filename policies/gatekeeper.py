@@ -43,6 +43,7 @@ import orjson
 import regorus
 
 from stockade.policies.decode import DecodeError, documents
+from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 TEMPLATE_GROUP = "templates.gatekeeper.sh/"
@@ -368,7 +369,9 @@ class GatekeeperEngine:
                 engine.set_rego_v0(v0)
                 engine.add_policy(template.file, template.rego)
             except Exception as exc:
-                raise GatekeeperError(f"{template.file}: ConstraintTemplate {template.name}: {exc}") from None
+                raise GatekeeperError(
+                    f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
+                ) from None
             engine.add_data_json('{"inventory": {"cluster": {}, "namespace": {}}}')
             self._engines[kind] = engine
 
@@ -402,7 +405,7 @@ class GatekeeperEngine:
             try:
                 raw = engine.eval_rule_as_json(f"{self.gk.templates[c.kind].package}.violation")
             except Exception as exc:
-                raise GatekeeperError(f"{c.rule_id}: {exc}") from None
+                raise GatekeeperError(f"{c.rule_id}: {evaluation_message(exc)}") from None
             rule = self.rules[c.rule_id]
             for item in orjson.loads(raw) or []:
                 if not isinstance(item, Mapping):

@@ -16,7 +16,8 @@ import orjson
 import regorus
 
 from stockade.policies.config import Config
-from stockade.policies.engine import Library, PolicyError, engine_message
+from stockade.policies.engine import Library, PolicyError
+from stockade.policies.engine_errors import engine_message
 
 Outcome = Literal["pass", "fail", "error"]
 

@@ -1,0 +1,57 @@
+"""Engine error messages, one line each, without the input's values.
+
+regorus errors are multi-line, may carry a Rust backtrace (with ``RUST_BACKTRACE`` set), and quote
+runtime values: ``Got `"AZURE_CLIENT_SECRET=…"` instead``. Messages reach stderr, reports and the
+webhook's answer, so an evaluation error keeps the rule, the Rego position and the kind of problem,
+and each quoted value becomes its type.
+"""
+
+from __future__ import annotations
+
+import re
+
+import orjson
+
+_QUOTED = re.compile(r"`([^`]*)`")
+_IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
+
+
+def _type_of(text: str) -> str:
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return "a value"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object" if isinstance(value, dict) else "null"
+
+
+def redact_values(line: str) -> str:
+    """Quoted values in an engine message (regorus writes ``Got `"AZURE_CLIENT_SECRET=…"` ``) become
+    their type; quoted names (builtins, rules) stay. The object's values never reach a report."""
+    return _QUOTED.sub(
+        lambda m: m.group(0) if _IDENTIFIER.fullmatch(m.group(1)) else _type_of(m.group(1)), line
+    )
+
+
+def evaluation_message(exc: BaseException) -> str:
+    """An evaluation error's :func:`engine_message`, with values from the input replaced by their
+    types (:func:`redact_values`)."""
+    return redact_values(engine_message(exc))
+
+
+def engine_message(exc: BaseException) -> str:
+    """regorus errors are multi-line and may carry a Rust backtrace: keep the message, one line."""
+    text = str(exc).split("Stack backtrace:", 1)[0]
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("|")]
+    error = next((ln for ln in lines if ln.startswith("error:")), None)
+    where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), None)
+    if error is not None:
+        return f"{where}: {error[6:].strip()}" if where else error[6:].strip()
+    return " ".join(lines)
