@@ -105,7 +105,7 @@ def serve(
             cluster=cluster,
             facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
             opa_url=remote,
-            isolated=True,  # the embedded engine in a child process, killed on timeout
+            isolated=cfg.admission.engine_process,  # the engine in a child process, killed on timeout
         )
         if not no_inventory:
             from stockade.admission.inventory import InventoryCache
