@@ -306,11 +306,15 @@ def _read_body(response: Any, path: str) -> bytes:
     """The whole body, read in chunks under a deadline (the read timeout bounds one read, not all)."""
     deadline = time.monotonic() + PAGE_DEADLINE_SECONDS
     chunks: list[bytes] = []
-    for chunk in response.stream(1 << 16, decode_content=True):
+    while True:
+        # read1: what has arrived, after at most one read on the socket. (`stream(amt)` waits for
+        # `amt` bytes, so a server dripping a byte at a time would never reach the deadline check.)
+        chunk = response.read1(1 << 16, decode_content=True)
+        if not chunk:
+            return b"".join(chunks)
         chunks.append(chunk)
         if time.monotonic() > deadline:
-            raise ListError(f"GET {path}: the response did not finish within {PAGE_DEADLINE_SECONDS:.0f} s")
-    return b"".join(chunks)
+            raise ListError(f"GET {path}: the response did not finish within {PAGE_DEADLINE_SECONDS:g} s")
 
 
 def _retry_after(exc: Any) -> float | None:

@@ -105,3 +105,198 @@ def test_an_unreadable_cluster_is_never_audited_clean(case: str, server: Callabl
         g.message for g in result.gaps
     ]
     assert result.findings == []
+
+
+# --- the whole fault matrix, on a raw socket server -----------------------------------------------
+#
+# Each fault is served for one kind's list or for every request. The assertions: the audit ends
+# within the test's own bound (deadlines shortened for the test), never raises, never reports the
+# faulty kind as read, and the CLI exits 2 (a gap or an unreadable cluster).
+
+import socket as _socket  # noqa: E402
+import time as _time  # noqa: E402
+
+from stockade.scanner.sources import cluster as cluster_module  # noqa: E402
+
+Action = tuple[
+    str, Any
+]  # ("json", (code, body, headers)) | ("raw", bytes) | ("drip", bytes) | ("stall", None) | ("reset", None)
+
+
+class FaultServer:
+    """HTTP/1.1 on 127.0.0.1 from raw sockets: a fault for the kinds named, good answers otherwise."""
+
+    def __init__(self, faulty: Callable[[str, dict[str, str]], Action | None]) -> None:
+        self.faulty = faulty
+        self.sock = _socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stopped = False
+        self.requests = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.sock.close()
+
+    def _serve(self) -> None:
+        while not self.stopped:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: _socket.socket) -> None:
+        with conn:
+            data = b""
+            while b"\r\n\r\n" not in data:
+                chunk = conn.recv(65536)
+                if not chunk:
+                    return
+                data += chunk
+            target = data.split(b" ", 2)[1].decode()
+            self.requests += 1
+            path, _, query = target.partition("?")
+            params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+            action = self.faulty(path, params) or ("json", (200, _list([]), {}))
+            kind, arg = action
+            try:
+                if kind == "json":
+                    code, body, headers = arg
+                    payload = json.dumps(body).encode()
+                    extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
+                    conn.sendall(
+                        f"HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
+                        f"{extra}Connection: close\r\n\r\n".encode()
+                        + payload
+                    )
+                elif kind == "raw":
+                    conn.sendall(arg)
+                elif kind == "drip":
+                    head = (
+                        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
+                    )
+                    conn.sendall(head)
+                    while not self.stopped:
+                        conn.sendall(b" ")
+                        _time.sleep(0.05)
+                elif kind == "stall":
+                    while not self.stopped:
+                        _time.sleep(0.05)
+                elif kind == "reset":
+                    conn.setsockopt(
+                        _socket.SOL_SOCKET, _socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+                    )
+            except OSError:
+                pass
+
+
+def _on(kind_path: str, action: Action) -> Callable[[str, dict[str, str]], Action | None]:
+    """The fault on lists whose path ends with `kind_path` ("" = every request)."""
+    return lambda path, q: action if path.endswith(kind_path) else None
+
+
+def _status_action(code: int, headers: dict[str, str] | None = None) -> Action:
+    return ("json", (code, _status(code), headers or {}))
+
+
+TRUNCATED = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+    + b'{"kind": "List", "items": ['
+)
+NOT_JSON = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\nConnection: close\r\n\r\n<html>!!!"
+
+#: (fault, where) -> what the gap or refusal must say
+MATRIX: dict[str, tuple[Callable[[str, dict[str, str]], Action | None], str]] = {
+    "401 on pods": (_on("/pods", _status_action(401)), "authentication refused"),
+    "403 on pods": (_on("/pods", _status_action(403)), "pods"),
+    "404 on pods": (_on("/pods", _status_action(404)), "pods"),
+    "410 on every page": (_on("/pods", _status_action(410)), "pods"),
+    "429 storm on pods": (_on("/pods", _status_action(429, {"Retry-After": "0"})), "pods"),
+    "500 on pods": (_on("/pods", _status_action(500)), "pods"),
+    "503 everywhere": (_on("", _status_action(503)), "bad"),
+    "truncated body on pods": (_on("/pods", ("raw", TRUNCATED)), "cannot reach the API server"),
+    "not JSON on pods": (_on("/pods", ("raw", NOT_JSON)), "pods"),
+    "{} on pods": (_on("/pods", ("json", (200, {}, {}))), "pods"),
+    "items {} on pods": (_on("/pods", ("json", (200, {"kind": "List", "items": {}}, {}))), "pods"),
+    "dripping pods": (_on("/pods", ("drip", None)), "pods"),
+    "stalled pods": (_on("/pods", ("stall", None)), "cannot reach the API server"),
+    # connection errors (reset, read timeout, a body cut short) mark the whole cluster unreachable
+    # (not audited, exit 2), not just the kind
+    "connection reset on pods": (_on("/pods", ("reset", None)), "cannot reach the API server"),
+    "repeating continue on pods": (_on("/pods", ("json", (200, _list([], "again"), {}))), "pods"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MATRIX))
+def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    fault, expected = MATRIX[case]
+    monkeypatch.setattr(cluster_module, "PAGE_DEADLINE_SECONDS", 1.0)
+    monkeypatch.setattr(cluster_module, "LIST_DEADLINE_SECONDS", 3.0)
+    srv = FaultServer(fault)
+    try:
+        from kubernetes import client as k8s_client
+
+        cfg = k8s_client.Configuration()
+        cfg.host = srv.url
+        cfg.retries = False
+        reader = ClusterReader(
+            k8s_client.ApiClient(cfg), "bad", sleep=lambda s: None, max_attempts=3, request_timeout=(2.0, 2.0)
+        )
+        start = _time.monotonic()
+        result = run_audit([Target("bad", lambda: reader)], Evaluator.default(Config()), version="t")
+        spent = _time.monotonic() - start
+    finally:
+        srv.stop()
+    assert spent < 30, f"{case}: the audit took {spent:.0f} s"
+    messages = [f"{g.scope}: {g.message}" for g in result.gaps]
+    assert result.gaps, f"{case}: no coverage gap"
+    assert any(expected in m for m in messages), messages
+    (stats,) = result.clusters
+    if expected != "pods":  # the whole cluster is unreadable: never scored
+        assert stats.reachable is False
+    assert "Traceback" not in " ".join(messages)
+
+
+@pytest.mark.parametrize(
+    ("case", "reason"),
+    [("500 on pods", "audit incomplete"), ("401 on pods", "authentication refused")],
+)
+def test_the_cli_exits_2_and_reports_the_gap(case: str, reason: str, tmp_path: Any, monkeypatch: Any) -> None:
+    """`stockade audit` through a kubeconfig: exit 2 with the gap in the JSON report, no traceback."""
+    import yaml
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    monkeypatch.setattr(cluster_module, "MAX_ATTEMPTS", 2)
+    monkeypatch.setattr(cluster_module, "BACKOFF_INITIAL_SECONDS", 0.01)
+    monkeypatch.setattr(cluster_module, "BACKOFF_MAX_SECONDS", 0.02)
+    srv = FaultServer(MATRIX[case][0])
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": "c", "cluster": {"server": srv.url}}],
+                "users": [{"name": "u", "user": {"token": "t0ken-value"}}],
+                "contexts": [{"name": "bad", "context": {"cluster": "c", "user": "u"}}],
+                "current-context": "bad",
+            }
+        )
+    )
+    out = tmp_path / "audit.json"
+    try:
+        result = CliRunner().invoke(
+            app, ["audit", "--kubeconfig", str(kubeconfig), "-f", "json", "-o", str(out)]
+        )
+    finally:
+        srv.stop()
+    assert result.exit_code == 2, result.output
+    assert reason in result.output and "Traceback" not in result.output
+    assert "t0ken-value" not in result.output
+    doc = json.loads(out.read_text())
+    assert doc["gaps"]
