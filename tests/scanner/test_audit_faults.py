@@ -168,8 +168,8 @@ class FaultServer:
                     payload = json.dumps(body).encode()
                     extra = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
                     conn.sendall(
-                        f"HTTP/1.1 {code} X\r\nContent-Type: application/json\r\nContent-Length: {len(payload)}\r\n"
-                        f"{extra}Connection: close\r\n\r\n".encode()
+                        f"HTTP/1.1 {code} X\r\nContent-Type: application/json\r\n"
+                        f"Content-Length: {len(payload)}\r\n{extra}Connection: close\r\n\r\n".encode()
                         + payload
                     )
                 elif kind == "raw":
@@ -206,7 +206,10 @@ TRUNCATED = (
     b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
     + b'{"kind": "List", "items": ['
 )
-NOT_JSON = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\nConnection: close\r\n\r\n<html>!!!"
+NOT_JSON = (
+    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 9\r\nConnection: close\r\n\r\n"
+    b"<html>!!!"
+)
 
 #: (fault, where) -> what the gap or refusal must say
 MATRIX: dict[str, tuple[Callable[[str, dict[str, str]], Action | None], str]] = {
