@@ -18,11 +18,9 @@ How a constraint is decided, as Gatekeeper decides it:
   imports `rego.v1`; the rule is `violation[{"msg": …, "details": …}]`;
 - **enforcementAction**: `deny` → deny, `warn` → warn, `dryrun` → audit (reported, never blocks).
 
-**Where regorus differs from OPA**, the loader rewrites the template's source (rego and libs) before
-loading it: a negated membership test through iteration, `not X == L[_]` (or `not L[_] == X`), the
-common way Gatekeeper templates say "X is not in L", is answered by regorus as "some element differs"
-(and undefined for an empty L), by OPA as "no element equals". Such a line becomes
-`count({1 | L[_] == X}) == 0`, which both engines answer as OPA does.
+**Where regorus differs from OPA**, the engine loads a rewritten text (rego and libs) that regorus
+answers as OPA answers the original: the rewrites work on Rego's tokens and each is a measured
+difference (policies/rego_rewrite.py). The template, and the OPA bundle, keep the text as written.
 
 Templates run on regorus' interpreter, one engine per template (they are few and user-written; the
 bundled library keeps the compiled VM). `data.inventory` is what the gate knows of the cluster, in
@@ -45,6 +43,7 @@ import regorus
 from stockade.policies.decode import DecodeError, documents
 from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.model import Action, Rule, Severity, Violation
+from stockade.policies.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
 
 TEMPLATE_GROUP = "templates.gatekeeper.sh/"
 CONSTRAINT_GROUP = "constraints.gatekeeper.sh/"
@@ -53,19 +52,6 @@ AREA = "gatekeeper"
 ACTIONS = {"deny": Action.DENY, "warn": Action.WARN, "dryrun": Action.AUDIT}
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)
 _V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
-_REF = r"[A-Za-z_][\w.]*(?:\[[^\[\]_]*\])*(?:\.[\w]+)*"
-_NOT_IN_LEFT = re.compile(rf"^(\s*)not\s+([^=|{{}}#]+?)\s*==\s*({_REF})\[_\]\s*(#.*)?$", re.M)
-_NOT_IN_RIGHT = re.compile(rf"^(\s*)not\s+({_REF})\[_\]\s*==\s*([^=|{{}}#]+?)\s*(#.*)?$", re.M)
-
-
-def rewrite_for_regorus(text: str) -> str:
-    """`not X == L[_]` -> `count({1 | L[_] == X}) == 0` (module docstring: a regorus difference)."""
-
-    def none_equal(indent: str, collection: str, value: str) -> str:
-        return f"{indent}count({{1 | {collection}[_] == {value}}}) == 0"
-
-    text = _NOT_IN_LEFT.sub(lambda m: none_equal(m.group(1), m.group(3), m.group(2)), text)
-    return _NOT_IN_RIGHT.sub(lambda m: none_equal(m.group(1), m.group(2), m.group(3)), text)
 
 
 class GatekeeperError(ValueError):
@@ -212,8 +198,8 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
     return Template(
         name=name,
         kind=kind,
-        rego=rewrite_for_regorus(rego),
-        libs=tuple(rewrite_for_regorus(str(lib)) for lib in libs),
+        rego=rego,
+        libs=tuple(str(lib) for lib in libs),
         package=f"data.{package.group(1)}",
         file=file,
         title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
@@ -360,14 +346,19 @@ class GatekeeperEngine:
         self._engines: dict[str, Any] = {}
         for kind, template in gk.templates.items():
             engine = regorus.Engine()
+            # The text as regorus must read it to answer as OPA does (policies/rego_rewrite.py);
+            # the template itself, and the OPA bundle, keep the text as written.
+            rego, libs = rewrite(template.rego), [rewrite(lib) for lib in template.libs]
             v0 = not _V1.search(template.rego)
-            engine.set_rego_v0(v0)
             try:
-                for i, lib in enumerate(template.libs):
+                if any(uses_compat(m) for m in (rego, *libs)):
+                    engine.set_rego_v0(True)
+                    engine.add_policy("<stockade-gatekeeper-compat>", COMPAT_MODULE)
+                for i, lib in enumerate(libs):
                     engine.set_rego_v0(not _V1.search(lib))
                     engine.add_policy(f"{template.file}#lib{i}", lib)
                 engine.set_rego_v0(v0)
-                engine.add_policy(template.file, template.rego)
+                engine.add_policy(template.file, rego)
             except Exception as exc:
                 raise GatekeeperError(
                     f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"

@@ -11,10 +11,11 @@ run, by kind, in the output.
 
 Found on the way, an engine difference from OPA: regorus answers `not x == l[_]` as "some element
 of l differs from x" (undefined for an empty l), OPA as "no element of l equals x". Gatekeeper
-templates say "x is not in l" that way, so the loader rewrites such lines to
-`count({1 | l[_] == x}) == 0` (policies/gatekeeper.py); the volume-types and procMount cases below
-go through that rewrite. `test_engine_difference_not_over_iteration` pins regorus' behaviour, so an
-upgrade that fixes it shows.
+templates say "x is not in l" that way, so the engine loads such expressions as
+`count({1 | l[_] == x}) == 0` (policies/rego_rewrite.py, with the other differences); the
+volume-types and procMount cases below go through that rewrite.
+`test_engine_difference_not_over_iteration` pins regorus' behaviour, so an upgrade that fixes it
+shows.
 """
 
 from __future__ import annotations
@@ -99,10 +100,10 @@ def test_gatekeeper_library_cases(tmp_path: Path) -> None:
 def test_engine_difference_not_over_iteration() -> None:
     import regorus
 
-    from stockade.policies.gatekeeper import rewrite_for_regorus
+    from stockade.policies.rego_rewrite import rewrite
 
     negated = "package a\nr {\n  not input.x == input.l[_]\n}\n"
-    rewritten = rewrite_for_regorus(negated)
+    rewritten = rewrite(negated)
     assert "count({1 | input.l[_] == input.x}) == 0" in rewritten
     for text, answers in (
         (negated, ['"<undefined>"', "true", "true"]),  # regorus as it is
