@@ -336,6 +336,21 @@ def review_of(inp: Mapping[str, Any]) -> dict[str, Any]:
     return review
 
 
+def regorus_engine(modules: Sequence[tuple[str, str]]) -> Any:
+    """A regorus engine holding these Rego modules (path, text) as OPA reads them: each loaded in
+    its own Rego version (v0 unless it imports ``rego.v1``), through :func:`rego_rewrite.rewrite`,
+    with the compat module when a rewrite calls it. The texts themselves are not changed."""
+    engine = regorus.Engine()
+    texts = [(path, rewrite(text), not _V1.search(text)) for path, text in modules]
+    if any(uses_compat(text) for _, text, _ in texts):
+        engine.set_rego_v0(True)
+        engine.add_policy("<stockade-gatekeeper-compat>", COMPAT_MODULE)
+    for path, text, v0 in texts:
+        engine.set_rego_v0(v0)
+        engine.add_policy(path, text)
+    return engine
+
+
 class GatekeeperEngine:
     """Evaluates the constraints; regorus engines belong to the thread that made them (as the
     library's EmbeddedEngine, which owns one of these per thread)."""
@@ -345,20 +360,9 @@ class GatekeeperEngine:
         self.rules = rules
         self._engines: dict[str, Any] = {}
         for kind, template in gk.templates.items():
-            engine = regorus.Engine()
-            # The text as regorus must read it to answer as OPA does (policies/rego_rewrite.py);
-            # the template itself, and the OPA bundle, keep the text as written.
-            rego, libs = rewrite(template.rego), [rewrite(lib) for lib in template.libs]
-            v0 = not _V1.search(template.rego)
+            modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
             try:
-                if any(uses_compat(m) for m in (rego, *libs)):
-                    engine.set_rego_v0(True)
-                    engine.add_policy("<stockade-gatekeeper-compat>", COMPAT_MODULE)
-                for i, lib in enumerate(libs):
-                    engine.set_rego_v0(not _V1.search(lib))
-                    engine.add_policy(f"{template.file}#lib{i}", lib)
-                engine.set_rego_v0(v0)
-                engine.add_policy(template.file, rego)
+                engine = regorus_engine([*modules, (template.file, template.rego)])
             except Exception as exc:
                 raise GatekeeperError(
                     f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
