@@ -314,7 +314,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             backstop = timeout + 1.0 if state.isolated and state.opa_url is None else timeout
             findings, spent = await asyncio.wait_for(loop.run_in_executor(state.executor, run), backstop)
             metrics.evaluation.observe(spent)
-            response = respond(req.uid, findings)
+            response = respond(req.uid, findings, fail_open=fail_open)
         except EvaluationTimeout:
             # The engine process timed this object's own evaluation (queueing excluded) and was
             # replaced: an object that costs this much is denied in either failure mode.

@@ -77,8 +77,13 @@ def _line(f: Finding) -> str:
     return f"{f.rule.id}: {f.message}{where}"
 
 
-def respond(uid: str, findings: list[Finding]) -> AdmissionResponse:
+def respond(uid: str, findings: list[Finding], *, fail_open: bool = False) -> AdmissionResponse:
+    """The answer for a request's findings. A rule that could not be evaluated (``Finding.error``)
+    denies, unless ``fail_open``: then that rule alone is skipped, with a warning, and every other
+    rule still decides."""
     active = [f for f in findings if f.exception is None]
+    skipped = [f for f in active if f.error and fail_open]
+    active = [f for f in active if not (f.error and fail_open)]
     denied = [f for f in active if f.action is Action.DENY]
     warned = [f for f in active if f.action is Action.WARN]
     audited = [f for f in active if f.action is Action.AUDIT]
@@ -87,7 +92,8 @@ def respond(uid: str, findings: list[Finding]) -> AdmissionResponse:
         lines = _budget([f"- {_line(f)[:MAX_DENY_LINE_CHARS]}" for f in denied], MAX_DENY_CHARS)
         message = "stockade denied the request:\n" + "\n".join(lines)
         status = Status(code=403, reason="Forbidden", message=message)
-    warnings = _budget([_line(f)[:MAX_WARNING_CHARS] for f in warned])
+    lines = [f"{f.rule.id} skipped (failure_mode open): {f.message}" for f in skipped]
+    warnings = _budget([line[:MAX_WARNING_CHARS] for line in lines + [_line(f) for f in warned]])
     annotations: dict[str, str] = {}
     for f in audited:  # one annotation per rule (keys must be qualified names), values capped
         key = f.rule.id.lower()

@@ -93,8 +93,12 @@ class RemoteOpaEngine:
             if not matches(c.match, obj, labels):
                 continue
             template = self.library.gatekeeper.templates[c.kind]
-            path = template.package.removeprefix("data.").replace(".", "/") + "/violation"
             rule = self.library.rules[c.rule_id]
+            if template.unsupported:  # not in the bundle: said as the embedded engine says it
+                error = template.unsupported_is_error
+                found.append(Violation(rule, template.unsupported, error=error, unevaluated=not error))
+                continue
+            path = template.package.removeprefix("data.").replace(".", "/") + "/violation"
             for item in self._query(path, {"review": review_of(input), "parameters": c.parameters}) or []:
                 if isinstance(item, Mapping):
                     details = item.get("details")

@@ -63,7 +63,15 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
                 # Rules by id (the parent has the same library): pickling each Rule would cost more
                 # than the evaluation's round trip.
                 found = evaluate_inputs(engine, payload)
-                conn.send(("ok", [(v.rule.id, v.msg, v.path, v.details, v.template) for v in found]))
+                conn.send(
+                    (
+                        "ok",
+                        [
+                            (v.rule.id, v.msg, v.path, v.details, v.template, v.error, v.unevaluated)
+                            for v in found
+                        ],
+                    )
+                )
             elif op == "inventory":
                 evaluator.gatekeeper_inventory(payload)
                 conn.send(("ok", None))
@@ -181,8 +189,8 @@ class ProcessEngine:
         rules = self.library.rules
         try:
             return [
-                Violation(rules[rid], msg, path, details, template)
-                for rid, msg, path, details, template in found
+                Violation(rules[rid], msg, path, details, template, error, unevaluated)
+                for rid, msg, path, details, template, error, unevaluated in found
             ]
         except KeyError as exc:  # the child loaded another library (files changed between the loads)
             raise EngineProcessError(f"the engine process reported an unknown rule {exc}") from None

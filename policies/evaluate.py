@@ -17,7 +17,7 @@ from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_libra
 from stockade.policies.exceptions import ExceptionBook
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
-from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Violation
+from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Severity, Violation
 
 #: What the engine evaluates: (rule kind, input). A workload with several pod specs is several.
 EngineInput = tuple[str, dict[str, Any]]
@@ -244,10 +244,17 @@ class Evaluator:
         out = []
         for v in violations:
             rule = self.rules.get(v.rule.id, v.rule)
+            if v.error:  # the rule could not decide: a high-severity deny of its own
+                rule = dataclasses.replace(rule, severity=Severity.HIGH)
             out.append(
                 Finding(
                     rule=rule,
-                    action=self.action_for(rule, ref.namespace, ref.cluster),
+                    action=Action.DENY
+                    if v.error
+                    else Action.AUDIT
+                    if v.unevaluated
+                    else self.action_for(rule, ref.namespace, ref.cluster),
+                    error=v.error,
                     message=v.msg,
                     resource=ref,
                     file=resource.origin.file,

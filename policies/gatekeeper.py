@@ -30,6 +30,7 @@ given by :meth:`Gatekeeper.set_inventory`; empty until a gate sets it.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -43,7 +44,7 @@ import regorus
 from stockade.policies.decode import DecodeError, documents
 from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.model import Action, Rule, Severity, Violation
-from stockade.policies.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
+from stockade.policies.rego_rewrite import COMPAT_MODULE, calls_external_data, rewrite, uses_compat
 
 TEMPLATE_GROUP = "templates.gatekeeper.sh/"
 CONSTRAINT_GROUP = "constraints.gatekeeper.sh/"
@@ -68,6 +69,10 @@ class Template:
     file: str
     title: str = ""
     description: str = ""
+    #: why stockade cannot evaluate this template ("" when it can): CEL-only code, external data
+    unsupported: str = ""
+    #: whether that makes every evaluation an error (external data) rather than "not evaluated" (CEL)
+    unsupported_is_error: bool = False
 
 
 @dataclass(frozen=True)
@@ -189,17 +194,37 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
         if isinstance(code, Mapping) and code.get("engine") == "Rego" and not rego:
             source = code.get("source") or {}
             rego, libs = source.get("rego"), source.get("libs") or []
+    engines = {str(c.get("engine")) for c in target.get("code") or [] if isinstance(c, Mapping)}
+    annotations = md.get("annotations") or {}
+    if (not isinstance(rego, str) or not rego.strip()) and "K8sNativeValidation" in engines:
+        return Template(
+            name=name,
+            kind=kind,
+            rego="",
+            libs=(),
+            package="",
+            file=file,
+            title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
+            description=str(annotations.get("description") or ""),
+            unsupported="not evaluated: the template's only code is CEL (K8sNativeValidation), "
+            "which stockade does not evaluate yet",
+        )
     if not isinstance(rego, str) or not rego.strip():
         raise GatekeeperError(f"{file}: ConstraintTemplate {name}: the target has no Rego")
     package = _PACKAGE.search(rego)
     if package is None:
         raise GatekeeperError(f"{file}: ConstraintTemplate {name}: the Rego has no package")
-    annotations = md.get("annotations") or {}
+    external = any(calls_external_data(text) for text in (rego, *map(str, libs)))
     return Template(
         name=name,
         kind=kind,
         rego=rego,
         libs=tuple(str(lib) for lib in libs),
+        unsupported="the template calls external_data: external data providers are not available "
+        "to stockade (offline)"
+        if external
+        else "",
+        unsupported_is_error=external,
         package=f"data.{package.group(1)}",
         file=file,
         title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
@@ -360,6 +385,8 @@ class GatekeeperEngine:
         self.rules = rules
         self._engines: dict[str, Any] = {}
         for kind, template in gk.templates.items():
+            if template.unsupported:
+                continue
             modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
             try:
                 engine = regorus_engine([*modules, (template.file, template.rego)])
@@ -394,14 +421,34 @@ class GatekeeperEngine:
         for c in self.gk.constraints:
             if not matches(c.match, obj, ns_info.get("labels")):
                 continue
+            template = self.gk.templates[c.kind]
+            if template.unsupported:
+                rule = self.rules[c.rule_id]
+                out.append(
+                    Violation(
+                        rule=rule,
+                        msg=template.unsupported,
+                        error=template.unsupported_is_error,
+                        unevaluated=not template.unsupported_is_error,
+                    )
+                )
+                continue
             review = review or review_of(inp)
             engine = self._engines[c.kind]
             engine.set_input_json(orjson.dumps({"review": review, "parameters": c.parameters}).decode())
+            rule = self.rules[c.rule_id]
             try:
                 raw = engine.eval_rule_as_json(f"{self.gk.templates[c.kind].package}.violation")
             except Exception as exc:
-                raise GatekeeperError(f"{c.rule_id}: {evaluation_message(exc)}") from None
-            rule = self.rules[c.rule_id]
+                # This constraint's error, on this object: every other rule still decides.
+                out.append(
+                    Violation(
+                        rule=dataclasses.replace(rule, severity=Severity.HIGH),
+                        msg=f"the constraint could not be evaluated: {evaluation_message(exc)}",
+                        error=True,
+                    )
+                )
+                continue
             for item in orjson.loads(raw) or []:
                 if not isinstance(item, Mapping):
                     continue

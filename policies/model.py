@@ -221,6 +221,11 @@ class Violation:
     details: Mapping[str, Any] = field(default_factory=dict)
     #: which pod spec of the object it is about ("workerGroupSpecs[gpu]"), for objects with several
     template: str | None = None
+    #: the rule could not be evaluated on this object (a Gatekeeper constraint's error): ``msg`` says
+    #: why, and the gates decide it as a failure of that rule alone
+    error: bool = False
+    #: the rule is not evaluated by stockade (a CEL-only template): reported, as an audit, never a pass
+    unevaluated: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +255,8 @@ class Finding:
     template: str | None = None
     # audit: the pods this finding stands for (found on one pod, reported on its owning workload)
     replicas: int | None = None
+    #: the rule could not be evaluated (Violation.error): denied in CI; the webhook's failure mode
+    error: bool = False
 
     def subject(self) -> str:
         """What the finding is about, as people read it: ``RayCluster/ml/llm, workerGroupSpecs[gpu]``."""

@@ -337,6 +337,15 @@ def _builtins(line: list[Token]) -> str:
     return "".join(out)
 
 
+def calls_external_data(text: str) -> bool:
+    """Whether the module calls Gatekeeper's ``external_data`` builtin (outside strings and comments)."""
+    tokens = [t for t in tokenize(text) if t.kind not in (*_SKIP, "newline")]
+    return any(
+        t.kind == "ident" and t.text == "external_data" and i + 1 < len(tokens) and tokens[i + 1].text == "("
+        for i, t in enumerate(tokens)
+    )
+
+
 def uses_compat(text: str) -> bool:
     return f"data.{COMPAT_PACKAGE}." in text
 

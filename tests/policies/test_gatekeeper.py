@@ -7,6 +7,7 @@ users write it, one in Rego v1 with a lib); the match table follows Gatekeeper's
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -445,3 +446,146 @@ def test_webhook_gives_templates_its_inventory(tmp_path: Path, isolated: bool) -
         assert "GK-NamespaceTeam-pods: namespace b has no team label" in decide("b")["status"]["message"]
         facts.inventory.add(namespace("b", team="y"))  # the cache learns of a change
         assert "GK-NamespaceTeam-pods" not in str(decide("b"))
+
+
+BREAKS_ON_NUMBERS = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: breaksonnumbers
+spec:
+  crd:
+    spec:
+      names:
+        kind: BreaksOnNumbers
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package breaksonnumbers
+        violation[{"msg": msg}] {
+          to_number(input.review.object.metadata.annotations.size) > 3
+          msg := "too large"
+        }
+"""
+
+
+def _breaking(tmp_path: Path) -> Path:
+    return policy_dir(
+        tmp_path,
+        BREAKS_ON_NUMBERS,
+        constraint("BreaksOnNumbers", "size", {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}),
+    )
+
+
+def _privileged_pod(size: Any) -> dict[str, Any]:
+    obj = pod("p", "registry.example.com/a:1")
+    obj["metadata"]["annotations"] = {"size": size}
+    obj["spec"]["containers"][0]["securityContext"] = {"privileged": True}
+    return obj
+
+
+def test_a_constraint_error_is_that_constraints_finding_and_every_other_rule_still_decides(
+    tmp_path: Path,
+) -> None:
+    """Issue 18: an evaluation error in one constraint used to drop every finding of the object
+    (STK rules included). Now it is one high-severity deny of that constraint, one line, and the
+    other rules decide as before."""
+    folder = _breaking(tmp_path)
+    evaluator = Evaluator.default(Config(), [folder])
+    findings = evaluator.evaluate(Resource(_privileged_pod("AZURE_CLIENT_SECRET=abc")))
+    by_rule = {f.rule.id: f for f in findings}
+    error = by_rule["GK-BreaksOnNumbers-size"]
+    assert error.error and error.action.value == "deny" and error.rule.severity.name == "HIGH"
+    assert error.message.startswith("the constraint could not be evaluated:") and "\n" not in error.message
+    assert "AZURE_CLIENT_SECRET" not in error.message  # the value is named by its type only
+    assert "STK-POD-003" in by_rule  # privileged: still found
+
+
+@pytest.mark.parametrize("mode", ["closed", "open"])
+def test_the_webhook_fails_closed_or_open_on_that_constraint_only(tmp_path: Path, mode: str) -> None:
+    from starlette.testclient import TestClient
+
+    from stockade.policies.config import parse_config
+
+    folder = _breaking(tmp_path)
+    state = WebhookState(config=parse_config(f"admission: {{failure_mode: {mode}}}\n"), policy_dirs=(folder,))
+    clean = pod("p", "registry.example.com/a:1")
+    clean["metadata"]["annotations"] = {"size": "x"}
+    with TestClient(create_app(state)) as client:
+        privileged = client.post("/validate", json=admission_review(_privileged_pod("x"), "default")).json()
+        only_error = client.post("/validate", json=admission_review(clean, "default")).json()
+    resp = privileged["response"]
+    assert resp["allowed"] is False and "STK-POD-003" in resp["status"]["message"]  # never bypassed
+    resp = only_error["response"]
+    if mode == "closed":
+        assert resp["allowed"] is False and "GK-BreaksOnNumbers-size" in resp["status"]["message"]
+    else:
+        assert "GK-BreaksOnNumbers-size skipped (failure_mode open)" in " ".join(resp.get("warnings") or [])
+        assert "GK-BreaksOnNumbers-size" not in str(resp.get("status") or "")
+
+
+CEL_ONLY = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: celonly
+spec:
+  crd:
+    spec:
+      names:
+        kind: CelOnly
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      code:
+        - engine: K8sNativeValidation
+          source:
+            validations:
+              - expression: "has(object.metadata.labels)"
+                message: "labels required"
+"""
+
+EXTERNAL = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: externalcheck
+spec:
+  crd:
+    spec:
+      names:
+        kind: ExternalCheck
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package externalcheck
+        violation[{"msg": msg}] {
+          images := [c.image | c := input.review.object.spec.containers[_]]
+          response := external_data({"provider": "ratify", "keys": images})
+          count(response.errors) > 0
+          msg := "image not verified"
+        }
+"""
+
+
+def test_cel_only_and_external_data_templates_load_and_say_why_they_are_not_evaluated(tmp_path: Path) -> None:
+    pods = {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}
+    folder = policy_dir(
+        tmp_path,
+        CEL_ONLY,
+        EXTERNAL,
+        constraint("CelOnly", "labels", pods),
+        constraint("ExternalCheck", "sig", pods),
+    )
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod("p", "registry.example.com/a:1")))
+    scanned = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder), "-f", "json"])
+    assert scanned.exit_code == 1, scanned.output  # the external-data constraint cannot decide: deny
+    findings = {f["rule"]["id"]: f for f in json.loads(scanned.stdout)["findings"]}
+    cel, external = findings["GK-CelOnly-labels"], findings["GK-ExternalCheck-sig"]
+    assert cel["action"] == "audit" and "CEL (K8sNativeValidation)" in cel["message"]
+    assert external["action"] == "deny" and "external data providers are not available" in external["message"]
+    from stockade.policies.bundle import bundle_files
+    from stockade.policies.engine import load_library
+
+    files = bundle_files(load_library([folder]), {})
+    assert not any("CelOnly" in p or "ExternalCheck" in p for p in files)
