@@ -8,9 +8,12 @@ and each quoted value becomes its type.
 
 from __future__ import annotations
 
+import logging
 import re
 
 import orjson
+
+log = logging.getLogger("stockade.engine")
 
 _QUOTED = re.compile(r"`([^`]*)`")
 _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
@@ -47,8 +50,12 @@ def evaluation_message(exc: BaseException) -> str:
 
 
 def engine_message(exc: BaseException) -> str:
-    """regorus errors are multi-line and may carry a Rust backtrace: keep the message, one line."""
-    text = str(exc).split("Stack backtrace:", 1)[0]
+    """regorus errors are multi-line and may carry a Rust backtrace: keep the message, one line
+    (the whole text, backtrace included, goes to the debug log only)."""
+    full = str(exc)
+    if log.isEnabledFor(logging.DEBUG):
+        log.debug("engine error, in full: %s", full)
+    text = full.split("Stack backtrace:", 1)[0]
     lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("|")]
     error = next((ln for ln in lines if ln.startswith("error:")), None)
     where = next((ln[3:].strip() for ln in lines if ln.startswith("-->")), None)

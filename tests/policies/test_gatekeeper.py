@@ -589,3 +589,51 @@ def test_cel_only_and_external_data_templates_load_and_say_why_they_are_not_eval
 
     files = bundle_files(load_library([folder]), {})
     assert not any("CelOnly" in p or "ExternalCheck" in p for p in files)
+
+
+def test_engine_errors_are_one_line_even_with_rust_backtrace_set(tmp_path: Path) -> None:
+    """With RUST_BACKTRACE=1, regorus appends a backtrace to every error (831 lines for 10 failures,
+    the issue measured): the report and stderr keep one line per error."""
+    import os
+    import subprocess
+    import sys
+
+    broken = BREAKS_ON_NUMBERS.replace('msg := "too large"', 'msg := "too large" +')  # a parse error
+    pods = {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}
+    folder = policy_dir(tmp_path, broken, constraint("BreaksOnNumbers", "size", pods))
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod("p", "registry.example.com/a:1")))
+    env = {**os.environ, "RUST_BACKTRACE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "stockade.cli.main", "scan", str(manifest), "--policy-dir", str(folder)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 2
+    assert "backtrace" not in run.stderr.lower() and len(run.stderr.strip().splitlines()) <= 2, run.stderr
+    (tmp_path / "ok").mkdir()
+    ok = _breaking(tmp_path / "ok")
+    obj = _privileged_pod("x")
+    manifest.write_text(yaml.safe_dump(obj))
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "stockade.cli.main",
+            "scan",
+            str(manifest),
+            "--policy-dir",
+            str(ok),
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stderr
+    messages = [f["message"] for f in json.loads(run.stdout)["findings"] if f["rule"]["id"].startswith("GK-")]
+    assert messages and all("\n" not in m and "backtrace" not in m.lower() for m in messages)

@@ -77,3 +77,28 @@ def test_opa_unit_tests_of_the_sources_pass(test_file: Path) -> None:
         elif outcome != "true":
             failed.append(f"{name}: {outcome}")
     assert not failed, "\n".join(failed)
+
+
+def test_the_opa_bundle_carries_every_template_as_written() -> None:
+    """What regorus loads is rewritten (policies/rego_rewrite.py); what `stockade policy bundle`
+    exports for an OPA server is the template's own text, byte for byte."""
+    import yaml
+
+    from stockade.policies.bundle import bundle_files
+    from stockade.policies.engine import load_library
+    from stockade.policies.gatekeeper import Gatekeeper, load_gatekeeper
+
+    templates = {}
+    for path in sorted((LIBRARY / "library").rglob("template.yaml")):
+        templates.update(load_gatekeeper([path]).templates)
+    assert len(templates) >= 49
+    library = load_library()
+    library.gatekeeper = Gatekeeper(templates=templates)
+    files = bundle_files(library, {})
+    for kind, template in templates.items():
+        doc = yaml.safe_load(Path(template.file).read_text())
+        target = doc["spec"]["targets"][0]
+        written = target.get("rego") or next(
+            c["source"]["rego"] for c in target.get("code", []) if c.get("engine") == "Rego"
+        )
+        assert files[f"gatekeeper/{kind}/template.rego"].decode() == written, kind
