@@ -76,18 +76,17 @@ def main() -> int:
     builtin = Evaluator.default()
     stk = median_us(lambda o: builtin.evaluate(Resource(o)), all_objects, args.repeat)
     rows.sort(key=lambda r: -r[2])
-    print(
-        f"command: {' '.join(sys.argv)}; {len(rows)} templates, {len(all_objects)} objects, {args.repeat} runs each\n"
-    )
+    command = " ".join(sys.argv)
+    print(f"command: {command}; {len(rows)} templates, {len(all_objects)} objects, {args.repeat} runs each\n")
     print("| template | objects | median µs / object |")
     print("|---|---:|---:|")
     for name, n, us in rows:
         print(f"| {name} | {n} | {us:,.0f} |")
     costs = [us for _, _, us in rows]
     print(
-        f"\nGatekeeper templates: median {statistics.median(costs):,.0f} µs, max {max(costs):,.0f} µs per object "
-        f"for one template; the built-in library (every rule, one query) on the same {len(all_objects)} "
-        f"objects: median {stk:,.0f} µs per object."
+        f"\nGatekeeper templates: median {statistics.median(costs):,.0f} µs, "
+        f"max {max(costs):,.0f} µs per object for one template; the built-in library (every rule, "
+        f"one query) on the same {len(all_objects)} objects: median {stk:,.0f} µs per object."
     )
     return 0
 

@@ -161,7 +161,22 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
             raise GatekeeperError(f"{file}: constraint {constraint.kind}/{constraint.name} is defined twice")
         seen.add(constraint.rule_id)
         gk.constraints.append(constraint)
+    for template in gk.templates.values():  # a broken template is an error now, constraints or not
+        _compile(template)
     return gk
+
+
+def _compile(template: Template) -> Any:
+    """The template's regorus engine; GatekeeperError naming the file when its Rego does not load."""
+    if template.unsupported:
+        return None
+    modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
+    try:
+        return regorus_engine([*modules, (template.file, template.rego)])
+    except Exception as exc:
+        raise GatekeeperError(
+            f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
+        ) from None
 
 
 def read_documents(path: Path) -> list[dict[str, Any]]:
@@ -387,13 +402,7 @@ class GatekeeperEngine:
         for kind, template in gk.templates.items():
             if template.unsupported:
                 continue
-            modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
-            try:
-                engine = regorus_engine([*modules, (template.file, template.rego)])
-            except Exception as exc:
-                raise GatekeeperError(
-                    f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
-                ) from None
+            engine = _compile(template)
             engine.add_data_json('{"inventory": {"cluster": {}, "namespace": {}}}')
             self._engines[kind] = engine
 
