@@ -637,3 +637,12 @@ def test_engine_errors_are_one_line_even_with_rust_backtrace_set(tmp_path: Path)
     assert run.returncode == 1, run.stderr
     messages = [f["message"] for f in json.loads(run.stdout)["findings"] if f["rule"]["id"].startswith("GK-")]
     assert messages and all("\n" not in m and "backtrace" not in m.lower() for m in messages)
+
+
+def test_a_broken_template_without_constraints_is_still_an_error(tmp_path: Path) -> None:
+    broken = BREAKS_ON_NUMBERS.replace('msg := "too large"', 'msg := "too large" +')
+    folder = policy_dir(tmp_path, broken)
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text(yaml.safe_dump(pod("p", "registry.example.com/a:1")))
+    result = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder)])
+    assert result.exit_code == 2 and "ConstraintTemplate breaksonnumbers" in result.output
