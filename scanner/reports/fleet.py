@@ -3,7 +3,8 @@
 Shaped here once, in plain data, so the HTML page (and any other format) only lays it out. A
 cluster's score in an area is the share of that area's rules with no active finding in the cluster:
 the measure Kubescape and the CIS benchmarks use (controls passed / controls evaluated), which stays
-comparable between a 5-node and a 5,000-node cluster. An unreachable cluster has no score.
+comparable between a 5-node and a 5,000-node cluster. An unreachable cluster has no score, and rules
+about a kind the audit could not list are not scored (n/a, not passed).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class ClusterView:
     by_severity: dict[str, int]
     areas: dict[str, int | None]  # area -> percent of the area's rules passed
     gaps: int
+    #: rules not scored because a kind they judge could not be listed
+    unscored: int = 0
     #: the Azure side: "audited", "not applicable: …" (no AKS cluster serves it), None (not asked)
     azure: str | None = None
 
@@ -86,7 +89,14 @@ def fleet_view(result: Result) -> FleetView | None:
         azure = azure if isinstance(azure, str) else None
         # The Azure rules judge the cluster only where its Azure side was audited; elsewhere (bare
         # metal, or no --azure-subscription) they are not applicable, not passed.
-        scored = {rid: r for rid, r in rules.items() if r.area != AZURE_AREA or azure == AZURE_AUDITED}
+        # Nor are rules about a kind that could not be listed (a coverage gap): scores count only
+        # what was read, so a forbidden kind is "n/a", never "passed".
+        unread = {g.scope.split("/", 1)[1] for g in result.gaps if g.scope.startswith(stats.name + "/")}
+        scored = {
+            rid: r
+            for rid, r in rules.items()
+            if (r.area != AZURE_AREA or azure == AZURE_AUDITED) and not unread.intersection(r.kinds)
+        }
         area_scores: dict[str, int | None] = {}
         for area in areas:
             ids = [r for r in scored.values() if r.area == area]
@@ -113,6 +123,7 @@ def fleet_view(result: Result) -> FleetView | None:
                 gaps=sum(
                     1 for g in result.gaps if g.scope == stats.name or g.scope.startswith(stats.name + "/")
                 ),
+                unscored=sum(1 for r in rules.values() if unread.intersection(r.kinds)),
                 azure=azure,
             )
         )

@@ -368,3 +368,28 @@ def test_cli_without_credential_exits_2(fleet: Path, monkeypatch: pytest.MonkeyP
     assert result.exit_code == 2
     assert "run `az login`" in result.output
     assert f"gap: azure/{SUB}: Azure checks skipped" in result.output
+
+
+def test_rules_about_a_kind_that_could_not_be_listed_are_not_scored() -> None:
+    """Issue 20: a forbidden kind's rules are n/a in the scores, never passed."""
+    from stockade.scanner.result import CoverageGap
+
+    result = Result(tool_version="t")
+    result.clusters = [ClusterStats("c1")]
+    result.rules = dict(Evaluator.default(CONFIG).rules)
+    full = fleet_view(result)
+    assert full is not None and full.clusters[0].areas["rbac"] == 100
+    result.gaps = [
+        CoverageGap(f"c1/{kind}", "403 forbidden")
+        for kind in ("ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding")
+    ]
+    view = fleet_view(result)
+    assert view is not None
+    rbac_rules = [r for r in result.rules.values() if r.area == "rbac"]
+    readable = [
+        r
+        for r in rbac_rules
+        if not {"ClusterRole", "Role", "ClusterRoleBinding", "RoleBinding"} & set(r.kinds)
+    ]
+    assert view.clusters[0].areas["rbac"] == (100 if readable else None)
+    assert "n/a" in get_report("html").render(result) or readable
