@@ -47,13 +47,13 @@ class ScopeConfig(_Model):
 
     excluded_namespaces: tuple[str, ...] = DEFAULT_EXCLUDED_NAMESPACES
     include_system_rbac: bool = False
+    # Roles and RoleBindings are excluded only by this list, never by excluded_namespaces: kube-system
+    # is the first place an attacker runs a pod as a powerful ServiceAccount.
+    rbac_excluded_namespaces: tuple[str, ...] = ()
 
-    def namespace_excluded(self, namespace: str | None) -> bool:
-        return (
-            namespace is not None
-            and bool(self.excluded_namespaces)
-            and glob_match(self.excluded_namespaces, namespace)
-        )
+    def namespace_excluded(self, namespace: str | None, *, rbac: bool = False) -> bool:
+        patterns = self.rbac_excluded_namespaces if rbac else self.excluded_namespaces
+        return namespace is not None and bool(patterns) and glob_match(patterns, namespace)
 
 
 class ImagesConfig(_Model):
@@ -565,6 +565,8 @@ pss:
 # Out of scope: system namespaces, and system:* bootstrap RBAC objects.
 scope:
   excluded_namespaces: [kube-system, kube-public, kube-node-lease, stockade-system]
+  # Roles and RoleBindings are not excluded by excluded_namespaces, only by this list.
+  rbac_excluded_namespaces: []
   include_system_rbac: false
 
 # Images: approved registries (host + path prefix). Empty = nothing approved yet, so

@@ -19,6 +19,9 @@ from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Severity, Violation
 
+#: namespaced RBAC kinds: out of scope only by scope.rbac_excluded_namespaces
+_RBAC_KINDS = frozenset({"Role", "RoleBinding"})
+
 #: What the engine evaluates: (rule kind, input). A workload with several pod specs is several.
 EngineInput = tuple[str, dict[str, Any]]
 
@@ -181,7 +184,10 @@ class Evaluator:
     def in_scope(self, resource: Resource) -> bool:
         if resource.kind == "Namespace":
             return not self.config.scope.namespace_excluded(resource.name)
-        return not self.config.scope.namespace_excluded(resource.namespace)
+        rbac = resource.kind in _RBAC_KINDS and str(resource.obj.get("apiVersion") or "").startswith(
+            "rbac.authorization.k8s.io/"
+        )
+        return not self.config.scope.namespace_excluded(resource.namespace, rbac=rbac)
 
     def build_input(
         self,

@@ -101,12 +101,17 @@ class Deliberate:
 DELIBERATE: tuple[Deliberate, ...] = (
     Deliberate(
         (
-            "Polaris exempts objects by name (admin, cluster-admin, gce:*); stockade exempts bootstrap "
-            "objects by their system: prefix or kubernetes.io/bootstrapping: rbac-defaults label (the real "
-            "defaults carry it), so an unlabelled object that only borrows a default's name is judged like "
-            "any other."
+            "Polaris exempts objects by name (admin, cluster-admin, gce:*, and system:* names); stockade "
+            "exempts bootstrap objects only by their kubernetes.io/bootstrapping: rbac-defaults label (the "
+            "real defaults carry it; anyone may name a binding system:backdoor), so an unlabelled object "
+            "that only borrows a default's name or prefix is judged like any other. Roles in kube-system "
+            "are judged too (scope.rbac_excluded_namespaces, empty by default)."
         ),
         (
+            "polaris/clusterrolePodExecAttach/success.system_prefix.yaml",
+            "polaris/clusterrolebindingPodExecAttach/success.defaultclusterrolebinding_system-controller-generic-garbage-collector.yaml",
+            "polaris/rolePodExecAttach/success.gce_calico_binding.yaml",
+            "polaris/rolePodExecAttach/success.system_prefix_binding.yaml",
             "polaris/clusterrolePodExecAttach/success.defaultclusterrole_admin.yaml",
             "polaris/clusterrolePodExecAttach/success.defaultclusterrole_clusteradmin.yaml",
             "polaris/clusterrolePodExecAttach/success.gce_calico_clusterrole.yaml",
@@ -152,20 +157,6 @@ DELIBERATE: tuple[Deliberate, ...] = (
             "polaris/rolebindingClusterRolePodExecAttach/success.system_prefix_binding.yaml",
             "polaris/rolebindingRolePodExecAttach/success.role_binding_cluster_role_binding.yaml",
             "polaris/rolebindingRolePodExecAttach/success.system_prefix_binding.yaml",
-        ),
-    ),
-    Deliberate(
-        (
-            "The bound role is named system:* (bootstrap RBAC, out of scope unless "
-            "scope.include_system_rbac); Polaris reports the binding that refers to it."
-        ),
-        (
-            "polaris/clusterrolebindingClusterAdmin/failure.binding_to_system_prefix.yaml",
-            "polaris/clusterrolebindingPodExecAttach/failure.binding_to_system_prefix.yaml",
-            "polaris/rolebindingClusterAdminClusterRole/failure.binding_to_system_prefix.yaml",
-            "polaris/rolebindingClusterAdminRole/failure.binding_to_system_prefix.yaml",
-            "polaris/rolebindingClusterRolePodExecAttach/failure.binding_to_system_prefix.yaml",
-            "polaris/rolebindingRolePodExecAttach/failure.binding_to_system_prefix.yaml",
         ),
     ),
     Deliberate(

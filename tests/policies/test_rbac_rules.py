@@ -103,6 +103,9 @@ def test_wildcard_role_triggers_every_catalogue_rule_and_the_wildcard_rule() -> 
 
 
 def test_bootstrap_objects_only_with_include_system_rbac() -> None:
+    """Bootstrap objects carry kubernetes.io/bootstrapping: rbac-defaults. A `system:` name without
+    the label is anyone's object (issue 19: `system:backdoor` granting cluster-admin to
+    system:authenticated used to report nothing)."""
     role = cluster_role(
         "system:controller:x", {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}
     )
@@ -111,9 +114,27 @@ def test_bootstrap_objects_only_with_include_system_rbac() -> None:
         {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]},
         labels={"kubernetes.io/bootstrapping": "rbac-defaults"},
     )
-    assert rbac_ids(role) == rbac_ids(labelled) == []
+    assert rbac_ids(labelled) == []
+    assert rbac_ids(role) == ["STK-RBAC-002"]  # a system: name alone exempts nothing
     include = "scope: {include_system_rbac: true}"
     assert rbac_ids(role, include) == rbac_ids(labelled, include) == ["STK-RBAC-002"]
+    backdoor = binding(
+        "ClusterRoleBinding",
+        "system:backdoor",
+        "cluster-admin",
+        {"kind": "Group", "name": "system:authenticated"},
+    )
+    found = rbac_ids(backdoor)
+    assert "STK-RBAC-020" in found and any(i != "STK-RBAC-020" for i in found), found
+
+
+def test_kube_system_rbac_is_in_scope_unless_named_for_rbac() -> None:
+    """`scope.excluded_namespaces` (kube-system by default) does not hide Roles and RoleBindings:
+    only `scope.rbac_excluded_namespaces` does."""
+    rb = binding("RoleBinding", "ops", "edit", {"kind": "Group", "name": "system:authenticated"})
+    rb["metadata"]["namespace"] = "kube-system"
+    assert rbac_ids(rb)
+    assert rbac_ids(rb, "scope: {rbac_excluded_namespaces: [kube-system]}") == []
 
 
 def test_privileged_bindings_and_break_glass_config() -> None:

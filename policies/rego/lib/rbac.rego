@@ -17,11 +17,10 @@ name := object.get(md, "name", "")
 
 kind := input.object.kind
 
-# Bootstrap RBAC objects (system:* names, or the kubernetes.io/bootstrapping: rbac-defaults label) are
-# the API server's own and are reconciled by it on every start; they are out of scope unless
-# scope.include_system_rbac is true. Decided here so that every gate agrees.
-system_object if startswith(name, "system:")
-
+# Bootstrap RBAC objects are the API server's own and are reconciled by it on every start; they are
+# out of scope unless scope.include_system_rbac is true. They carry the label
+# kubernetes.io/bootstrapping: rbac-defaults. A `system:` name alone is not enough: anyone may name a
+# ClusterRoleBinding `system:backdoor`. Decided here so that every gate agrees.
 system_object if object.get(object.get(md, "labels", {}), "kubernetes.io/bootstrapping", "") == "rbac-defaults"
 
 in_scope if object.get(data.stockade.config, ["scope", "include_system_rbac"], false) == true

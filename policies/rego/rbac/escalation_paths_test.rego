@@ -44,5 +44,10 @@ test_max_length_and_count if {
 }
 
 test_bootstrap_binding_out_of_scope if {
-	count(deny("system:controller:x", [path("ServiceAccount ml/admin", 1)], cfg(3, 20))) == 0
+	labelled := object.union(binding("system:controller:x"), {"metadata": {"labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}})
+	d := escalation_paths.deny with input as {"object": labelled, "facts": {"rbac": {"escalations": [path("ServiceAccount ml/admin", 1)]}}} with data.stockade.config as cfg(3, 20)
+	count(d) == 0
+
+	# a system: name without the bootstrapping label is anyone's binding: in scope
+	count(deny("system:controller:x", [path("ServiceAccount ml/admin", 1)], cfg(3, 20))) == 1
 }

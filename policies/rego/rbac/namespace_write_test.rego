@@ -37,7 +37,8 @@ test_allowed_1 if {
 
 test_bootstrap_objects_out_of_scope_unless_included if {
 	rules := [{"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]}]
-	count(deny(role("ClusterRole", "system:controller:x", rules), false)) == 0
+	# a system: name without the bootstrapping label is anyone's object: in scope
+	count(deny(role("ClusterRole", "system:controller:x", rules), false)) == 1
 	labelled := {"kind": "ClusterRole", "metadata": {"name": "admin", "labels": {"kubernetes.io/bootstrapping": "rbac-defaults"}}, "rules": rules}
 	count(deny(labelled, false)) == 0
 	count(deny(labelled, true)) == 1
