@@ -230,3 +230,21 @@ def test_escalation_path_length_is_configurable() -> None:
     cluster = (tokens, DEPLOYER, SECRET_READER, ci, devs, root)
     assert rbac_ids(devs, objects=cluster) == ["STK-RBAC-031", "STK-RBAC-031"]  # ci, then ops/root
     assert rbac_ids(devs, "rbac: {max_path_length: 1}", objects=cluster) == ["STK-RBAC-031"]
+
+
+def test_a_namespaced_role_never_grants_cluster_scoped_resources() -> None:
+    """Issue 19: a Role listing nodes/proxy or persistentvolumes got critical findings, but a
+    RoleBinding can never grant a cluster-scoped resource. (A Role may still patch its own namespace
+    and bind ClusterRoles in it, so those stay.)"""
+    rules = (
+        {"apiGroups": [""], "resources": ["nodes/proxy", "persistentvolumes"], "verbs": ["get", "create"]},
+        {"apiGroups": [""], "resources": ["namespaces"], "verbs": ["patch"]},
+    )
+    role = {
+        "apiVersion": RBAC,
+        "kind": "Role",
+        "metadata": {"name": "r", "namespace": "ml"},
+        "rules": list(rules),
+    }
+    assert rbac_ids(role) == ["STK-RBAC-011"]
+    assert set(rbac_ids(cluster_role("r", *rules))) >= {"STK-RBAC-004", "STK-RBAC-005", "STK-RBAC-011"}

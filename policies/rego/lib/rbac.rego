@@ -161,12 +161,31 @@ display(group, resource) := resource if group == ""
 
 display(group, resource) := sprintf("%s.%s", [resource, group]) if group != ""
 
+# Cluster-scoped resources of the catalogue: a namespaced Role may list them, but a RoleBinding never
+# grants them (authorization happens outside any namespace). Not here: namespaces (a Role may patch
+# its own namespace object) and clusterroles (bind/escalate are checked in the binding's namespace).
+cluster_scoped := {
+	["", "persistentvolumes"], ["", "nodes/proxy"], ["", "users"], ["", "groups"],
+	["authentication.k8s.io", "uids"], ["authentication.k8s.io", "userextras/*"],
+	["certificates.k8s.io", "certificatesigningrequests/approval"], ["certificates.k8s.io", "signers"],
+	["admissionregistration.k8s.io", "validatingwebhookconfigurations"],
+	["admissionregistration.k8s.io", "mutatingwebhookconfigurations"],
+}
+
+effective(group, resource) if kind != "Role"
+
+effective(group, resource) if {
+	kind == "Role"
+	not [group, resource] in cluster_scoped
+}
+
 # [rule index, "verb resource"] for every permission of catalogue entry `id` the object's rules grant.
 granted(id) := {[i, sprintf("%s %s", [verb, display(p.group, res)])] |
 	some [i, r] in role_rules
 	some p in catalogue[id].perms
 	some verb in p.verbs
 	some res in p.resources
+	effective(p.group, res)
 	grants(r, verb, p.group, res)
 }
 

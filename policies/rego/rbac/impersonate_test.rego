@@ -15,7 +15,8 @@ test_denied_0 if {
 	some v in vs
 	v.path == ["rules", 1]
 	contains(v.msg, "ClusterRole \"r\" grants ")
-	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]), false)) == 1
+	# a namespaced Role never grants cluster-scoped resources (a RoleBinding cannot)
+	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["users", "groups"], "verbs": ["impersonate"]}]), false)) == 0
 }
 
 test_denied_1 if {
@@ -24,7 +25,8 @@ test_denied_1 if {
 	some v in vs
 	v.path == ["rules", 1]
 	contains(v.msg, "ClusterRole \"r\" grants ")
-	count(deny(role("Role", "r", [{"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}]), false)) == 1
+	# a namespaced Role never grants cluster-scoped resources (a RoleBinding cannot)
+	count(deny(role("Role", "r", [{"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}]), false)) == 0
 }
 
 test_denied_2 if {
@@ -33,6 +35,7 @@ test_denied_2 if {
 	some v in vs
 	v.path == ["rules", 1]
 	contains(v.msg, "ClusterRole \"r\" grants ")
+	# impersonating ServiceAccounts is namespaced: a Role grants it
 	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["*"], "resourceNames": ["sa"]}]), false)) == 1
 }
 
