@@ -40,6 +40,7 @@ from typing import Any, NamedTuple
 
 from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import Inventory
+from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
 from stockade.policies.facts.workloads import pod_template
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
@@ -579,6 +580,10 @@ class RBACGraph:
                 b = Binding.parse(obj)
                 if b is not None:
                     self.bindings.append(b)
+        # Every cluster has the bootstrap user-facing roles (cluster-admin, admin, edit, view): where
+        # the gate's objects do not define one, the API server's own definition applies.
+        for bootstrap in BOOTSTRAP_CLUSTER_ROLES:
+            self._cluster_roles.setdefault(str(bootstrap["metadata"]["name"]), bootstrap)
         self.cluster_roles: dict[str, tuple[PolicyRule, ...]] = {}
         for name in self._cluster_roles:
             self._resolve(name, set())

@@ -566,3 +566,30 @@ def test_scale_who_can_and_escalations_are_complete_and_correct(load_module: Any
         "RoleBinding planted-b/planted-ci",
         "ClusterRoleBinding planted-root",
     ]
+
+
+def test_built_in_roles_are_known_when_the_manifests_do_not_define_them() -> None:
+    """Issue 19: "mallory may create pods in team-b, where team-b/deployer is cluster-admin" gave no
+    path, because cluster-admin and edit were not in the scanned files. Every cluster has them (the
+    API server's bootstrap policy), so the graph does too, unless the gate's objects define them."""
+    objs = [
+        rb("team-b", "mallory-edits", "ClusterRole", "edit", user("mallory")),
+        crb("deployer-admin", "cluster-admin", sa("team-b", "deployer")),
+    ]
+    g = RBACGraph.from_objects(objs)
+    paths = g.escalations_from(Subject("User", "mallory"))
+    assert [p.target_text for p in paths] == ["ServiceAccount team-b/deployer"]
+    # edit both creates pods and impersonates ServiceAccounts in team-b: either step is the path
+    assert paths[0].steps[0].action in {
+        "can create pods in namespace team-b",
+        "can impersonate any ServiceAccount in namespace team-b",
+    }
+    assert who(g, "create", "", "pods", namespace="team-b") >= {"User mallory"}
+    assert who(g, "get", "", "secrets", namespace="team-b") >= {"User mallory"}  # edit reads Secrets
+    viewer = RBACGraph.from_objects([rb("team-b", "v", "ClusterRole", "view", user("val"))])
+    assert who(viewer, "get", "", "pods", namespace="team-b") == {"User val"}
+    assert "User val" not in who(viewer, "get", "", "secrets", namespace="team-b")  # view never does
+    # a definition in the gate's objects wins (a live cluster's own, or a customised one)
+    narrow = cluster_role("edit", rule("get", "configmaps"))
+    g2 = RBACGraph.from_objects([narrow, *objs])
+    assert g2.escalations_from(Subject("User", "mallory")) == ()

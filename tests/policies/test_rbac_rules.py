@@ -248,3 +248,29 @@ def test_a_namespaced_role_never_grants_cluster_scoped_resources() -> None:
     }
     assert rbac_ids(role) == ["STK-RBAC-011"]
     assert set(rbac_ids(cluster_role("r", *rules))) >= {"STK-RBAC-004", "STK-RBAC-005", "STK-RBAC-011"}
+
+
+def test_scan_finds_the_path_through_built_in_roles(tmp_path: Any) -> None:
+    """Issue 19's first example, as a user scans it: two bindings, no role definitions."""
+    import json
+
+    import yaml
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    docs = [
+        binding("RoleBinding", "mallory-edits", "edit", {"kind": "User", "name": "mallory"}, ns="team-b"),
+        binding(
+            "ClusterRoleBinding",
+            "deployer-admin",
+            "cluster-admin",
+            {"kind": "ServiceAccount", "name": "deployer", "namespace": "team-b"},
+        ),
+    ]
+    path = tmp_path / "rbac.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+    assert result.exit_code == 1, result.output
+    found = {(f["rule"]["id"], f["resource"]["name"]) for f in json.loads(result.stdout)["findings"]}
+    assert ("STK-RBAC-031", "mallory-edits") in found
