@@ -606,6 +606,12 @@ class RBACGraph:
                 elif s.kind == "Group" and s.name.startswith("system:serviceaccounts:"):
                     ns = s.name[len("system:serviceaccounts:") :]
                     self.service_accounts[ns].add(Subject("ServiceAccount", "default", ns))
+        # Every namespace has its `default` ServiceAccount, which a pod runs as unless it names another,
+        # and which holds what system:serviceaccounts[:<ns>] and system:authenticated hold.
+        known = set(self.namespace_bindings) | {ns for ns, _ in self.roles} | set(self.service_accounts)
+        for ns in known:
+            if ns:
+                self.service_accounts[ns].add(Subject("ServiceAccount", "default", ns))
         self._grants: dict[Subject, tuple[Grant, ...]] = {}
         self._risky: dict[Subject, tuple[Risky, ...]] = {}
         self._edges: dict[Node, tuple[Step, ...]] = {}
@@ -741,11 +747,16 @@ class RBACGraph:
             for n in sorted(names):
                 yield Subject("ServiceAccount", n, ns)
 
+    def _members_of(self, namespace: str | None) -> set[Subject]:
+        """The ServiceAccounts of a namespace: those bindings name, and always `default`."""
+        ns = namespace or ""
+        return self.service_accounts.get(ns) or {Subject("ServiceAccount", "default", ns)}
+
     def _accounts(self, scope: str | None) -> Node | None:
         """Every ServiceAccount of a namespace (None: of every namespace), as one node."""
         if scope is None:
             return Node("all") if self.service_accounts else None
-        return Node("namespace", scope=scope) if scope in self.service_accounts else None
+        return Node("namespace", scope=scope)
 
     def _steps(self, actor: Node, grants: Iterable[Grant]) -> tuple[Step, ...]:
         """The "can act as" edges a set of grants gives `actor`."""
@@ -813,7 +824,7 @@ class RBACGraph:
             steps = self._steps(node, self.grants_of(node.subject))
         elif node.kind == "namespace":
             merged: dict[tuple[Node, str], Step] = {}
-            for sa in sorted(self.service_accounts.get(node.scope or "", ())):
+            for sa in sorted(self._members_of(node.scope)):
                 for st in self.edges(Node("subject", sa)):
                     if st.target != node:
                         merged.setdefault((st.target, st.action), st)
@@ -838,8 +849,7 @@ class RBACGraph:
         if node.subject is not None:
             keys = _group(r.key() for r in self.risky(node.subject))
         elif node.kind == "namespace":
-            accounts = self.service_accounts.get(node.scope or "", ())
-            keys = _merge(self.keys_of(Node("subject", sa)) for sa in accounts)
+            keys = _merge(self.keys_of(Node("subject", sa)) for sa in self._members_of(node.scope))
         elif node.kind == "all":
             keys = _merge(self.keys_of(Node("namespace", scope=ns)) for ns in self.service_accounts)
         else:
@@ -944,7 +954,7 @@ class RBACGraph:
         index = self._members.get(node)
         if index is None:
             if node.kind == "namespace":
-                members = [Node("subject", sa) for sa in self.service_accounts.get(node.scope or "", ())]
+                members = [Node("subject", sa) for sa in self._members_of(node.scope)]
             else:
                 members = [Node("namespace", scope=ns) for ns in self.service_accounts]
             by_key: dict[tuple[str, str], set[str]] = defaultdict(set)

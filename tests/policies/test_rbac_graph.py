@@ -593,3 +593,25 @@ def test_built_in_roles_are_known_when_the_manifests_do_not_define_them() -> Non
     narrow = cluster_role("edit", rule("get", "configmaps"))
     g2 = RBACGraph.from_objects([narrow, *objs])
     assert g2.escalations_from(Subject("User", "mallory")) == ()
+
+
+def test_groups_of_service_accounts_reach_through_each_namespace_default_account() -> None:
+    """Issue 19: what system:serviceaccounts (or system:serviceaccounts:<ns>) holds was never reached
+    through "create pods in N", because N's `default` ServiceAccount was in the graph only when a
+    binding named it. A pod runs as `default` unless it names another."""
+    objs = [
+        cluster_role("pod-creator", rule("create", "pods")),
+        cluster_role("secret-reader", rule("get list", "secrets")),
+        rb("team-c", "m", "ClusterRole", "pod-creator", user("mallory")),
+        crb("all-sas-read-secrets", "secret-reader", group("system:serviceaccounts:team-c")),
+    ]
+    g = RBACGraph.from_objects(objs)
+    paths = g.escalations_from(Subject("User", "mallory"))
+    assert [p.target_text for p in paths] == ["ServiceAccount team-c/default"]
+    assert any("STK-RBAC-002" in gain for gain in paths[0].gains)
+    # the same through system:serviceaccounts (every ServiceAccount of every namespace)
+    objs[-1] = crb("all-sas-read-secrets", "secret-reader", group("system:serviceaccounts"))
+    g = RBACGraph.from_objects(objs)
+    assert [p.target_text for p in g.escalations_from(Subject("User", "mallory"))] == [
+        "ServiceAccount team-c/default"
+    ]
