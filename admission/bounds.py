@@ -26,7 +26,7 @@ from typing import Any
 from stockade.policies.config import AdmissionConfig
 from stockade.policies.facts.workloads import WorkloadKinds
 from stockade.policies.model import format_path
-from stockade.policies.shape import problems
+from stockade.policies.shape import at, problems
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 #: problems listed in a denial, at most
@@ -72,17 +72,6 @@ def review_uid(body: bytes) -> str | None:
     return m.group(1).decode() if m else None
 
 
-def _at(obj: Any, path: list[Any]) -> Any:
-    for key in path:
-        if isinstance(obj, Mapping):
-            obj = obj.get(key)
-        elif isinstance(obj, list) and isinstance(key, int) and 0 <= key < len(obj):
-            obj = obj[key]
-        else:
-            return None
-    return obj
-
-
 def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKinds) -> str | None:
     """Why the object has too many pod specs or containers to evaluate, or None. (Its JSON values
     are bounded before parsing, from the body's bytes: :func:`values_upper_bound`.)"""
@@ -92,7 +81,7 @@ def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKin
         return f"the object has {n} pod specs, more than {most} (admission.max_pod_specs)"
     containers = 0
     for pod in pods:
-        spec = _at(obj, pod["specPath"])
+        spec = at(obj, pod["specPath"])
         if isinstance(spec, Mapping):
             containers += sum(len(v) for k in _CONTAINER_LISTS if isinstance(v := spec.get(k), list))
     if containers > limits.max_containers:

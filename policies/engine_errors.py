@@ -13,6 +13,8 @@ import re
 
 import orjson
 
+from stockade.policies.model import json_type_name
+
 log = logging.getLogger("stockade.engine")
 
 _QUOTED = re.compile(r"`([^`]*)`")
@@ -21,18 +23,9 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][\w.]*")
 
 def _type_of(text: str) -> str:
     try:
-        value = orjson.loads(text)
+        return json_type_name(orjson.loads(text)).replace("a list", "an array")
     except orjson.JSONDecodeError:
         return "a value"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return "an object" if isinstance(value, dict) else "null"
 
 
 def redact_values(line: str) -> str:

@@ -289,3 +289,20 @@ def format_path(path: Sequence[str | int]) -> str:
         else:
             out.append(f".{part}" if out else part)
     return "".join(out)
+
+
+def json_type_name(value: Any) -> str:
+    """A JSON value's type as messages name it ("a string", "an object", ...): never the value."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "an object"
+    return type(value).__name__

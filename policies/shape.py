@@ -26,7 +26,7 @@ from typing import Any, cast
 
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds
 from stockade.policies.kinds import KINDS, object_kind
-from stockade.policies.model import JSONPath
+from stockade.policies.model import JSONPath, json_type_name
 
 SCHEMA = Path(__file__).resolve().parent / "schema" / "kubernetes-types.json"
 #: a path and what is wrong there, e.g. ((spec, containers, 0, securityContext), "expected an object")
@@ -46,22 +46,6 @@ def _models() -> dict[str, dict[str, str]]:
     return models
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "an object"
-    return type(value).__name__
-
-
 _STRINGS: dict[str, type] = {"List[str]": list, "Dict[str, str]": Mapping}
 
 
@@ -74,7 +58,7 @@ def _check(value: Any, kind: str, path: JSONPath, strict_str: bool) -> Iterator[
             return
     if kind.startswith("List["):
         if not isinstance(value, list):
-            yield path, f"expected a list, got {_type_name(value)}"
+            yield path, f"expected a list, got {json_type_name(value)}"
             return
         inner = kind[5:-1]
         for i, item in enumerate(value):
@@ -82,7 +66,7 @@ def _check(value: Any, kind: str, path: JSONPath, strict_str: bool) -> Iterator[
         return
     if kind.startswith("Dict[str, "):
         if not isinstance(value, Mapping):
-            yield path, f"expected an object, got {_type_name(value)}"
+            yield path, f"expected an object, got {json_type_name(value)}"
             return
         inner = kind[len("Dict[str, ") : -1]
         for key, item in value.items():
@@ -92,22 +76,22 @@ def _check(value: Any, kind: str, path: JSONPath, strict_str: bool) -> Iterator[
         if not isinstance(value, str) and (
             strict_str or isinstance(value, bool) or not isinstance(value, int | float)
         ):
-            yield path, f"expected a string, got {_type_name(value)}"
+            yield path, f"expected a string, got {json_type_name(value)}"
         return
     if kind == "bool":
         if not isinstance(value, bool):
-            yield path, f"expected a boolean, got {_type_name(value)}"
+            yield path, f"expected a boolean, got {json_type_name(value)}"
         return
     if kind in ("int", "float"):
         ok = isinstance(value, int) if kind == "int" else isinstance(value, int | float)
         if isinstance(value, bool) or not ok:
-            yield path, f"expected {_NAMES[kind]}, got {_type_name(value)}"
+            yield path, f"expected {_NAMES[kind]}, got {json_type_name(value)}"
         return
     fields = _models().get(kind)
     if fields is None:
         return
     if not isinstance(value, Mapping):
-        yield path, f"expected an object, got {_type_name(value)}"
+        yield path, f"expected an object, got {json_type_name(value)}"
         return
     strict_str = strict_str or kind == "V1ObjectMeta"  # kubectl itself refuses a number as a label
     for key, item in value.items():
@@ -122,7 +106,7 @@ def problems(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -
     out: list[Problem] = []
     for key in ("apiVersion", "kind"):
         if not isinstance(obj.get(key), str):
-            out.append(((key,), f"expected a string, got {_type_name(obj.get(key))}"))
+            out.append(((key,), f"expected a string, got {json_type_name(obj.get(key))}"))
     if out:
         return out
     model = _model_of(str(obj["apiVersion"]), str(obj["kind"]))
@@ -131,16 +115,14 @@ def problems(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -
     out.extend(_check(obj.get("metadata"), "V1ObjectMeta", ("metadata",), True))
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, Mapping):  # every custom resource stockade reads
-        out.append((("spec",), f"expected an object, got {_type_name(spec)}"))
+        out.append((("spec",), f"expected an object, got {json_type_name(spec)}"))
     if out:
         return out
     for pod in kinds.pods(obj):
-        spec = _at(obj, pod["specPath"])
+        spec = at(obj, pod["specPath"])
         out.extend(_check(spec, "V1PodSpec", tuple(pod["specPath"]), False))
         if pod["metadataPath"] != ["metadata"] and pod["metadataPath"] != pod["specPath"]:
-            out.extend(
-                _check(_at(obj, pod["metadataPath"]), "V1ObjectMeta", tuple(pod["metadataPath"]), True)
-            )
+            out.extend(_check(at(obj, pod["metadataPath"]), "V1ObjectMeta", tuple(pod["metadataPath"]), True))
     return out
 
 
@@ -162,7 +144,8 @@ def _custom_kinds() -> frozenset[tuple[str, str]]:
     return frozenset((i.group, object_kind(i)) for i in KINDS.values() if i.custom)
 
 
-def _at(obj: Any, path: list[Any]) -> Any:
+def at(obj: Any, path: list[Any]) -> Any:
+    """The value at a path of keys and list indexes, or None."""
     for key in path:
         if isinstance(obj, Mapping):
             obj = obj.get(key)
