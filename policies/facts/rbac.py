@@ -1054,6 +1054,13 @@ def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
                     continue
                 r = Risky(rid, perm, g.scope, g)
                 found.setdefault(r.key(), r)
+    # Approving a CSR takes both update on certificatesigningrequests/approval and approve on the
+    # signer: either alone approves nothing (STK-RBAC-008 says the same of one role).
+    csr = [r.permission for r in found.values() if r.id == "STK-RBAC-008"]
+    if not (
+        any("certificatesigningrequests/approval" in p for p in csr) and any(" signers" in p for p in csr)
+    ):
+        found = {k: r for k, r in found.items() if r.id != "STK-RBAC-008"}
     return tuple(sorted(found.values(), key=lambda r: (r.id, r.permission, r.scope or "")))
 
 

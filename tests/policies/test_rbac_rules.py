@@ -90,6 +90,28 @@ CASES = [
 def test_catalogues_agree(rid: str, verb: str, group: str, resource: str) -> None:
     rule = {"apiGroups": [group], "resources": [resource], "verbs": [verb]}
     role = cluster_role("r", rule)
+    if rid == "STK-RBAC-008":  # CSR approval takes both permissions: alone, neither catalogue reports it
+        assert rbac_ids(role) == []
+        graph = RBACGraph.from_objects(
+            [role, binding("ClusterRoleBinding", "b", "r", {"kind": "User", "name": "u"})]
+        )
+        assert graph.risky(Subject("User", "u")) == ()
+        other = (
+            {"apiGroups": [group], "resources": ["signers"], "verbs": ["approve"]}
+            if resource != "signers"
+            else {
+                "apiGroups": [group],
+                "resources": ["certificatesigningrequests/approval"],
+                "verbs": ["update"],
+            }
+        )
+        role = cluster_role("r", rule, other)
+        assert rbac_ids(role) == [rid, rid]
+        graph = RBACGraph.from_objects(
+            [role, binding("ClusterRoleBinding", "b", "r", {"kind": "User", "name": "u"})]
+        )
+        assert {r.id for r in graph.risky(Subject("User", "u"))} == {rid}
+        return
     assert rbac_ids(role) == [rid]
     graph = RBACGraph.from_objects(
         [role, binding("ClusterRoleBinding", "b", "r", {"kind": "User", "name": "u"})]
