@@ -113,10 +113,21 @@ def _grant_json(grant: Grant) -> dict[str, Any]:
     return {**grant.as_json(), "rules": [r.as_json() for r in grant.rules]}
 
 
+def _plural(name: str, group: str | None) -> str:
+    """kubectl's singular and kind spellings (`pod`, `Pod`, `deployment`) as the plural RBAC uses;
+    anything else as given."""
+    for info in KINDS.values():
+        if name.lower() in (info.kind.lower(), info.plural) and (group is None or group == info.group):
+            return info.plural
+    return name
+
+
 def parse_resource(resource: str, subresource: str | None, api_group: str | None) -> tuple[str, str, str]:
-    """kubectl's spelling: `pods`, `pods/exec`, `deployments.apps`; bare built-ins get their group."""
+    """kubectl's spelling: `pods`, `pod`, `pods/exec`, `deployments.apps`; bare built-ins get their
+    group."""
     res, _, sub = resource.partition("/")
     res, dot, group = res.partition(".")
+    res = _plural(res, group if dot else api_group)
     if not dot:
         group = api_group if api_group is not None else KNOWN_GROUPS.get(res, "")
     if subresource:

@@ -186,3 +186,18 @@ def test_context_errors_are_one_line(cluster: tuple[Any, Path]) -> None:
     assert "not-a-secret" not in err
     code, _, err = run("who-can", "get", "pods", "--context", "nope", "--kubeconfig", str(kubeconfig))
     assert code == 2 and "kubeconfig" in err
+
+
+def test_who_can_takes_kubectl_singular_and_kind_spellings(manifests: Path) -> None:
+    """Issue 19: `who-can get pod` (singular) answered nothing. kubectl accepts `pod`, `Pod` and
+    `pods`; so does stockade, as the plural RBAC rules use."""
+    _, plural, _ = run("who-can", "get", "secrets", str(manifests), "-f", "json")
+    for spelling in ("secret", "Secret"):
+        _, out, _ = run("who-can", "get", spelling, str(manifests), "-f", "json")
+        data = json.loads(out)
+        assert data["request"]["resource"] == "secrets"
+        assert data["subjects"] == json.loads(plural)["subjects"] != []
+    _, out, _ = run("who-can", "create", "deployment", "-n", "ml", str(manifests), "-f", "json")
+    assert [s["subject"] for s in json.loads(out)["subjects"]] == [{"kind": "Group", "name": "ml-devs"}]
+    _, out, _ = run("who-can", "create", "pod/exec", "-n", "ml", str(manifests), "-f", "json")
+    assert [s["subject"]["name"] for s in json.loads(out)["subjects"]] == ["ml-devs"]
