@@ -55,7 +55,7 @@ from stockade.admission.bounds import (
     values_upper_bound,
 )
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
-from stockade.admission.review import AdmissionReview, AdmissionReviewResponse
+from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config import Config, ConfigError, load_config
 from stockade.policies.engine import PolicyError
 from stockade.policies.engine_process import EngineProcessError, EvaluationTimeout
@@ -141,6 +141,14 @@ class WebhookState:
     isolated: bool = False
     #: whether the config watcher runs (readyz reports a dead one); set by the app
     watcher: asyncio.Task[None] | None = None
+    _kinds: tuple[Config, WorkloadKinds] | None = None
+
+    def workload_kinds(self) -> WorkloadKinds:
+        """The workload kinds of the active config (the built-in ones and its `workloads:`), built
+        once per config, not per request."""
+        if self._kinds is None or self._kinds[0] is not self.config:
+            self._kinds = (self.config, WorkloadKinds(self.config.workload_kinds()))
+        return self._kinds[1]
 
     def _build(self, config: Config) -> Evaluator:
         isolated = self.isolated and self.opa_url is None
@@ -202,6 +210,12 @@ def parse_review(body: bytes) -> AdmissionReview:
         raise BadRequest(f"not an admission.k8s.io/v1 AdmissionReview: {where}: {err['msg']}") from None
 
 
+def _answer(response: AdmissionResponse) -> Response:
+    return Response(
+        orjson.dumps(AdmissionReviewResponse(response=response).to_json()), media_type="application/json"
+    )
+
+
 def _client(request: Request) -> str:
     return f"{request.client.host}:{request.client.port}" if request.client else ""
 
@@ -212,7 +226,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
     def _refusal(obj: Any, old: Any) -> tuple[str, str] | None:
         """(metric reason, message) when the object must be denied before evaluation."""
         limits = state.config.admission
-        kinds = WorkloadKinds(state.config.workload_kinds())
+        kinds = state.workload_kinds()
         for which in (obj, old):
             if isinstance(which, dict):
                 too_big = oversize(which, limits, kinds)
@@ -238,9 +252,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         metrics.requests.labels("", "", "denied").inc()
         response = denial(uid, f"stockade does not evaluate objects this large: {why}")
         log.info("admission refused before parsing", extra={"uid": uid, "reason": "oversize"})
-        return Response(
-            orjson.dumps(AdmissionReviewResponse(response=response).to_json()), media_type="application/json"
-        )
+        return _answer(response)
 
     def _refused(status: int, reason: str, message: str, request: Request) -> Response:
         metrics.requests.labels("", "", "bad-request").inc()
@@ -292,10 +304,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                 "admission refused before evaluation",
                 extra={"uid": req.uid, "kind": req.kind.kind, "namespace": req.namespace, "reason": reason},
             )
-            return Response(
-                orjson.dumps(AdmissionReviewResponse(response=response).to_json()),
-                media_type="application/json",
-            )
+            return _answer(response)
 
         def run() -> tuple[list[Any], float]:
             t = time.perf_counter()
@@ -352,8 +361,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                 "ms": round(elapsed * 1000, 3),
             },
         )
-        body = orjson.dumps(AdmissionReviewResponse(response=response).to_json())
-        return Response(body, media_type="application/json")
+        return _answer(response)
 
     async def healthz(_: Request) -> Response:
         return PlainTextResponse("ok")

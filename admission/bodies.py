@@ -47,7 +47,6 @@ class BodyReader:
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.used = 0
-        self.evictions = 0
         self._readers: dict[int, _Reader] = {}
         self._seq = itertools.count()
 
@@ -93,7 +92,6 @@ class BodyReader:
                 reader.task.cancel()
                 self.used -= reader.size
                 reader.size = 0
-                self.evictions += 1
                 return True
         return False
 

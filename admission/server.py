@@ -72,15 +72,13 @@ class GuardedProtocol(H11Protocol):
     """uvicorn's h11 protocol with a header timeout and a connection cap (see the module doc)."""
 
     limits = Limits()
-    closed_slow = 0
-    closed_surplus = 0
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
         self._armed_at = 0.0
+        self._armed_for = self.cycle
         if len(self.connections) > self.limits.max_connections and not self._evict():
-            type(self).closed_surplus += 1
             log.warning("connection limit reached, new connection closed", extra={"client": self.client})
             transport.abort()
             return
@@ -98,7 +96,6 @@ class GuardedProtocol(H11Protocol):
         if not waiting:
             return False
         oldest = min(waiting, key=lambda c: c._armed_at)
-        type(self).closed_surplus += 1
         log.warning(
             "connection limit reached, oldest waiting connection closed", extra={"client": oldest.client}
         )
@@ -120,7 +117,6 @@ class GuardedProtocol(H11Protocol):
     def _header_timeout(self) -> None:
         self._header_timer = None
         if self.cycle is self._armed_for and not self.transport.is_closing():
-            type(self).closed_slow += 1
             log.warning(
                 "request headers not received in time, connection closed", extra={"client": self.client}
             )
@@ -128,15 +124,14 @@ class GuardedProtocol(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         idle = self.cycle is None or self.cycle.response_complete
-        if idle and getattr(self, "_header_timer", None) is None and not self.transport.is_closing():
+        if idle and self._header_timer is None and not self.transport.is_closing():
             self._arm()  # the first bytes of a new request on a kept-alive connection
         super().data_received(data)
-        if self.cycle is not getattr(self, "_armed_for", None):
+        if self.cycle is not self._armed_for:
             self._disarm()  # the headers are in: the body's deadline is the app's
 
     def connection_lost(self, exc: Exception | None) -> None:
-        if hasattr(self, "_header_timer"):
-            self._disarm()
+        self._disarm()
         super().connection_lost(exc)
 
 

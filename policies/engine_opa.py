@@ -94,9 +94,9 @@ class RemoteOpaEngine:
                 continue
             template = self.library.gatekeeper.templates[c.kind]
             rule = self.library.rules[c.rule_id]
-            if template.unsupported:  # not in the bundle: said as the embedded engine says it
-                error = template.unsupported_is_error
-                found.append(Violation(rule, template.unsupported, error=error, unevaluated=not error))
+            unsupported = template.unsupported_violation(rule)
+            if unsupported is not None:  # not in the bundle: said as the embedded engine says it
+                found.append(unsupported)
                 continue
             path = template.package.removeprefix("data.").replace(".", "/") + "/violation"
             for item in self._query(path, {"review": review_of(input), "parameters": c.parameters}) or []:

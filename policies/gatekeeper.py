@@ -30,7 +30,6 @@ given by :meth:`Gatekeeper.set_inventory`; empty until a gate sets it.
 
 from __future__ import annotations
 
-import dataclasses
 import fnmatch
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -73,6 +72,14 @@ class Template:
     unsupported: str = ""
     #: whether that makes every evaluation an error (external data) rather than "not evaluated" (CEL)
     unsupported_is_error: bool = False
+
+    def unsupported_violation(self, rule: Rule) -> Violation | None:
+        """What each gate reports for an object this template's constraint matches, when stockade
+        cannot run the template (every engine says the same); None when it can."""
+        if not self.unsupported:
+            return None
+        error = self.unsupported_is_error
+        return Violation(rule=rule, msg=self.unsupported, error=error, unevaluated=not error)
 
 
 @dataclass(frozen=True)
@@ -431,16 +438,9 @@ class GatekeeperEngine:
             if not matches(c.match, obj, ns_info.get("labels")):
                 continue
             template = self.gk.templates[c.kind]
-            if template.unsupported:
-                rule = self.rules[c.rule_id]
-                out.append(
-                    Violation(
-                        rule=rule,
-                        msg=template.unsupported,
-                        error=template.unsupported_is_error,
-                        unevaluated=not template.unsupported_is_error,
-                    )
-                )
+            unsupported = template.unsupported_violation(self.rules[c.rule_id])
+            if unsupported is not None:
+                out.append(unsupported)
                 continue
             review = review or review_of(inp)
             engine = self._engines[c.kind]
@@ -450,9 +450,10 @@ class GatekeeperEngine:
                 raw = engine.eval_rule_as_json(f"{self.gk.templates[c.kind].package}.violation")
             except Exception as exc:
                 # This constraint's error, on this object: every other rule still decides.
+                # (Evaluator.decide makes it a high-severity deny.)
                 out.append(
                     Violation(
-                        rule=dataclasses.replace(rule, severity=Severity.HIGH),
+                        rule=rule,
                         msg=f"the constraint could not be evaluated: {evaluation_message(exc)}",
                         error=True,
                     )
