@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.config import Config
-from stockade.policies.engine import Library, PolicyError
+from stockade.policies.engine import Library, PolicyError, RuleEvaluationError
 from stockade.policies.model import Violation
 
 log = logging.getLogger("stockade.engine")
@@ -39,7 +39,8 @@ class EvaluationTimeout(Exception):
 
 
 class EngineProcessError(Exception):
-    """The engine process failed (it died, or could not start); the message names no object value."""
+    """The engine process failed (it died, or could not start); the message names no object value.
+    An evaluation error inside a healthy process is a RuleEvaluationError, as it is in-process."""
 
 
 def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> None:
@@ -93,7 +94,6 @@ class ProcessEngine:
         self.config = config
         self.policy_dirs = tuple(Path(p) for p in policy_dirs)
         self.timeout = timeout
-        self.restarts = 0
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
         self._inventory: list[Mapping[str, Any]] | None = None
@@ -149,7 +149,6 @@ class ProcessEngine:
 
     def _restart(self) -> None:
         self._kill()
-        self.restarts += 1
         self._start()
 
     def close(self) -> None:
@@ -176,8 +175,8 @@ class ProcessEngine:
         except (EOFError, OSError, BrokenPipeError):
             self._restart()
             raise EngineProcessError("the engine process died during an evaluation") from None
-        if status == "error":
-            raise EngineProcessError(result)
+        if status == "error":  # the evaluation's own error (the process is fine): as in-process
+            raise RuleEvaluationError(result)
         return result
 
     def evaluate_inputs(self, inputs: Sequence[_Input]) -> list[Violation]:

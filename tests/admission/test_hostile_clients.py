@@ -505,3 +505,39 @@ def test_smallest_first_lets_small_bodies_pass_big_ones_but_never_starves_them()
         "old-big",
         "young-small",
     ]
+
+
+ERROR_RULE = """# METADATA
+# title: A sprintf with a missing argument, an error in regorus
+# custom:
+#   id: TST-ERROR-001
+#   severity: low
+#   action: deny
+#   kinds: [ConfigMap]
+package stockade.test.error
+
+import rego.v1
+
+deny contains {"msg": sprintf("%v %v", [1]), "path": []} if input.object.metadata.name
+"""
+
+
+def test_an_evaluation_error_in_the_engine_process_is_the_same_error_as_in_process(tmp_path: Path) -> None:
+    """A rule's own error inside a healthy engine process is a RuleEvaluationError, as it is when the
+    engine runs in this process; the process is not replaced (only a death or a timeout does that)."""
+    from stockade.policies.engine import RuleEvaluationError
+    from stockade.policies.evaluate import Evaluator
+    from stockade.policies.model import Origin, Resource
+
+    (tmp_path / "error.rego").write_text(ERROR_RULE)
+    cm = Resource(configmap("c"), Origin())
+    with pytest.raises(RuleEvaluationError):
+        Evaluator.default(parse_config(""), [tmp_path]).evaluate(cm)
+    isolated = Evaluator.default(parse_config(""), [tmp_path], isolated=True)
+    try:
+        pid = isolated.engine.pid  # type: ignore[attr-defined]
+        with pytest.raises(RuleEvaluationError):
+            isolated.evaluate(cm)
+        assert isolated.engine.pid == pid  # type: ignore[attr-defined]
+    finally:
+        isolated.engine.close()  # type: ignore[attr-defined]
