@@ -25,6 +25,12 @@ and each turns the text into one that both engines answer as OPA does:
    arguments an array literal, the verbs without an argument become that text in the format.
 6. The v0 builtins OPA still accepts and regorus lacks: ``re_match`` is ``regex.match``; ``any`` and
    ``all`` become calls of functions in a module added beside the template (:data:`COMPAT_MODULE`).
+7. A builtin called with an argument of the wrong type: OPA (strict-builtin-errors off, as in
+   Gatekeeper) makes the expression undefined, regorus fails the evaluation (``object.get(null, …)``
+   in K8sPSPProcMount with a null parameter). The builtins of :data:`GUARDED` become calls of
+   functions of the compat module that check the argument types OPA declares for them and are
+   undefined otherwise. Errors that depend on a value rather than a type (``to_number("x")``, an
+   invalid regular expression) are not guarded: they stay errors, which a gate reports as a deny.
 """
 
 from __future__ import annotations
@@ -80,7 +86,69 @@ all_true(xs) = r {{
     r := count([1 | xs[_] != true]) == 0
 }}
 """
-_COMPAT_CALLS = {"any": f"data.{COMPAT_PACKAGE}.any_true", "all": f"data.{COMPAT_PACKAGE}.all_true"}
+
+#: builtin -> OPA's declared argument types (its capabilities), for the guards of rewrite 7
+GUARDED: dict[str, tuple[str, ...]] = {
+    "object.get": ("object", "any", "any"),
+    "regex.match": ("string", "string"),
+    "startswith": ("string", "string"),
+    "endswith": ("string", "string"),
+    "contains": ("string", "string"),
+    "indexof": ("string", "string"),
+    "lower": ("string",),
+    "upper": ("string",),
+    "split": ("string", "string"),
+    "replace": ("string", "string", "string"),
+    "trim": ("string", "string"),
+    "trim_left": ("string", "string"),
+    "trim_right": ("string", "string"),
+    "trim_prefix": ("string", "string"),
+    "trim_suffix": ("string", "string"),
+    "trim_space": ("string",),
+    "substring": ("string", "number", "number"),
+    "count": ("collection",),
+    "concat": ("string", "strings"),
+}
+_TYPE_CHECK = {
+    "string": "is_string({a})",
+    "number": "is_number({a})",
+    "object": "is_object({a})",
+    "collection": "is_collection({a})",
+    "strings": "is_strings({a})",
+}
+
+
+def _guard_name(builtin: str) -> str:
+    return builtin.replace(".", "_") + "_guarded"
+
+
+def _guards() -> str:
+    out = []
+    for builtin, types in GUARDED.items():
+        args = [f"a{i}" for i in range(len(types))]
+        checks = [_TYPE_CHECK[t].format(a=a) for t, a in zip(types, args, strict=True) if t != "any"]
+        body = "; ".join([*checks, f"r := {builtin}({', '.join(args)})"])
+        out.append(f"{_guard_name(builtin)}({', '.join(args)}) = r {{ {body} }}")
+    return "\n".join(out)
+
+
+COMPAT_MODULE += f"""
+is_collection(x) {{ is_array(x) }}
+is_collection(x) {{ is_object(x) }}
+is_collection(x) {{ is_set(x) }}
+is_collection(x) {{ is_string(x) }}
+
+is_strings(x) {{ is_array(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
+is_strings(x) {{ is_set(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
+
+{_guards()}
+"""
+_COMPAT_CALLS = {
+    "any": f"data.{COMPAT_PACKAGE}.any_true",
+    "all": f"data.{COMPAT_PACKAGE}.all_true",
+    "re_match": f"data.{COMPAT_PACKAGE}.{_guard_name('regex.match')}",
+    **{b: f"data.{COMPAT_PACKAGE}.{_guard_name(b)}" for b in GUARDED},
+}
 
 
 def _lines(tokens: list[Token]) -> Iterator[list[Token]]:
@@ -248,7 +316,7 @@ def rewrite(text: str) -> str:
                     bindings, negation = hoisted
                     lead = "".join(f"{indent}{b}\n" for b in bindings)
                     replaced = f"{lead}{indent}{negation}{tail}{newline}"
-        out.append(replaced if replaced is not None else _builtins(_sprintf_missing(line)))
+        out.append(_builtins(tokenize(replaced)) if replaced is not None else _builtins(_sprintf_missing(line)))
         for t in sig:
             if t.kind == "op" and t.text in ("(", "["):
                 depth += 1
@@ -317,24 +385,35 @@ def _append_semicolon(line: str) -> str:
 
 
 def _builtins(line: list[Token]) -> str:
-    out = []
+    """Rewrites 6 and 7: builtin calls (``name(`` or ``pkg.name(``, not after a ``.``) by name."""
+    out: list[str] = []
     sig_before: Token | None = None
-    for i, t in enumerate(line):
-        nxt = next((u for u in line[i + 1 :] if u.kind not in _SKIP), None)
-        is_call = nxt is not None and nxt.text == "("
+    i = 0
+    while i < len(line):
+        t = line[i]
         dotted = sig_before is not None and sig_before.text == "."
-        if t.kind == "ident" and is_call and not dotted:
-            if t.text == "re_match":
-                out.append("regex.match")
-            elif t.text in _COMPAT_CALLS:
-                out.append(_COMPAT_CALLS[t.text])
-            else:
-                out.append(t.text)
-        else:
-            out.append(t.text)
+        name, end = _call_name(line, i) if t.kind == "ident" and not dotted else (None, i)
+        if name is not None and name in _COMPAT_CALLS:
+            out.append(_COMPAT_CALLS[name])
+            sig_before = line[end]
+            i = end + 1
+            continue
+        out.append(t.text)
         if t.kind not in _SKIP and t.kind != "newline":
             sig_before = t
+        i += 1
     return "".join(out)
+
+
+def _call_name(line: list[Token], i: int) -> tuple[str | None, int]:
+    """The called name starting at token ``i`` (``a`` or ``a.b``) and its last token's index."""
+    sig = [k for k in range(i, len(line)) if line[k].kind not in _SKIP][:4]
+    texts = [line[k].text for k in sig]
+    if len(texts) >= 2 and texts[1] == "(":
+        return texts[0], sig[0]
+    if len(texts) >= 4 and texts[1] == "." and line[sig[2]].kind == "ident" and texts[3] == "(":
+        return f"{texts[0]}.{texts[2]}", sig[2]
+    return None, i
 
 
 def calls_external_data(text: str) -> bool:

@@ -144,3 +144,31 @@ def test_the_rewrite_is_idempotent_on_library_shapes() -> None:
     text = "package t\nr[m] {\n  not input.x == input.l[_]\n  m := 1\n} {\n  m := 2\n}\n"
     once = rewrite(text)
     assert rewrite(once) == once
+
+
+def test_a_builtin_type_error_is_undefined_as_in_gatekeeper() -> None:
+    """Gatekeeper evaluates with OPA's strict-builtin-errors off (frameworks' rego driver sets no
+    StrictBuiltinErrors): a builtin called with an argument of the wrong type makes the expression
+    undefined. The OPA bindings used as the oracle above evaluate strictly, so the answers here are
+    OPA's documented non-strict ones; the library's own unit test (K8sPSPProcMount with a null
+    parameter, tests/policies/test_gatekeeper_library.py) is the real-input check."""
+    v0 = (
+        "package t\nr = [a, c, j] {\n  not startswith(input.s, \"a\")\n"
+        '  a := object.get(input.p, "k", "d")\n  c := count(input.c)\n  j := concat(",", input.j)\n'
+        '  not re_match("^a", input.s)\n  not lower(input.s) == "a"\n}\n'
+    )
+    ok = {"s": "b", "p": {"k": 1}, "c": [1], "j": ["x", "y"]}
+    cases = [
+        (ok, [1, 1, "x,y"]),
+        ({**ok, "s": 1}, [1, 1, "x,y"]),  # every `not` of a type error is true
+        ({**ok, "s": "a"}, UNDEFINED),
+        ({**ok, "p": None}, UNDEFINED),  # object.get(null, ...)
+        ({**ok, "p": {}}, ["d", 1, "x,y"]),
+        ({**ok, "c": None}, UNDEFINED),  # count(null)
+        ({**ok, "c": "abc"}, [1, 3, "x,y"]),
+        ({**ok, "j": ["x", 1]}, UNDEFINED),  # concat of a non-string
+        ({**ok, "j": []}, [1, 1, ""]),
+    ]
+    assert regorus_answers(rewrite(v0), [c for c, _ in cases]) == [e for _, e in cases]
+    # regorus on the text as written raises instead (pinned, so an upgrade that changes it shows)
+    assert regorus_answers(v0, [{**ok, "p": None}, {**ok, "c": None}]) == [ERROR, ERROR]
