@@ -316,7 +316,7 @@ def rewrite(text: str) -> str:
                     bindings, negation = hoisted
                     lead = "".join(f"{indent}{b}\n" for b in bindings)
                     replaced = f"{lead}{indent}{negation}{tail}{newline}"
-        out.append(_builtins(tokenize(replaced)) if replaced is not None else _builtins(_sprintf_missing(line)))
+        out.append(_builtins(tokenize(replaced) if replaced is not None else _sprintf_missing(line)))
         for t in sig:
             if t.kind == "op" and t.text in ("(", "["):
                 depth += 1
