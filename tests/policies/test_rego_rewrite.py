@@ -153,7 +153,7 @@ def test_a_builtin_type_error_is_undefined_as_in_gatekeeper() -> None:
     OPA's documented non-strict ones; the library's own unit test (K8sPSPProcMount with a null
     parameter, tests/policies/test_gatekeeper_library.py) is the real-input check."""
     v0 = (
-        "package t\nr = [a, c, j] {\n  not startswith(input.s, \"a\")\n"
+        'package t\nr = [a, c, j] {\n  not startswith(input.s, "a")\n'
         '  a := object.get(input.p, "k", "d")\n  c := count(input.c)\n  j := concat(",", input.j)\n'
         '  not re_match("^a", input.s)\n  not lower(input.s) == "a"\n}\n'
     )
