@@ -24,7 +24,7 @@ from rich.table import Table
 from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
 from stockade.policies.facts.netpol.calico import SelectorError
-from stockade.policies.facts.netpol.reach import Reachability
+from stockade.policies.facts.netpol.reach import PodsDiffer, Reachability
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 from stockade.policies.kinds import KINDS, object_kind
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
@@ -145,7 +145,7 @@ def reach(
     )
     try:
         analysis = Reachability(objects)
-    except SelectorError as exc:
+    except (SelectorError, PodsDiffer) as exc:
         fail(str(exc))
     sources = sorted(analysis.workloads, key=lambda w: w.key)
     if workload is not None:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from stockade.policies.facts.netpol import sets
-from stockade.policies.facts.netpol.reach import Reachability
+from stockade.policies.facts.netpol.reach import PodsDiffer, Reachability
 
 
 def ns(name: str, **labels: str) -> dict[str, Any]:
@@ -206,6 +210,106 @@ def test_pods_stand_for_their_controller() -> None:
     assert [
         w.key for w in Reachability([pod, dict(pod, metadata={**pod["metadata"], "name": "w-2"})]).workloads
     ] == ["a/w-5d[ReplicaSet]"]
+
+
+def rs_pod(name: str, labels: dict[str, str], port: int | None = None) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "c"}
+    if port is not None:
+        container["ports"] = [{"name": "http", "containerPort": port}]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": "b",
+            "labels": labels,
+            "ownerReferences": [{"controller": True, "kind": "ReplicaSet", "name": "web-5d"}],
+        },
+        "spec": {"containers": [container]},
+    }
+
+
+WEB = "b/web-5d[ReplicaSet]"
+STABLE = rs_pod("web-5d-a", {"app": "web"})
+CANARY = rs_pod("web-5d-b", {"app": "web", "track": "canary"})
+
+
+def test_pods_of_one_owner_with_a_label_no_policy_reads_are_one_peer_in_any_order() -> None:
+    """A label gap that no selector splits changes nothing: one peer, whichever pod comes first
+    (netpol-analyzer accepts such input, its corpus rows with a labels gap)."""
+    policy = netpol("b", "web", {"podSelector": {"matchLabels": {"app": "web"}}, "policyTypes": ["Ingress"]})
+    for order in ([STABLE, CANARY], [CANARY, STABLE]):
+        analysis = Reachability([*NAMESPACES, A, *order, policy])
+        assert [w.key for w in analysis.workloads if w.namespace == "b"] == [WEB]
+        assert not [line for line in analysis.connlist() if f"=> {WEB}" in line]
+        assert f"{WEB} => {CLIENT} : All Connections" in analysis.connlist()
+
+
+def test_pods_of_one_owner_that_a_policy_tells_apart_are_refused_naming_both() -> None:
+    """A policy selects the canary pod only: the answer for the owner would depend on which pod was
+    read first (it did), so the analysis refuses, as netpol-analyzer does, naming both pods."""
+    policy = netpol(
+        "b", "canary", {"podSelector": {"matchLabels": {"track": "canary"}}, "policyTypes": ["Egress"]}
+    )
+    for order in ([STABLE, CANARY], [CANARY, STABLE]):
+        with pytest.raises(PodsDiffer) as err:
+            Reachability([*NAMESPACES, A, *order, policy])
+        text = str(err.value)
+        assert WEB in text and "b/web-5d-a" in text and "b/web-5d-b" in text and "track=canary" in text
+        assert f"=> {CLIENT}" in text  # the connection that differs
+
+
+def test_a_peer_selector_that_splits_pods_of_one_owner_is_refused_too() -> None:
+    """Ingress to the client from the canary only (a peer podSelector, in another namespace)."""
+    policy = netpol(
+        "a",
+        "from-canary",
+        {
+            "podSelector": {},
+            "ingress": [
+                {
+                    "from": [
+                        {
+                            "namespaceSelector": {"matchLabels": {"team": "y"}},
+                            "podSelector": {"matchLabels": {"track": "canary"}},
+                        }
+                    ]
+                }
+            ],
+        },
+    )
+    with pytest.raises(PodsDiffer):
+        Reachability([*NAMESPACES, A, STABLE, CANARY, policy])
+
+
+def test_named_ports_that_differ_between_pods_of_one_owner_are_told_apart() -> None:
+    """A named port resolves on each pod: 8080 on one, 9090 on the other."""
+    policy = netpol(
+        "b",
+        "web",
+        {"podSelector": {}, "ingress": [{"ports": [{"port": "http"}]}], "policyTypes": ["Ingress"]},
+    )
+    pods = [rs_pod("web-5d-a", {"app": "web"}, 8080), rs_pod("web-5d-b", {"app": "web"}, 9090)]
+    with pytest.raises(PodsDiffer, match="ports http=TCP/8080"):
+        Reachability([*NAMESPACES, A, *pods, policy])
+    # the same port on both: one peer
+    same = [rs_pod("web-5d-a", {"app": "web"}, 8080), rs_pod("web-5d-b", {"app": "web", "x": "1"}, 8080)]
+    assert f"{CLIENT} => {WEB} : TCP 8080" in Reachability([*NAMESPACES, A, *same, policy]).connlist()
+
+
+def test_the_cli_refuses_in_one_line_with_exit_2(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    policy = netpol(
+        "b", "canary", {"podSelector": {"matchLabels": {"track": "canary"}}, "policyTypes": ["Egress"]}
+    )
+    path = tmp_path / "pods.yaml"
+    path.write_text("\n---\n".join(json.dumps(o) for o in [*NAMESPACES, A, STABLE, CANARY, policy]))
+    result = CliRunner().invoke(app, ["egress", "reach", str(path)])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output and "tell them apart" in result.output
 
 
 def anp(

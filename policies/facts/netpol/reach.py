@@ -71,16 +71,40 @@ class Connection(NamedTuple):
         return f"{self.src} => {self.dst} : {self.text}"
 
 
+def _shape_text(wl: Workload) -> str:
+    labels = ",".join(f"{k}={v}" for k, v in sorted(wl.labels.items())) or "no labels"
+    ports = ",".join(f"{n}={p}/{num}" for n, p, num in wl.named_ports)
+    return labels + (f"; ports {ports}" if ports else "") + ("; hostNetwork" if wl.host_network else "")
+
+
 def _external(interval: Interval) -> str:
     return f"{sets.interval_str(interval)}[External]"
 
 
+class PodsDiffer(ValueError):
+    """Pods of one owner differ in what a policy selects on, so they are not one peer."""
+
+
 class Reachability:
-    """The connectivity of a set of objects (workloads, Namespaces, NetworkPolicies)."""
+    """The connectivity of a set of objects (workloads, Namespaces, NetworkPolicies).
+
+    Pods of one owner are one peer (``ns/name[ReplicaSet]``). When they differ in labels, named ports
+    or host network, the analysis is first made with each differing pod on its own: if every one of
+    them has the same connections, they are one peer again; if not, :class:`PodsDiffer` names two of
+    them, what differs and one connection that differs. netpol-analyzer refuses such input too (when a
+    policy's selector reads the differing label); IBM's network-config-analyzer takes the union, which
+    would answer for a pod what only its sibling may do.
+    """
 
     def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
         objects = list(objects)
-        self.topology = Topology.build(objects)
+        self._setup(objects, variants=True)
+        if self.topology.variants:
+            self._check_variants()
+            self._setup(objects, variants=False)
+
+    def _setup(self, objects: list[Mapping[str, Any]], variants: bool) -> None:
+        self.topology = Topology.build(objects, variants=variants)
         self.policies = [k8s.parse(o) for o in objects if k8s.is_kubernetes_policy(o)]
         admins = [admin.parse(o) for o in objects if o.get("kind") in admin.KINDS]
         # Lowest priority number first; equal priorities (undefined by the API) in name order.
@@ -364,7 +388,7 @@ class Reachability:
             else:
                 candidates = workloads
             for dst in candidates:
-                if dst.index == src.index:
+                if dst.key == src.key:  # itself (or, while variants are checked, a sibling pod)
                     continue
                 if tiered:
                     conn = self._through_tiers("egress", src, dst, -1, out, dst)
@@ -392,6 +416,64 @@ class Reachability:
                 conn = self._through_tiers("ingress", dst, None, b, into, dst)
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
+
+    def _signature(self, wl: Workload, others: list[Workload]) -> dict[str, Conn]:
+        """Every connection of `wl` with `others` and the address blocks, both directions."""
+        tiered = bool(self.admin_policies or self.baseline_policies or self.calico)
+        out, into = self.egress(wl), self.ingress(wl)
+        sig: dict[str, Conn] = {}
+        for other in others:
+            if tiered:
+                there = self._through_tiers("egress", wl, other, -1, out, other)
+                there = sets.intersect(
+                    there, self._through_tiers("ingress", other, wl, -1, self.ingress(other), other)
+                )
+                back = self._through_tiers("egress", other, wl, -1, self.egress(other), wl)
+                back = sets.intersect(back, self._through_tiers("ingress", wl, other, -1, into, wl))
+            else:
+                o_in, o_out = self.ingress(other), self.egress(other)
+                there = sets.intersect(
+                    ALL if out is None else out.towards(other.index),
+                    ALL if o_in is None else o_in.towards(wl.index),
+                )
+                back = sets.intersect(
+                    ALL if o_out is None else o_out.towards(wl.index),
+                    ALL if into is None else into.towards(other.index),
+                )
+            sig[f"=> {other.key}"] = there
+            sig[f"<= {other.key}"] = back
+        for b, block in enumerate(self.dst_blocks):
+            sig[f"=> {_external(block)}"] = self._through_tiers("egress", wl, None, b, out, None)
+        for b, block in enumerate(self.src_blocks):
+            sig[f"<= {_external(block)}"] = self._through_tiers("ingress", wl, None, b, into, wl)
+        for name, conn in (out.fqdns if out is not None else {}).items():
+            sig[f"=> {name}"] = conn
+        return sig
+
+    def _check_variants(self) -> None:
+        """Raise :class:`PodsDiffer` when the differing pods of one owner have different connections."""
+        workloads = self.topology.workloads
+        for key, indices in sorted(self.topology.variants.items()):
+            others = [w for w in workloads if w.key != key]
+            first = workloads[indices[0]]
+            want = self._signature(first, others)
+            for i in indices[1:]:
+                wl = workloads[i]
+                got = self._signature(wl, others)
+                diff = sorted(
+                    (k for k in want.keys() | got.keys() if want.get(k, NONE) != got.get(k, NONE)),
+                    key=lambda k: ("[External]" in k, k),  # a workload first, when one differs
+                )
+                if diff:
+                    k = diff[0]
+                    raise PodsDiffer(
+                        f"pods of {key} differ and the policies tell them apart: "
+                        f"{first.pod} ({_shape_text(first)}) and {wl.pod} ({_shape_text(wl)}); "
+                        f"{k}: {sets.conn_str(want.get(k, NONE))} for the first, "
+                        f"{sets.conn_str(got.get(k, NONE))} for the second. "
+                        "One peer per owner cannot answer for both; give pods of one owner the labels "
+                        "the policies select on, or analyze them as separate owners"
+                    )
 
     def _through_tiers(
         self,

@@ -4,7 +4,12 @@ A workload is what owns pods: a Deployment, StatefulSet, DaemonSet, Job, CronJob
 manifest, or a Pod, which stands for its controlling owner (``ownerReferences`` with
 ``controller: true``) when it has one. Names follow np-guard/netpol-analyzer: ``ns/name[Kind]``, an
 owner reference without a kind is spelled ``Pod``, and objects without a namespace are in
-``default``. When several pods stand for one owner, the first one read gives the labels and ports.
+``default``.
+
+Several pods of one owner are one peer. When they differ in labels, named ports or host network,
+each different pod is kept (same key, its own index; :attr:`Topology.variants`) so that the
+reachability can check that no policy tells them apart: if none does, they are one peer again; if
+one does, the analysis refuses, as netpol-analyzer does (policies/facts/netpol/reach.py).
 """
 
 from __future__ import annotations
@@ -35,6 +40,11 @@ class Workload:
     named_ports: tuple[tuple[str, str, int], ...]
     host_network: bool
     key: str = ""  # ns/name[Kind], set by Topology.build (read millions of times by reachability)
+    pod: str = ""  # the object it was read from (a Pod's own name), for messages
+
+    def shape(self) -> tuple[Any, ...]:
+        """What a policy can tell apart: labels, named ports, host network."""
+        return (tuple(sorted(self.labels.items())), self.named_ports, self.host_network)
 
 
 def _named_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
@@ -77,18 +87,23 @@ class Topology:
     workloads: list[Workload] = field(default_factory=list)
     namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     by_namespace: dict[str, list[Workload]] = field(default_factory=dict)
+    # key -> the indices of an owner's pods that differ (labels, named ports, host network)
+    variants: dict[str, list[int]] = field(default_factory=dict)
     _ns_cache: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _pod_cache: dict[tuple[str, str], frozenset[int]] = field(default_factory=dict)
 
     @classmethod
     def build(
-        cls, objects: Iterable[Mapping[str, Any]], kinds: WorkloadKinds = DEFAULT_WORKLOADS
+        cls,
+        objects: Iterable[Mapping[str, Any]],
+        kinds: WorkloadKinds = DEFAULT_WORKLOADS,
+        variants: bool = True,
     ) -> Topology:
         """Workloads: every pod spec of an object whose pods run (a RayCluster's head and each worker
         group, named ``ns/llm(workerGroupSpecs[gpu])[RayCluster]``); templates (PodTemplate, a
-        TrainingRuntime) are not peers."""
+        TrainingRuntime) are not peers. With `variants`, the differing pods of one owner are kept."""
         topo = cls()
-        seen: set[str] = set()
+        seen: dict[str, list[Workload]] = {}
         for obj in objects:
             kind = str(obj.get("kind") or "")
             md = obj.get("metadata") or {}
@@ -114,10 +129,14 @@ class Topology:
                     named_ports=_named_ports(pod["spec"]),
                     host_network=pod["spec"].get("hostNetwork") is True,
                     key=f"{namespace}/{shown}[{owner_kind}]",
+                    pod=f"{namespace}/{md.get('name') or ''}",
                 )
-                if wl.key in seen:
+                same = seen.setdefault(wl.key, [])
+                if same and (not variants or any(w.shape() == wl.shape() for w in same)):
                     continue
-                seen.add(wl.key)
+                same.append(wl)
+                if len(same) > 1:
+                    topo.variants[wl.key] = [w.index for w in same]
                 topo.workloads.append(wl)
                 topo.by_namespace.setdefault(namespace, []).append(wl)
         for namespace in topo.by_namespace:
