@@ -67,13 +67,23 @@ CLUSTER_KINDS = (
     "Tier",
     # custom workload kinds whose pods run (a CRD that is not installed answers 404)
     *(info.kind for info in DEFAULT_WORKLOADS.custom if info.runs_pods),
+    # KubeVirt's virtual machines (their virt-launcher pods stand for them)
+    "VirtualMachine",
+    "VirtualMachineInstanceReplicaSet",
+    "VirtualMachinePool",
+    "VirtualMachineInstance",
 )
+_VM_OWNERS = frozenset({"VirtualMachine", "VirtualMachineInstanceReplicaSet", "VirtualMachinePool"})
 _CUSTOM_OWNERS = frozenset(object_kind(info) for info in DEFAULT_WORKLOADS.custom if info.runs_pods)
 #: kind -> the controllers whose objects of that kind are not workloads of their own: a custom
 #: workload (RayCluster, JobSet, Rollout) stands for its pods, Jobs and ReplicaSets
 _OWNED_BY = {
-    "Pod": frozenset({"ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController"})
+    "Pod": frozenset(
+        {"ReplicaSet", "Job", "StatefulSet", "DaemonSet", "ReplicationController", "VirtualMachineInstance"}
+    )
     | _CUSTOM_OWNERS,
+    "VirtualMachineInstance": _VM_OWNERS,
+    "VirtualMachine": frozenset({"VirtualMachinePool"}),
     "ReplicaSet": frozenset({"Deployment"}) | _CUSTOM_OWNERS,
     "Job": frozenset({"CronJob"}) | _CUSTOM_OWNERS,
 }

@@ -399,6 +399,19 @@ _ALL = (
         True,
     ),
     *WORKLOAD_CUSTOM_KINDS,
+    # KubeVirt (kubevirt.io/api core/v1, pool/v1alpha1): virtual machines run in virt-launcher pods, so
+    # they are peers of a reachability analysis; their specs are not pod specs (no pod rules)
+    KindInfo("kubevirt.io", "v1", "virtualmachines", "VirtualMachine", True, True),
+    KindInfo("kubevirt.io", "v1", "virtualmachineinstances", "VirtualMachineInstance", True, True),
+    KindInfo(
+        "kubevirt.io",
+        "v1",
+        "virtualmachineinstancereplicasets",
+        "VirtualMachineInstanceReplicaSet",
+        True,
+        True,
+    ),
+    KindInfo("pool.kubevirt.io", "v1alpha1", "virtualmachinepools", "VirtualMachinePool", True, True),
 )
 
 #: kind -> where it lives. Calico's namespaced NetworkPolicy shares its kind name with the core one,

@@ -667,3 +667,84 @@ def test_static_pods_owned_by_a_node_are_pods_of_their_own() -> None:
         "kube-system/etcd-node1[Pod]",
         "kube-system/kube-apiserver-node1[Pod]",
     ]
+
+
+def vm(kind: str = "VirtualMachine", name: str = "db", **extra: Any) -> dict[str, Any]:
+    """A KubeVirt object as kubevirt.io/api core/v1 spells it (VMI template under spec.template)."""
+    vmi_spec = {
+        "domain": {
+            "devices": {
+                "interfaces": [{"name": "default", "masquerade": {}, "ports": [{"name": "pg", "port": 5432}]}]
+            }
+        },
+        "networks": [{"name": "default", "pod": {}}],
+    }
+    template = {"metadata": {"labels": {"kubevirt.io/domain": name}}, "spec": vmi_spec}
+    if kind == "VirtualMachineInstance":
+        return {
+            "apiVersion": "kubevirt.io/v1",
+            "kind": kind,
+            "metadata": {"name": name, "namespace": "b", **template["metadata"], **extra},
+            "spec": vmi_spec,
+        }
+    if kind == "VirtualMachinePool":
+        spec: dict[str, Any] = {"virtualMachineTemplate": {"spec": {"template": template}}}
+        api = "pool.kubevirt.io/v1alpha1"
+    else:
+        spec, api = {"template": template}, "kubevirt.io/v1"
+    return {
+        "apiVersion": api,
+        "kind": kind,
+        "metadata": {"name": name, "namespace": "b", **extra},
+        "spec": spec,
+    }
+
+
+def test_kubevirt_virtual_machines_are_peers_with_their_launcher_labels_and_named_ports() -> None:
+    """A VirtualMachine runs in a virt-launcher pod that carries the VMI template's labels, plus
+    `kubevirt.io: virt-launcher` and `vm.kubevirt.io/name`; its interfaces' ports are named ports."""
+    to_db = netpol(
+        "b",
+        "db",
+        {
+            "podSelector": {"matchLabels": {"vm.kubevirt.io/name": "db"}},
+            "ingress": [{"from": [{"namespaceSelector": {}}], "ports": [{"port": "pg"}]}],
+        },
+    )
+    got = set(Reachability([*NAMESPACES, A, vm(), to_db]).connlist())
+    assert f"{CLIENT} => b/db[VirtualMachine] : TCP 5432" in got
+    only_launchers = netpol("b", "l", {"podSelector": {"matchLabels": {"kubevirt.io": "virt-launcher"}}})
+    assert not [x for x in Reachability([*NAMESPACES, A, vm(), only_launchers]).connlist() if "=> b/db" in x]
+
+
+def test_every_kubevirt_kind_that_runs_vms_is_one_peer_and_a_vmi_stands_for_its_vm() -> None:
+    owned = vm(
+        "VirtualMachineInstance",
+        ownerReferences=[
+            {"apiVersion": "kubevirt.io/v1", "kind": "VirtualMachine", "name": "db", "controller": True}
+        ],
+    )
+    keys = {w.key for w in Reachability([vm(), owned]).workloads}
+    assert keys == {"b/db[VirtualMachine]"}
+    for kind in ("VirtualMachineInstance", "VirtualMachineInstanceReplicaSet", "VirtualMachinePool"):
+        assert [w.key for w in Reachability([vm(kind)]).workloads] == [f"b/db[{kind}]"]
+    # the same kinds under another group are not KubeVirt's
+    other = dict(vm(), apiVersion="example.com/v1")
+    assert Reachability([other]).workloads == []
+
+
+def test_live_mode_lets_a_launcher_pod_and_a_vmi_stand_for_their_vm() -> None:
+    from stockade.cli.egress import CLUSTER_KINDS, _top_level
+
+    assert {"VirtualMachine", "VirtualMachineInstance", "VirtualMachinePool"} <= set(CLUSTER_KINDS)
+    launcher = {
+        "kind": "Pod",
+        "metadata": {
+            "ownerReferences": [{"kind": "VirtualMachineInstance", "name": "db", "controller": True}]
+        },
+    }
+    vmi = {
+        "kind": "VirtualMachineInstance",
+        "metadata": {"ownerReferences": [{"kind": "VirtualMachine", "controller": True}]},
+    }
+    assert not _top_level(launcher) and not _top_level(vmi) and _top_level(vm())

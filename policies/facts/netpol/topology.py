@@ -62,11 +62,58 @@ def _named_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
     return tuple(out)
 
 
+#: KubeVirt's kinds whose objects run virtual machines -> the path of their VirtualMachineInstance
+#: template (metadata + spec) inside the object ([] for a VirtualMachineInstance itself)
+KUBEVIRT_VMS: dict[tuple[str, str], tuple[str, ...]] = {
+    ("kubevirt.io", "VirtualMachine"): ("spec", "template"),
+    ("kubevirt.io", "VirtualMachineInstanceReplicaSet"): ("spec", "template"),
+    ("kubevirt.io", "VirtualMachineInstance"): (),
+    ("pool.kubevirt.io", "VirtualMachinePool"): ("spec", "virtualMachineTemplate", "spec", "template"),
+}
+#: the labels virt-controller puts on a virt-launcher pod beside the VMI's own
+#: (kubevirt.io/api core/v1: AppLabel, VirtualMachineNameLabel)
+LAUNCHER_APP_LABEL = ("kubevirt.io", "virt-launcher")
+VM_NAME_LABEL = "vm.kubevirt.io/name"
+
+
+def _map(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _kubevirt_vm(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The VirtualMachineInstance template of a KubeVirt object that runs VMs, else None."""
+    api = obj.get("apiVersion")
+    group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
+    path = KUBEVIRT_VMS.get((group, str(obj.get("kind") or "")))
+    if path is None:
+        return None
+    node: Any = obj
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node if isinstance(node, Mapping) else {}
+
+
+def _vm_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
+    """Named ports of a VMI's interfaces (``spec.domain.devices.interfaces[].ports``, the ports
+    KubeVirt forwards to the guest; ``port`` and ``protocol`` as in a containerPort)."""
+    out: list[tuple[str, str, int]] = []
+    domain = _map(spec.get("domain"))
+    for iface in _map(domain.get("devices")).get("interfaces") or ():
+        if not isinstance(iface, Mapping):
+            continue
+        for port in iface.get("ports") or ():
+            if isinstance(port, Mapping):
+                name, number = port.get("name"), port.get("port")
+                if isinstance(name, str) and name and isinstance(number, int):
+                    out.append((name, str(port.get("protocol") or "TCP").upper(), number))
+    return tuple(out)
+
+
 def _identity(obj: Mapping[str, Any]) -> tuple[str, str]:
     """(name, kind) of the workload an object stands for."""
     md = obj.get("metadata") or {}
     kind = str(obj.get("kind") or "")
-    if kind == "Pod":
+    if kind in ("Pod", "VirtualMachineInstance"):
         for ref in md.get("ownerReferences") or ():
             # a static (mirror) pod is owned by its Node: it is a pod of its own, as netpol-analyzer
             # lists it (kube-system/etcd-node1[Pod]), not one peer with every static pod of the node
@@ -78,6 +125,24 @@ def _identity(obj: Mapping[str, Any]) -> tuple[str, str]:
             ):
                 return str(ref["name"]), str(ref.get("kind") or "Pod")
     return str(md.get("name") or ""), kind
+
+
+def _vm_pod(obj: Mapping[str, Any], vmi: Mapping[str, Any]) -> dict[str, Any]:
+    """The virt-launcher pod of a KubeVirt object, as a peer: the VMI's labels plus the two labels
+    virt-controller adds (``kubevirt.io: virt-launcher``, ``vm.kubevirt.io/name: <VMI name>``; a
+    VMI made by a VirtualMachine has its name), and the interfaces' named ports."""
+    md, spec = _map(vmi.get("metadata")), _map(vmi.get("spec"))
+    labels = _str_map(md.get("labels"))
+    own = obj.get("metadata") or {}
+    if str(obj.get("kind")) in ("VirtualMachine", "VirtualMachineInstance") and own.get("name"):
+        labels.setdefault(VM_NAME_LABEL, str(own["name"]))
+    labels.setdefault(*LAUNCHER_APP_LABEL)
+    ports = [{"name": n, "protocol": p, "containerPort": num} for n, p, num in _vm_ports(spec)]
+    return {
+        "template": "",
+        "metadata": {"labels": labels},
+        "spec": {"containers": [{"name": "compute", "ports": ports}]},
+    }
 
 
 @dataclass
@@ -113,12 +178,17 @@ class Topology:
                 labels[NAMESPACE_NAME_LABEL] = name
                 topo.namespaces[name] = labels
                 continue
-            info = kinds.info(obj)
-            if info is None or not info.runs_pods:
-                continue
             namespace = str(md.get("namespace") or DEFAULT_NAMESPACE)
+            vm = _kubevirt_vm(obj)
+            if vm is not None:
+                pods = [_vm_pod(obj, vm)]
+            else:
+                info = kinds.info(obj)
+                if info is None or not info.runs_pods:
+                    continue
+                pods = kinds.pods(obj)
             name, owner_kind = _identity(obj)
-            for pod in kinds.pods(obj):
+            for pod in pods:
                 shown = f"{name}({pod['template']})" if pod["template"] else name
                 wl = Workload(
                     index=len(topo.workloads),
