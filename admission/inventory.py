@@ -53,7 +53,7 @@ from kubernetes import config as k8s_config
 
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.policies.facts.inventory import WATCHED_KINDS
 from stockade.policies.kinds import KINDS, KindInfo, list_call
 
 log = logging.getLogger("stockade.admission.inventory")
@@ -81,10 +81,10 @@ MAX_ERROR_CHARS = 300
 #: where each kind lives is shared with the audit and the deployment's RBAC (stockade.policies.kinds).
 WatchedKind = KindInfo
 
-#: How to watch each kind an analyzer may index; DEFAULT_KINDS picks those in INDEXED_KINDS, so a
+#: How to watch each kind an analyzer may index; DEFAULT_KINDS picks those in WATCHED_KINDS, so a
 #: later issue that indexes a kind gets it watched (and the deployment's RBAC follows the same table).
 WATCHABLE: dict[str, WatchedKind] = KINDS
-DEFAULT_KINDS: tuple[WatchedKind, ...] = tuple(WATCHABLE[k] for k in sorted(INDEXED_KINDS) if k in WATCHABLE)
+DEFAULT_KINDS: tuple[WatchedKind, ...] = tuple(WATCHABLE[k] for k in sorted(WATCHED_KINDS) if k in WATCHABLE)
 
 
 class _Stopped(Exception):
@@ -181,10 +181,10 @@ class InventoryCache:
         names = [k.kind for k in self.kinds]
         if len(set(names)) != len(names):
             raise ValueError(f"a kind is watched twice: {names}")
-        not_indexed = sorted(set(names) - INDEXED_KINDS)
+        not_indexed = sorted(set(names) - WATCHED_KINDS)
         if not_indexed:
             # Inventory.add drops them: listing and watching them would only cost memory and traffic.
-            raise ValueError(f"the inventory does not index {', '.join(not_indexed)} (see INDEXED_KINDS)")
+            raise ValueError(f"the inventory does not index {', '.join(not_indexed)} (see WATCHED_KINDS)")
         self.page_size = page_size
         self.watch_timeout_seconds = watch_timeout_seconds
         self.connect_timeout_seconds = connect_timeout_seconds
@@ -193,7 +193,7 @@ class InventoryCache:
         self.backoff_max_seconds = backoff_max_seconds
         self.not_installed_recheck_seconds = not_installed_recheck_seconds
         # Complete only once synced, and only if every indexed kind is watched (module docstring).
-        self._covers_indexed = set(names) >= INDEXED_KINDS
+        self._covers_indexed = set(names) >= WATCHED_KINDS
         # The cluster's name selects per-cluster settings (the sandbox profile), as in an audit.
         self._inventory = Inventory(complete=False, cluster=cluster)
         self._lock = threading.Lock()
@@ -540,7 +540,7 @@ class InventoryCache:
         if not self._covers_indexed:
             log.warning(
                 "inventory synced, but incomplete: some indexed kinds are not watched",
-                extra={"unwatched": sorted(INDEXED_KINDS - {k.kind for k in self.kinds})},
+                extra={"unwatched": sorted(WATCHED_KINDS - {k.kind for k in self.kinds})},
             )
         log.info("inventory synced", extra={"kinds": [k.kind for k in self.kinds]})
 

@@ -2,7 +2,8 @@
 
 Generates 10,000 roles (9,000 namespaced Roles over 250 namespaces, 1,000 ClusterRoles of which 20
 aggregate others), 20,000 bindings (RoleBindings and ClusterRoleBindings to Users, Groups and
-ServiceAccounts) and 5,000 ServiceAccounts (20 per namespace), with a realistic share of
+ServiceAccounts) and 5,000 ServiceAccounts (20 per namespace, each with a Deployment running as it,
+and one legacy token Secret per namespace), with a realistic share of
 escalation-capable rules (secrets readers, deployers, exec, token minting, a few binders and
 impersonators), plus planted escalation chains whose answers are known. Then times:
 
@@ -78,6 +79,29 @@ def generate(
         for j in range(per_ns):
             md = {"name": f"sa-{j:02d}", "namespace": ns}
             out.append({"apiVersion": "v1", "kind": "ServiceAccount", "metadata": md})
+            # a workload runs as each account (paths through exec, attach, nodes/proxy reach it)
+            spec = {"serviceAccountName": md["name"], "containers": [{"name": "app", "image": "app:1"}]}
+            out.append(
+                {
+                    "apiVersion": "apps/v1",
+                    "kind": "Deployment",
+                    "metadata": {"name": f"app-{j:02d}", "namespace": ns},
+                    "spec": {"template": {"spec": spec}},
+                }
+            )
+        # one legacy token Secret per namespace (reading it acts as sa-00)
+        out.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "type": "kubernetes.io/service-account-token",
+                "metadata": {
+                    "name": "sa-00-token",
+                    "namespace": ns,
+                    "annotations": {"kubernetes.io/service-account.name": "sa-00"},
+                },
+            }
+        )
     n_cluster = roles // 10
     cluster_roles = [f"cr-{i:04d}" for i in range(n_cluster)]
     for i, name in enumerate(cluster_roles):

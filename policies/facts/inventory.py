@@ -44,6 +44,12 @@ def index_kind(obj: Mapping[str, Any]) -> str:
     return kind
 
 
+#: kinds read only through a projection (Inventory.add keeps the ServiceAccounts a Pod runs as, never
+#: the Pod): the webhook's cache watches them too, so paths through running pods know them
+PROJECTED_KINDS = frozenset({"Pod"})
+#: every kind a gate's inventory is filled from
+WATCHED_KINDS = INDEXED_KINDS | PROJECTED_KINDS
+
 # Azure resources the Azure analyzer reads (policies/facts/azure.py ARM_TYPES), keyed by their id
 INDEXED_ARM_TYPES = frozenset(
     {
@@ -61,6 +67,40 @@ INDEXED_ARM_TYPES = frozenset(
 )
 
 
+#: version keys of the two projections below (Inventory.versions), read by the RBAC graph's cache
+RUNS = "@runs-as"
+TOKEN_SECRETS = "@token-secrets"
+TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
+TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
+
+
+def _runs_as(obj: Mapping[str, Any]) -> frozenset[str] | None:
+    """The ServiceAccounts the pods of a workload or Pod run as (`default` when none is named), or
+    None for an object that runs no pods."""
+    from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+
+    info = DEFAULT_WORKLOADS.info(obj)
+    if info is None or not info.runs_pods:
+        return None
+    out = set()
+    for pod in DEFAULT_WORKLOADS.pods(obj):
+        spec = pod.get("spec") or {}
+        name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+        out.add(name if isinstance(name, str) and name else "default")
+    return frozenset(out)
+
+
+def _token_account(obj: Mapping[str, Any]) -> str | None:
+    """The ServiceAccount a legacy token Secret is for (its annotation), else None. Only the name and
+    the annotation are kept: never a Secret's data."""
+    if obj.get("kind") != "Secret" or obj.get("type") != TOKEN_SECRET_TYPE:
+        return None
+    md = obj.get("metadata") or {}
+    annotations = md.get("annotations") if isinstance(md, Mapping) else None
+    name = annotations.get(TOKEN_SECRET_ACCOUNT) if isinstance(annotations, Mapping) else None
+    return name if isinstance(name, str) and name else None
+
+
 class Inventory:
     def __init__(self, *, complete: bool = False, cluster: str | None = None) -> None:
         self.complete = complete
@@ -72,6 +112,14 @@ class Inventory:
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {}
         # Bumped per kind on every add/remove, so analyzers can cache what they derive from a kind.
         self.versions: dict[str, int] = {}
+        # Projections of objects that are not kept (policies/facts/rbac.py reads them): the
+        # ServiceAccounts each workload's or Pod's pods run as, keyed (kind, namespace, name); and the
+        # legacy token Secrets, (namespace, name) -> the ServiceAccount they hold a token of.
+        self._runs: dict[tuple[str, str, str], frozenset[str]] = {}
+        # namespace -> ServiceAccount -> how many workloads/pods run as it; RUNS is bumped only when
+        # an account starts or stops running somewhere, not on every pod (the webhook sees pods churn)
+        self._running: dict[str, dict[str, int]] = {}
+        self._token_secrets: dict[tuple[str, str], str] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
         azure = arm_type(obj)
@@ -81,15 +129,57 @@ class Inventory:
                 self._objects.setdefault(azure, {})[("", str(obj.get("id") or obj.get("name") or ""))] = obj
             return
         kind = index_kind(obj)
-        if kind not in INDEXED_KINDS:
-            return
         md = obj.get("metadata") or {}
+        key = (str(md.get("namespace") or ""), str(md.get("name") or ""))
+        if kind not in INDEXED_KINDS:
+            accounts = _runs_as(obj)
+            if accounts is not None:
+                self._set_runs((kind, *key), accounts)
+            elif kind == "Secret":
+                account = _token_account(obj)
+                if account is not None or key in self._token_secrets:
+                    if account is None:
+                        del self._token_secrets[key]
+                    else:
+                        self._token_secrets[key] = account
+                    self.versions[TOKEN_SECRETS] = self.versions.get(TOKEN_SECRETS, 0) + 1
+            return
         self.versions[kind] = self.versions.get(kind, 0) + 1
-        self._objects.setdefault(kind, {})[(str(md.get("namespace") or ""), str(md.get("name") or ""))] = obj
+        self._objects.setdefault(kind, {})[key] = obj
 
     def remove(self, kind: str, namespace: str | None, name: str) -> None:
         self.versions[kind] = self.versions.get(kind, 0) + 1
         self._objects.get(kind, {}).pop((namespace or "", name), None)
+        self._set_runs((kind, namespace or "", name), frozenset())
+        if kind == "Secret" and self._token_secrets.pop((namespace or "", name), None) is not None:
+            self.versions[TOKEN_SECRETS] = self.versions.get(TOKEN_SECRETS, 0) + 1
+
+    def _set_runs(self, key: tuple[str, str, str], accounts: frozenset[str]) -> None:
+        old = self._runs.pop(key, frozenset())
+        if accounts:
+            self._runs[key] = accounts
+        counts = self._running.setdefault(key[1], {})
+        changed = False
+        for sa in old - accounts:
+            counts[sa] -= 1
+            if not counts[sa]:
+                del counts[sa]
+                changed = True
+        for sa in accounts - old:
+            counts[sa] = counts.get(sa, 0) + 1
+            changed = changed or counts[sa] == 1
+        if not counts:
+            del self._running[key[1]]
+        if changed:
+            self.versions[RUNS] = self.versions.get(RUNS, 0) + 1
+
+    def running_accounts(self) -> dict[str, frozenset[str]]:
+        """namespace -> the ServiceAccounts its workloads' and pods' pods run as."""
+        return {ns: frozenset(counts) for ns, counts in self._running.items()}
+
+    def token_secrets(self) -> dict[tuple[str, str], str]:
+        """(namespace, Secret name) -> the ServiceAccount of every legacy token Secret seen."""
+        return dict(self._token_secrets)
 
     def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         return self._objects.get(kind, {}).get((namespace or "", name))

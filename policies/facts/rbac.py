@@ -31,15 +31,18 @@ are not indexed) or through exec into running pods (pods are not indexed).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import gc
+import heapq
 import weakref
-from collections import defaultdict, deque
+from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from stockade.policies.facts import serviceaccounts
-from stockade.policies.facts.inventory import Inventory
+from stockade.policies.facts.inventory import RUNS, TOKEN_SECRETS, Inventory
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
 from stockade.policies.facts.workloads import pod_template
 
@@ -278,8 +281,10 @@ ANY_RULE = PolicyRule(frozenset("*"), frozenset("*"), frozenset("*"), frozenset(
 SA_USER_PREFIX = "system:serviceaccount:"
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Subject:
+class Subject(NamedTuple):
+    """A tuple: subjects, and the nodes holding them, are set and dict keys millions of times in a
+    search, and a tuple's hash and comparison run in C."""
+
     kind: str  # User | Group | ServiceAccount
     name: str
     namespace: str = ""  # ServiceAccounts only
@@ -480,14 +485,16 @@ Key = tuple[str, str, str | None]  # (catalogue id, permission, namespace or Non
 #: Permissions grouped by (catalogue id, permission) -> scopes (namespaces, None = cluster-wide): the
 #: ServiceAccounts of every namespace hold thousands of keys, but only a few dozen groups.
 Keys = Mapping[tuple[str, str], frozenset[str | None]]
+#: one permission of Keys: (catalogue id, permission, scope); sets of them compare in C
+Triple = tuple[str, str, str | None]
 
 
-@dataclass(frozen=True, slots=True)
-class Node:
+class Node(NamedTuple):
     """Where a step leads: an identity, the ServiceAccounts of a namespace (or of every namespace),
-    any permission (in a namespace or cluster-wide), or a role the subject can bind."""
+    any permission (in a namespace or cluster-wide), or a role the subject can bind. A tuple, like
+    Subject, for hashing in C."""
 
-    kind: str  # subject | namespace | all | anything | role
+    kind: str  # subject | namespace | all | running | tokens | anything | role
     subject: Subject | None = None
     scope: str | None = None
     role: tuple[str, str] | None = None
@@ -499,13 +506,18 @@ class Node:
             return f"the ServiceAccounts of namespace {self.scope}"
         if self.kind == "all":
             return "the ServiceAccounts of every namespace"
+        if self.kind in ("running", "tokens"):
+            where = f"namespace {self.scope}" if self.scope is not None else "every namespace"
+            if self.kind == "tokens":
+                return f"the ServiceAccounts with a legacy token Secret in {where}"
+            return f"the ServiceAccounts of the pods running in {where}"
         if self.role is not None:
             return f"{self.role[0]} {self.role[1]} " + _scope_text(self.scope)
         return "any permission " + _scope_text(self.scope)
 
     @property
     def identity(self) -> bool:
-        return self.kind in ("subject", "namespace", "all")
+        return self.kind in ("subject", "namespace", "all", "running", "tokens")
 
 
 @dataclass(frozen=True, slots=True)
@@ -564,7 +576,19 @@ class RBACGraph:
     escalation paths are computed on demand and memoized per subject.
     """
 
-    def __init__(self, objects: Iterable[Mapping[str, Any]]) -> None:
+    def __init__(
+        self,
+        objects: Iterable[Mapping[str, Any]],
+        running: Mapping[str, frozenset[str]] | None = None,
+        token_secrets: Mapping[tuple[str, str], str] | None = None,
+    ) -> None:
+        """`running`: namespace -> the ServiceAccounts its pods run as (the scanned workloads, or a
+        cluster's pods); `token_secrets`: (namespace, Secret) -> the ServiceAccount of each legacy
+        token Secret seen (Inventory.running_accounts / token_secrets)."""
+        self.running: dict[str, frozenset[str]] = {ns: a for ns, a in (running or {}).items() if a}
+        self.token_secrets: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for (ns, secret), account in sorted((token_secrets or {}).items()):
+            self.token_secrets[ns].append((secret, account))
         self.roles: dict[tuple[str, str], tuple[PolicyRule, ...]] = {}
         self._cluster_roles: dict[str, Mapping[str, Any]] = {}
         self.bindings: list[Binding] = []
@@ -609,6 +633,12 @@ class RBACGraph:
         # Every namespace has its `default` ServiceAccount, which a pod runs as unless it names another,
         # and which holds what system:serviceaccounts[:<ns>] and system:authenticated hold.
         known = set(self.namespace_bindings) | {ns for ns, _ in self.roles} | set(self.service_accounts)
+        # the accounts pods run as, and those legacy token Secrets hold, are identities too
+        for ns, accounts in self.running.items():
+            self.service_accounts[ns].update(Subject("ServiceAccount", a, ns) for a in accounts)
+        for ns, secrets in self.token_secrets.items():
+            self.service_accounts[ns].update(Subject("ServiceAccount", a, ns) for _, a in secrets)
+        known |= set(self.running) | set(self.token_secrets)
         for ns in known:
             if ns:
                 self.service_accounts[ns].add(Subject("ServiceAccount", "default", ns))
@@ -616,8 +646,11 @@ class RBACGraph:
         self._risky: dict[Subject, tuple[Risky, ...]] = {}
         self._edges: dict[Node, tuple[Step, ...]] = {}
         self._keys: dict[Node, Keys] = {}
-        self._closures: dict[Node, tuple[tuple[Node, tuple[Step, ...]], ...]] = {}
         self._closure_key_sets: dict[Node, Keys] = {}
+        self._useful_cache: dict[tuple[Node, int], tuple[tuple[Node, tuple[Step, ...]], ...]] = {}
+        self._interned: dict[Node, Node] = {}
+        self._holder_lists: dict[tuple[Node, frozenset[tuple[str, str]]], tuple[str, ...]] = {}
+        self._triples: dict[Node, frozenset[Triple]] = {}
         self._paths: dict[Subject, tuple[Path, ...]] = {}
         self._members: dict[Node, Mapping[tuple[str, str], frozenset[str]]] = {}
 
@@ -625,16 +658,26 @@ class RBACGraph:
 
     @classmethod
     def from_objects(cls, objects: Iterable[Mapping[str, Any]]) -> RBACGraph:
-        return cls(o for o in objects if o.get("kind") in RBAC_KINDS)
+        """The graph of a set of objects: RBAC objects, and the workloads, pods and legacy token
+        Secrets among them (whose accounts paths through running pods and Secrets reach)."""
+        inventory = Inventory()
+        for obj in objects:
+            inventory.add(obj)
+        return cls.build(inventory)
 
     @classmethod
     def build(cls, inventory: Inventory) -> RBACGraph:
-        return cls(o for kind in RBAC_KINDS for o in inventory.of_kind(kind))
+        return cls(
+            (o for kind in RBAC_KINDS for o in inventory.of_kind(kind)),
+            inventory.running_accounts(),
+            inventory.token_secrets(),
+        )
 
     @classmethod
     def of(cls, inventory: Inventory) -> RBACGraph:
-        """The graph of an inventory, built once and rebuilt only after an RBAC object changed."""
-        version = sum(inventory.versions.get(k, 0) for k in RBAC_KINDS)
+        """The graph of an inventory, built once and rebuilt only after an RBAC object changed, an
+        account started or stopped running somewhere, or a token Secret came or went."""
+        version = sum(inventory.versions.get(k, 0) for k in (*RBAC_KINDS, RUNS, TOKEN_SECRETS))
         cached = _CACHE.get(inventory)
         if cached is not None and cached[0] == version:
             return cached[1]
@@ -752,11 +795,40 @@ class RBACGraph:
         ns = namespace or ""
         return self.service_accounts.get(ns) or {Subject("ServiceAccount", "default", ns)}
 
+    def _group_members(self, node: Node) -> set[Subject]:
+        """The accounts a "running" or "tokens" node stands for."""
+        if node.kind == "running":
+            namespaces = [node.scope] if node.scope is not None else sorted(self.running)
+            return {Subject("ServiceAccount", a, ns) for ns in namespaces for a in self.running.get(ns, ())}
+        namespaces = [node.scope] if node.scope is not None else sorted(self.token_secrets)
+        return {
+            Subject("ServiceAccount", a, ns) for ns in namespaces for _, a in self.token_secrets.get(ns, ())
+        }
+
+    def _running(self, scope: str | None) -> Node | None:
+        """The accounts of the pods running in a namespace (None: anywhere), when any are known."""
+        if scope is None:
+            return Node("running") if self.running else None
+        return Node("running", scope=scope) if self.running.get(scope) else None
+
     def _accounts(self, scope: str | None) -> Node | None:
         """Every ServiceAccount of a namespace (None: of every namespace), as one node."""
         if scope is None:
             return Node("all") if self.service_accounts else None
         return Node("namespace", scope=scope)
+
+    def _token_readers(self, rule: PolicyRule, pv: Pivots, scope: str | None) -> Iterator[tuple[str, Node]]:
+        """Edges to the accounts whose legacy token Secrets a rule reads: one node for every such
+        Secret in reach (a cluster-wide reader: one edge, not one per Secret), or each named one."""
+        if pv.reads_any_secret:
+            if scope is None or self.token_secrets.get(scope):
+                yield f"can read the Secrets {_scope_text(scope)}", Node("tokens", scope=scope)
+            return
+        for ns in [scope] if scope is not None else sorted(self.token_secrets):
+            for secret, account in self.token_secrets.get(ns, ()):
+                if rule.allows("get", "", "secrets", name=secret):
+                    target = Node("subject", Subject("ServiceAccount", account, ns))
+                    yield f"can read the token Secret {secret} in namespace {ns}", target
 
     def _steps(self, actor: Node, grants: Iterable[Grant]) -> tuple[Step, ...]:
         """The "can act as" edges a set of grants gives `actor`."""
@@ -764,14 +836,34 @@ class RBACGraph:
 
         def add(action: str, grant: Grant, target: Node | None) -> None:
             if target is not None and target != actor:
+                # one object per node: the searches' set and dict lookups then compare identities
+                target = self._interned.setdefault(target, target)
                 out.setdefault((target, action), Step(actor, action, grant, target))
 
+        grants = tuple(grants)
+        # where the actor can read Secrets (any grant: creating a token Secret and reading it back
+        # may come from two bindings)
+        reads_secrets = {g.scope for g in grants for r in g.rules if rule_pivots(r).reads_secrets}
         for g in grants:
             scope, where = g.scope, _scope_text(g.scope)
             pivots = [(rule, rule_pivots(rule)) for rule in g.rules]
             for rule, pv in pivots:
                 if pv.runs_pods:
                     add(f"can create pods {where}", g, self._accounts(scope))
+                if pv.execs:
+                    add(f"can run commands in the pods {where}", g, self._running(scope))
+                if scope is None and pv.proxies_nodes:
+                    action = "can run commands in any pod through the kubelet (nodes/proxy)"
+                    add(action, g, self._running(None))
+                if pv.creates_secrets and (None in reads_secrets or scope in reads_secrets):
+                    add(
+                        f"can create a token Secret for any ServiceAccount {where} and read it",
+                        g,
+                        self._accounts(scope),
+                    )
+                if pv.reads_secrets and self.token_secrets:
+                    for action, target in self._token_readers(rule, pv, scope):
+                        add(action, g, target)
                 for allowed, what in (
                     (pv.mints_tokens, "can mint tokens for"),
                     (pv.impersonates_sa, "can impersonate"),
@@ -836,6 +928,13 @@ class RBACGraph:
                     if st.target != node:
                         merged.setdefault((st.target, st.action), st)
             steps = tuple(merged.values())
+        elif node.kind in ("running", "tokens"):
+            merged = {}
+            for sa in sorted(self._group_members(node)):
+                for st in self.edges(Node("subject", sa)):
+                    if st.target != node:
+                        merged.setdefault((st.target, st.action), st)
+            steps = tuple(merged.values())
         else:
             steps = ()
         self._edges[node] = steps
@@ -852,6 +951,8 @@ class RBACGraph:
             keys = _merge(self.keys_of(Node("subject", sa)) for sa in self._members_of(node.scope))
         elif node.kind == "all":
             keys = _merge(self.keys_of(Node("namespace", scope=ns)) for ns in self.service_accounts)
+        elif node.kind in ("running", "tokens"):
+            keys = _merge(self.keys_of(Node("subject", sa)) for sa in self._group_members(node))
         else:
             rules: tuple[PolicyRule, ...]
             if node.kind == "anything":
@@ -871,35 +972,67 @@ class RBACGraph:
         self._keys[node] = keys
         return keys
 
-    def closure(self, node: Node) -> tuple[tuple[Node, tuple[Step, ...]], ...]:
-        """Every node reachable from `node` in fewer than MAX_PATH_LENGTH steps, breadth first, with
-        the chain of steps from `node` (memoized: it does not depend on where a path starts)."""
-        done = self._closures.get(node)
+    def _useful(
+        self, node: Node, depth: int = MAX_PATH_LENGTH - 1
+    ) -> tuple[tuple[Node, tuple[Step, ...]], ...]:
+        """The nodes reachable from `node` in at most `depth` steps, shortest first (breadth-first
+        order), with their chain of steps, less those that cannot add a permission to a search that
+        has reached `node`: one whose permissions are all held by `node` or by a node listed before it.
+
+        A search takes candidates shortest first, and in this order among equal lengths, so when it
+        comes to a dropped node everything the node holds is covered already: dropping it changes no
+        path. For the same reason the list is built from the children's lists (each one step
+        longer) instead of a walk over everything reachable: a node a child dropped is covered
+        whenever the walk would reach it through that child. Memoized per (node, depth); in a dense
+        graph (exec in every namespace, token Secrets read everywhere) the lists stay a few long."""
+        done = self._useful_cache.get((node, depth))
         if done is not None:
             return done
-        out: list[tuple[Node, tuple[Step, ...]]] = []
+        edges = self.edges(node)
+        candidates: list[tuple[int, Node, tuple[Step, ...]]] = [(1, st.target, (st,)) for st in edges]
+        if depth > 1:
+            for st in edges:
+                candidates += [
+                    (1 + len(chain), n, (st, *chain)) for n, chain in self._useful(st.target, depth - 1)
+                ]
+            candidates.sort(key=lambda c: c[0])
+        held = set(self.triples_of(node))
+        wide = {(rid, perm) for rid, perm, scope in held if scope is None}  # cluster-wide covers all
         seen = {node}
-        queue: deque[tuple[Node, tuple[Step, ...]]] = deque([(node, ())])
-        while queue:
-            at, chain = queue.popleft()
-            if len(chain) >= MAX_PATH_LENGTH - 1:
+        out = []
+        for _, n, chain in candidates:
+            if n in seen:
                 continue
-            for st in self.edges(at):
-                if st.target in seen:
-                    continue
-                seen.add(st.target)
-                reached = (st.target, (*chain, st))
-                out.append(reached)
-                queue.append(reached)
+            seen.add(n)
+            new = self.triples_of(n) - held
+            if new and (
+                not wide or any(scope is None or (rid, perm) not in wide for rid, perm, scope in new)
+            ):
+                out.append((n, chain))
+                held |= new
+                wide.update((rid, perm) for rid, perm, scope in new if scope is None)
         result = tuple(out)
-        self._closures[node] = result
+        self._useful_cache[(node, depth)] = result
+        if depth == MAX_PATH_LENGTH - 1:
+            # what everything in reach holds: the dropped nodes added nothing to it
+            self._closure_key_sets[node] = _merge([self.keys_of(node), *(self.keys_of(n) for n, _ in out)])
         return result
+
+    def triples_of(self, node: Node) -> frozenset[Triple]:
+        """keys_of as a set of (id, permission, scope), for set arithmetic in C."""
+        done = self._triples.get(node)
+        if done is None:
+            done = frozenset(
+                (k[0], k[1], scope) for k, scopes in self.keys_of(node).items() for scope in scopes
+            )
+            self._triples[node] = done
+        return done
 
     def _closure_keys(self, node: Node) -> Keys:
         done = self._closure_key_sets.get(node)
         if done is None:
-            done = _merge([self.keys_of(node), *(self.keys_of(n) for n, _ in self.closure(node))])
-            self._closure_key_sets[node] = done
+            self._useful(node)
+            done = self._closure_key_sets[node]
         return done
 
     def escalations_from(self, start: Subject, first: Iterable[Grant] | None = None) -> tuple[Path, ...]:
@@ -911,6 +1044,10 @@ class RBACGraph:
         """
         if first is None and start in self._paths:
             return self._paths[start]
+        with _paused_gc():
+            return self._search(start, first)
+
+    def _search(self, start: Subject, first: Iterable[Grant] | None) -> tuple[Path, ...]:
         me = Node("subject", start)
         covered: dict[tuple[str, str], set[str | None]] = {}
         _cover(covered, self.keys_of(me))
@@ -922,9 +1059,15 @@ class RBACGraph:
             direct = self._steps(me, first)
         candidates: list[tuple[int, Node, tuple[Step, ...]]] = [(1, st.target, (st,)) for st in direct]
         for st in direct:
-            candidates += [(1 + len(chain), n, (st, *chain)) for n, chain in self.closure(st.target)]
+            candidates += [(1 + len(chain), n, (st, *chain)) for n, chain in self._useful(st.target)]
         candidates.sort(key=lambda c: c[0])
-        reachable = [self._closure_keys(st.target) for st in direct]
+        # everything in reach, merged once (one check per path instead of one per direct step)
+        targets = list(dict.fromkeys(st.target for st in direct))
+        reachable = (
+            self._closure_keys(targets[0])
+            if len(targets) == 1
+            else _merge(self._closure_keys(t) for t in targets)
+        )
         paths: list[Path] = []
         seen = {me}
         for _, node, chain in candidates:
@@ -940,7 +1083,7 @@ class RBACGraph:
             _cover(covered, keys)
             gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
             paths.append(Path(start, chain, gains, holders))
-            if not any(_any_new(keys, covered) for keys in reachable):
+            if not _any_new(reachable, covered):
                 break  # nothing further down can add a permission
         result = tuple(paths)
         if first is None:
@@ -949,12 +1092,14 @@ class RBACGraph:
 
     def _holders(self, node: Node, new: Keys) -> tuple[str, ...]:
         """Which members of a group node hold the permissions it adds (at most 5 named)."""
-        if node.kind not in ("namespace", "all"):
+        if node.kind not in ("namespace", "all", "running", "tokens"):
             return ()
         index = self._members.get(node)
         if index is None:
             if node.kind == "namespace":
                 members = [Node("subject", sa) for sa in self._members_of(node.scope)]
+            elif node.kind in ("running", "tokens"):
+                members = [Node("subject", sa) for sa in sorted(self._group_members(node))]
             else:
                 members = [Node("namespace", scope=ns) for ns in self.service_accounts]
             by_key: dict[tuple[str, str], set[str]] = defaultdict(set)
@@ -962,8 +1107,14 @@ class RBACGraph:
                 for k in self.keys_of(m):
                     by_key[k].add(str(m))
             index = self._members[node] = {k: frozenset(v) for k, v in by_key.items()}
-        found = sorted(set().union(*(index.get(k, ()) for k in new)))
-        return tuple(found[:5]) + ((f"and {len(found) - 5} more",) if len(found) > 5 else ())
+        key = (node, frozenset(new))
+        done = self._holder_lists.get(key)
+        if done is None:
+            found = set().union(*(index.get(k, ()) for k in new))
+            first = heapq.nsmallest(5, found)
+            done = tuple(first) + ((f"and {len(found) - 5} more",) if len(found) > 5 else ())
+            self._holder_lists[key] = done
+        return done
 
     def escalations_via(self, binding: Binding) -> list[tuple[int, Path]]:
         """Paths whose first step is granted by `binding`, per subject index of the binding."""
@@ -976,13 +1127,19 @@ class RBACGraph:
         return out
 
     def all_escalations(self) -> list[Path]:
-        return [p for s in self.subjects() for p in self.escalations_from(s)]
+        with _paused_gc():
+            return [p for s in self.subjects() for p in self.escalations_from(s)]
 
 
 class Pivots(NamedTuple):
     """What a rule offers for escalation, per (roles, clusterroles) / (rolebindings, clusterrolebindings)."""
 
     runs_pods: bool
+    execs: bool  # runs code in the pods already there: exec, attach, ephemeral containers, patch pods
+    proxies_nodes: bool  # nodes/proxy: the kubelet API of every node, so exec in every pod
+    creates_secrets: bool
+    reads_secrets: bool
+    reads_any_secret: bool  # get without resourceNames, list or watch
     mints_tokens: bool
     impersonates_sa: bool
     impersonates_users: bool
@@ -1008,8 +1165,18 @@ def rule_pivots(rule: PolicyRule) -> Pivots:
     def writes(resource: str) -> bool:
         return any(rule.allows_some_name(v, RBAC_GROUP, resource) for v in ("create", "update", "patch"))
 
+    execs = (
+        any(rule.allows_some_name(v, "", "pods", s) for v in ("create", "get") for s in ("exec", "attach"))
+        or any(rule.allows_some_name(v, "", "pods", "ephemeralcontainers") for v in ("update", "patch"))
+        or any(rule.allows_some_name(v, "", "pods") for v in ("update", "patch"))
+    )
     return Pivots(
         runs_pods=runs_pods,
+        execs=execs,
+        proxies_nodes=any(rule.allows_some_name(v, "", "nodes", "proxy") for v in ("get", "create")),
+        creates_secrets=rule.allows("create", "", "secrets"),
+        reads_secrets=any(rule.allows_some_name(v, "", "secrets") for v in ("get", "list", "watch")),
+        reads_any_secret=any(rule.allows(v, "", "secrets") for v in ("get", "list", "watch")),
         mints_tokens=rule.allows_some_name("create", "", "serviceaccounts", "token"),
         impersonates_sa=rule.allows_some_name("impersonate", "", "serviceaccounts"),
         impersonates_users=rule.allows_some_name("impersonate", "", "users"),
@@ -1062,6 +1229,21 @@ def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
     ):
         found = {k: r for k, r in found.items() if r.id != "STK-RBAC-008"}
     return tuple(sorted(found.values(), key=lambda r: (r.id, r.permission, r.scope or "")))
+
+
+@contextlib.contextmanager
+def _paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection during a search: it allocates millions of short-lived tuples and
+    no reference cycles (reference counting frees them all), and on a large graph the collector's
+    passes over the graph's long-lived objects were a quarter of the search time (bench/rbac.py)."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _group(keys: Iterable[Key]) -> Keys:

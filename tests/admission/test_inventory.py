@@ -24,7 +24,7 @@ from kubernetes.config import incluster_config
 
 from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, InventoryCache, WatchedKind
 from stockade.policies.facts import inventory as inventory_module
-from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.policies.facts.inventory import INDEXED_KINDS, WATCHED_KINDS
 
 TOKEN = "stockade-test-token-7f3c9a"  # the token conftest's api_client sends
 
@@ -85,8 +85,8 @@ def cluster(fake_apiserver: Any) -> Any:
 
 
 def test_default_kinds_are_the_indexed_kinds() -> None:
-    assert {k.kind for k in DEFAULT_KINDS} == INDEXED_KINDS
-    assert set(WATCHABLE) >= INDEXED_KINDS, "each indexed kind needs a WATCHABLE entry, or it is never filled"
+    assert {k.kind for k in DEFAULT_KINDS} == WATCHED_KINDS == INDEXED_KINDS | {"Pod"}
+    assert set(WATCHABLE) >= WATCHED_KINDS, "each indexed kind needs a WATCHABLE entry, or it is never filled"
     assert WatchedKind("", "v1", "namespaces", "Namespace", False) in DEFAULT_KINDS
 
 
@@ -329,7 +329,7 @@ def test_non_core_kinds_are_listed_through_their_group(
     """Later issues watch NetworkPolicies, RuntimeClasses, RBAC...: /apis/{group}/{version}/{plural}."""
     indexed = INDEXED_KINDS | {"RuntimeClass"}
     monkeypatch.setattr(inventory_module, "INDEXED_KINDS", indexed)
-    monkeypatch.setattr("stockade.admission.inventory.INDEXED_KINDS", indexed)
+    monkeypatch.setattr("stockade.admission.inventory.WATCHED_KINDS", WATCHED_KINDS | indexed)
     kinds = {"runtimeclasses": ("RuntimeClass", "node.k8s.io/v1")}
     server = fake_apiserver_module.FakeApiServer(kinds).start()
     try:

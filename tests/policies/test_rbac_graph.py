@@ -615,3 +615,158 @@ def test_groups_of_service_accounts_reach_through_each_namespace_default_account
     assert [p.target_text for p in g.escalations_from(Subject("User", "mallory"))] == [
         "ServiceAccount team-c/default"
     ]
+
+
+# ---- paths through running pods and Secrets (issue 19) ---------------------------------------------
+
+
+def deployment(ns: str, name: str, account: str | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {"containers": [{"name": "c", "image": "x"}]}
+    if account is not None:
+        spec["serviceAccountName"] = account
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"template": {"spec": spec}},
+    }
+
+
+def token_secret(ns: str, name: str, account: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/service-account-token",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "annotations": {"kubernetes.io/service-account.name": account},
+        },
+        "data": {"token": "Y2FuYXJ5LXRva2Vu"},
+    }
+
+
+ADMIN_SA = [cluster_role("admin-ish", rule("*", "*", "*")), crb("ops", "admin-ish", sa("ml", "ops"))]
+
+
+@pytest.mark.parametrize(
+    ("permission", "action"),
+    [
+        (rule("create", "pods/exec"), "can run commands in the pods in namespace ml"),
+        (rule("get", "pods/exec"), "can run commands in the pods in namespace ml"),  # WebSocket upgrade
+        (rule("create", "pods/attach"), "can run commands in the pods in namespace ml"),
+        (rule("patch", "pods/ephemeralcontainers"), "can run commands in the pods in namespace ml"),
+        (rule("update", "pods"), "can run commands in the pods in namespace ml"),  # a new image
+    ],
+)
+def test_exec_attach_ephemeral_and_patch_pods_reach_the_accounts_of_the_running_workloads(
+    permission: dict[str, Any], action: str
+) -> None:
+    objs = [
+        *ADMIN_SA,
+        cluster_role("r", permission),
+        rb("ml", "m", "ClusterRole", "r", user("mallory")),
+        deployment("ml", "controller", "ops"),
+    ]
+    paths = RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory"))
+    assert [(p.steps[0].action, p.target_text) for p in paths] == [(action, "ServiceAccount ml/ops")]
+    assert "STK-RBAC-002 get secrets (cluster-wide)" in paths[0].gains
+    # no workload runs as ops: exec reaches nothing (the account is not running anywhere)
+    idle = RBACGraph.from_objects([o for o in objs if o.get("kind") != "Deployment"])
+    assert idle.escalations_from(Subject("User", "mallory")) == ()
+
+
+def test_exec_in_another_namespace_or_through_a_role_scoped_elsewhere_reaches_nothing() -> None:
+    objs = [
+        *ADMIN_SA,
+        cluster_role("r", rule("create", "pods/exec")),
+        rb("web", "m", "ClusterRole", "r", user("mallory")),
+        deployment("ml", "controller", "ops"),
+    ]
+    assert RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory")) == ()
+
+
+def test_nodes_proxy_reaches_the_pods_of_every_node_and_only_cluster_wide() -> None:
+    objs = [
+        *ADMIN_SA,
+        cluster_role("kubelet-api", rule("get", "nodes/proxy")),
+        crb("m", "kubelet-api", user("mallory")),
+        deployment("ml", "controller", "ops"),
+    ]
+    paths = RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory"))
+    assert [(p.steps[0].action, p.target_text) for p in paths] == [
+        ("can run commands in any pod through the kubelet (nodes/proxy)", "ServiceAccount ml/ops")
+    ]
+    # a RoleBinding cannot grant nodes/proxy (nodes are cluster-scoped)
+    objs[3] = rb("ml", "m", "ClusterRole", "kubelet-api", user("mallory"))
+    assert RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory")) == ()
+
+
+def test_create_secrets_mints_a_token_for_any_account_of_the_namespace_when_it_can_be_read() -> None:
+    objs = [
+        *ADMIN_SA,
+        cluster_role("creator", rule("create", "secrets")),
+        cluster_role("reader", rule("get", "secrets")),
+        rb("ml", "c", "ClusterRole", "creator", user("mallory")),
+    ]
+    # creating alone: the token controller fills the Secret, but mallory cannot read it back
+    assert RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory")) == ()
+    objs.append(rb("ml", "r", "ClusterRole", "reader", user("mallory")))  # another binding reads
+    paths = RBACGraph.from_objects(objs).escalations_from(Subject("User", "mallory"))
+    assert [(p.steps[0].action, p.target_text) for p in paths] == [
+        (
+            "can create a token Secret for any ServiceAccount in namespace ml and read it",
+            "ServiceAccount ml/ops",
+        )
+    ]
+
+
+def test_reading_a_legacy_token_secret_acts_as_its_account_and_names_count() -> None:
+    objs = [
+        *ADMIN_SA,
+        cluster_role("one", rule("get", "secrets", names="ops-token")),
+        cluster_role("other", rule("get", "secrets", names="unrelated")),
+        rb("ml", "m", "ClusterRole", "one", user("mallory")),
+        rb("ml", "e", "ClusterRole", "other", user("eve")),
+        token_secret("ml", "ops-token", "ops"),
+    ]
+    g = RBACGraph.from_objects(objs)
+    paths = g.escalations_from(Subject("User", "mallory"))
+    assert [(p.steps[0].action, p.target_text) for p in paths] == [
+        ("can read the token Secret ops-token in namespace ml", "ServiceAccount ml/ops")
+    ]
+    assert g.escalations_from(Subject("User", "eve")) == ()
+    # list returns every Secret of the namespace, token included
+    objs[5] = rb("ml", "e", "ClusterRole", "lister", user("eve"))
+    objs.append(cluster_role("lister", rule("list", "secrets")))
+    assert [p.target_text for p in RBACGraph.from_objects(objs).escalations_from(Subject("User", "eve"))] == [
+        "ServiceAccount ml/ops"
+    ]
+
+
+def test_running_accounts_are_cached_per_inventory_and_pods_churn_without_rebuilds() -> None:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p1", "namespace": "ml"},
+        "spec": {"serviceAccountName": "ops", "containers": [{"name": "c"}]},
+    }
+    inv = inventory_of(
+        [
+            *ADMIN_SA,
+            cluster_role("r", rule("create", "pods/exec")),
+            rb("ml", "m", "ClusterRole", "r", user("mallory")),
+        ]
+    )
+    assert RBACGraph.of(inv).escalations_from(Subject("User", "mallory")) == ()
+    inv.add(pod)
+    first = RBACGraph.of(inv)
+    assert [p.target_text for p in first.escalations_from(Subject("User", "mallory"))] == [
+        "ServiceAccount ml/ops"
+    ]
+    inv.add({**pod, "metadata": {"name": "p2", "namespace": "ml"}})  # one more pod of the same account
+    assert RBACGraph.of(inv) is first
+    inv.remove("Pod", "ml", "p1")
+    assert RBACGraph.of(inv) is first  # p2 still runs as ops
+    inv.remove("Pod", "ml", "p2")
+    assert RBACGraph.of(inv).escalations_from(Subject("User", "mallory")) == ()

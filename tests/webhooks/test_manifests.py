@@ -26,7 +26,7 @@ from stockade.cli.main import app
 from stockade.policies.config import Config, parse_config
 from stockade.policies.engine import load_library
 from stockade.policies.evaluate import Evaluator
-from stockade.policies.facts.inventory import INDEXED_KINDS
+from stockade.policies.facts.inventory import WATCHED_KINDS
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
@@ -129,7 +129,7 @@ def test_rbac_is_list_and_watch_on_exactly_the_watched_kinds() -> None:
     granted = {(g, r) for rule in role["rules"] for g in rule["apiGroups"] for r in rule["resources"]}
     assert granted == {(k.group, k.plural) for k in DEFAULT_KINDS}
     assert all(rule["verbs"] == ["list", "watch"] for rule in role["rules"])
-    assert {k.kind for k in DEFAULT_KINDS} == {k for k in INDEXED_KINDS if k in WATCHABLE}
+    assert {k.kind for k in DEFAULT_KINDS} == {k for k in WATCHED_KINDS if k in WATCHABLE}
     assert not [o for o in objs if o["kind"] in ("Role", "RoleBinding")]
     binding = one(objs, "ClusterRoleBinding")
     assert binding["roleRef"]["name"] == role["metadata"]["name"]
