@@ -184,6 +184,8 @@ RISKY: dict[str, tuple[Perm, ...]] = {
     "STK-RBAC-011": _p("patch update", "", "namespaces"),
     "STK-RBAC-012": _p("get create", "", "pods/exec", "pods/attach", "pods/portforward"),
     "STK-RBAC-013": _p("update patch", "", "pods/ephemeralcontainers"),
+    "STK-RBAC-014": _p("create", "", "secrets"),
+    "STK-RBAC-015": _p("update patch", "", "nodes", "nodes/status", "pods/status", "services/status"),
 }
 
 

@@ -320,10 +320,18 @@ def test_risky_permissions_respect_binding_scope() -> None:
         "STK-RBAC-009",
         "STK-RBAC-012",
         "STK-RBAC-013",
+        "STK-RBAC-014",
+        "STK-RBAC-015",  # pods/status, services/status (nodes are cluster-scoped)
+    }
+    assert {r.permission for r in g.risky(Subject("User", "alice")) if r.id == "STK-RBAC-015"} == {
+        "patch pods/status",
+        "update pods/status",
+        "patch services/status",
+        "update services/status",
     }
     assert {r.scope for r in g.risky(Subject("User", "alice"))} == {"ml"}
     g2 = RBACGraph.from_objects([everything, crb("b", "everything", user("alice"))])
-    assert {r.id for r in g2.risky(Subject("User", "alice"))} == {f"STK-RBAC-{n:03d}" for n in range(2, 14)}
+    assert {r.id for r in g2.risky(Subject("User", "alice"))} == {f"STK-RBAC-{n:03d}" for n in range(2, 16)}
 
 
 # ---- escalation paths ----------------------------------------------------------------------------

@@ -155,6 +155,14 @@ catalogue := {
 		"why": "adds ephemeral containers to running pods, with the pod's ServiceAccount and volumes",
 		"perms": [perm(["update", "patch"], "", ["pods/ephemeralcontainers"])],
 	},
+	"STK-RBAC-014": {
+		"why": "creates Secrets, including legacy ServiceAccount token Secrets the token controller fills for any account of the namespace",
+		"perms": [perm(["create"], "", ["secrets"])],
+	},
+	"STK-RBAC-015": {
+		"why": "rewrites what steers traffic and scheduling: node labels and taints (draws pods onto a node it controls), pod status (joins Service endpoints), Service load-balancer status (intercepts traffic, CVE-2020-8554)",
+		"perms": [perm(["update", "patch"], "", ["nodes", "nodes/status", "pods/status", "services/status"])],
+	},
 }
 
 display(group, resource) := resource if group == ""
@@ -165,7 +173,7 @@ display(group, resource) := sprintf("%s.%s", [resource, group]) if group != ""
 # grants them (authorization happens outside any namespace). Not here: namespaces (a Role may patch
 # its own namespace object) and clusterroles (bind/escalate are checked in the binding's namespace).
 cluster_scoped := {
-	["", "persistentvolumes"], ["", "nodes/proxy"], ["", "users"], ["", "groups"],
+	["", "persistentvolumes"], ["", "nodes/proxy"], ["", "nodes"], ["", "nodes/status"], ["", "users"], ["", "groups"],
 	["authentication.k8s.io", "uids"], ["authentication.k8s.io", "userextras/*"],
 	["certificates.k8s.io", "certificatesigningrequests/approval"], ["certificates.k8s.io", "signers"],
 	["admissionregistration.k8s.io", "validatingwebhookconfigurations"],
