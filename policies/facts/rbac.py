@@ -1326,17 +1326,68 @@ def facts(
     md = _metadata(obj)
     if not sa_facts or not md.get("namespace"):
         return {}
-    sa = Subject("ServiceAccount", str(sa_facts["name"]), str(md["namespace"]))
+    namespace = str(md["namespace"])
+    sa = Subject("ServiceAccount", str(sa_facts["name"]), namespace)
     graph = RBACGraph.of(inventory)
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
-    if not risky and not paths:
+    mounted = []
+    tokens = inventory.token_secrets()
+    for path, secret in _secret_references(pod.get("spec")):
+        account = tokens.get((namespace, secret))
+        if account is None or any(m["secret"] == secret for m in mounted):
+            continue
+        holder = Subject("ServiceAccount", account, namespace)
+        held, further = graph.risky(holder), graph.escalations_from(holder)
+        if held or further:
+            mounted.append(
+                {
+                    "secret": secret,
+                    "path": path,
+                    "serviceAccount": f"{namespace}/{account}",
+                    "risky": [r.as_json() for r in held],
+                    "escalations": [p.as_json() for p in further],
+                }
+            )
+    if not risky and not paths and not mounted:
         return {}
-    return {
-        "rbac": {
-            "serviceAccount": f"{sa.namespace}/{sa.name}",
-            "tokenMounted": bool(sa_facts["tokenMounted"]),
-            "risky": [r.as_json() for r in risky],
-            "escalations": [p.as_json() for p in paths],
-        }
+    out: dict[str, Any] = {
+        "serviceAccount": f"{sa.namespace}/{sa.name}",
+        "tokenMounted": bool(sa_facts["tokenMounted"]),
+        "risky": [r.as_json() for r in risky],
+        "escalations": [p.as_json() for p in paths],
     }
+    if mounted:
+        out["tokenSecrets"] = mounted
+    return {"rbac": out}
+
+
+def _secret_references(spec: Any) -> Iterator[tuple[list[Any], str]]:
+    """(path in the pod spec, Secret name) of every Secret a pod reads: secret volumes, projected
+    secret sources, and environment variables from Secrets (a legacy token Secret's `token` key)."""
+    if not isinstance(spec, Mapping):
+        return
+    for i, vol in enumerate(spec.get("volumes") or ()):
+        if not isinstance(vol, Mapping):
+            continue
+        secret = vol.get("secret")
+        if isinstance(secret, Mapping) and isinstance(secret.get("secretName"), str):
+            yield ["volumes", i, "secret", "secretName"], secret["secretName"]
+        projected = vol.get("projected")
+        for j, source in enumerate(projected.get("sources") or () if isinstance(projected, Mapping) else ()):
+            ref = source.get("secret") if isinstance(source, Mapping) else None
+            if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                yield ["volumes", i, "projected", "sources", j, "secret", "name"], ref["name"]
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c, container in enumerate(spec.get(group) or ()):
+            if not isinstance(container, Mapping):
+                continue
+            for e, env in enumerate(container.get("env") or ()):
+                value_from = env.get("valueFrom") if isinstance(env, Mapping) else None
+                ref = value_from.get("secretKeyRef") if isinstance(value_from, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    yield [group, c, "env", e, "valueFrom", "secretKeyRef", "name"], ref["name"]
+            for e, source in enumerate(container.get("envFrom") or ()):
+                ref = source.get("secretRef") if isinstance(source, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    yield [group, c, "envFrom", e, "secretRef", "name"], ref["name"]

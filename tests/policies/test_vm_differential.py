@@ -175,3 +175,93 @@ def _functions_with_a_bound_middle_else() -> list[str]:
             elif line.startswith("}") and "else" in line:
                 branches.append(bool(bound_else.match(line)))
     return out
+
+
+def test_vm_difference_empty_conditional_comprehension_in_an_iteration_is_pinned() -> None:
+    """Found while adding legacy token Secrets to STK-RBAC-030 (issue 19): inside a rule body that
+    iterates (`some t in ...`), a comprehension with no iteration of its own whose condition fails
+    (`[1 | count(t.e) > 0]`, which is `[]`) makes the VM drop that iteration; the interpreter (and
+    OPA) bind `[]` and go on. The rule's finding was silently missing on the VM. The library has no
+    such comprehension in a rule body (checked here); conditional items are written as functions.
+    Pinned, so an upgrade that fixes it shows."""
+    import regorus
+
+    mod = (
+        "package t\nimport rego.v1\nr contains x if {\n  some t in input.ts\n  x := [1 | count(t.e) > 0]\n}\n"
+    )
+    inp = json.dumps({"ts": [{"e": []}, {"e": [3]}]})
+    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
+    vm = regorus.Rvm()
+    vm.load_program(program)
+    vm.set_data_json("{}")
+    vm.set_input_json(inp)
+    engine = regorus.Engine()
+    engine.add_policy("t.rego", mod)
+    engine.set_input_json(inp)
+    assert json.loads(engine.eval_rule_as_json("data.t.r")) == [[], [1]]
+    assert json.loads(vm.execute_entry_point("data.t.r")) == [[1]]
+    assert _conditional_comprehensions_in_rule_bodies() == []
+
+
+def _conditional_comprehensions_in_rule_bodies() -> list[str]:
+    """Comprehensions of the library with no iteration of their own (no `some`, `in`, `_`, `every`
+    or `[var]` lookup in their body), outside functions: the shape the VM answers wrongly when the
+    rule body around it iterates. (In a function, as sandbox.rego's reason_parts, it is answered
+    right, and the differential above covers it.)"""
+    from stockade.policies.rego_rewrite import tokenize
+
+    library = Path(__file__).resolve().parents[2] / "policies" / "rego"
+    out = []
+    for path in sorted(library.rglob("*.rego")):
+        if path.name.endswith("_test.rego"):
+            continue
+        text = path.read_text()
+        for start, body in _comprehensions(tokenize(text)):
+            texts = [t.text for t in body]
+            iterates = {"some", "in", "_", "every"} & set(texts) or any(
+                texts[k] == "[" and body[k + 1].kind == "ident" and texts[k + 2] == "]"
+                for k in range(len(texts) - 2)
+            )
+            if not iterates and not _in_function(text, start):
+                out.append(f"{path.relative_to(library)}: {''.join(texts)[:80]}")
+    return out
+
+
+def _comprehensions(tokens: list[Any]) -> list[tuple[int, list[Any]]]:
+    """(character offset of the opening bracket, body tokens) of every `[x | body]` / `{x | body}`."""
+    out = []
+    offset, stack = 0, []
+    significant = []
+    for t in tokens:
+        if t.kind not in ("space", "comment", "newline"):
+            significant.append((offset, t))
+        offset += len(t.text)
+    for i, (pos, t) in enumerate(significant):
+        if t.text in ("[", "{", "("):
+            stack.append([t.text, pos, None])
+        elif t.text == "|" and stack and stack[-1][0] in ("[", "{") and stack[-1][2] is None:
+            stack[-1][2] = i
+        elif t.text in ("]", "}", ")") and stack:
+            _, pos0, bar = stack.pop()
+            if bar is not None:
+                out.append((pos0, [tok for _, tok in significant[bar + 1 : i]]))
+    return out
+
+
+def _in_function(text: str, offset: int) -> bool:
+    """Whether the top-level statement holding `offset` is a function (its head is `name(`)."""
+    import re
+
+    heads = list(re.finditer(r"^[a-z_]\w*", text[:offset], re.M))
+    return bool(heads) and text[heads[-1].end() : heads[-1].end() + 1] == "("
+
+
+def test_the_comprehension_guard_sees_the_shape() -> None:
+    from stockade.policies.rego_rewrite import tokenize
+
+    rule = "r contains x if {\n  some t in input.ts\n  x := [1 | count(t.e) > 0]\n}\n"
+    func = "f(t) := [1 | count(t.e) > 0]\n"
+    iterating = "r contains x if {\n  x := [y | some y in input.e]\n}\n"
+    found = {text: [pos for pos, _ in _comprehensions(tokenize(text))] for text in (rule, func, iterating)}
+    assert not _in_function(rule, found[rule][0]) and _in_function(func, found[func][0])
+    assert [len(body) for _, body in _comprehensions(tokenize(iterating))] == [6]

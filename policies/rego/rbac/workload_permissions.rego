@@ -7,7 +7,10 @@
 #   through its groups, or can escalate further (take over another identity, bind or escalate roles).
 #   Whoever compromises a container holds all of it. One finding per catalogue rule id held and one per
 #   escalation path (up to rbac.max_path_length steps), computed in policies/facts/rbac.py from the
-#   inventory of the gate (the scanned set, the webhook's cache, the audited cluster).
+#   inventory of the gate (the scanned set, the webhook's cache, the audited cluster). A pod that reads
+#   a legacy ServiceAccount token Secret (type kubernetes.io/service-account-token: a volume, a
+#   projected source, an env var) holds that account's permissions too, whatever its own account and
+#   automount setting: one finding per such Secret.
 # custom:
 #   id: STK-RBAC-030
 #   severity: high
@@ -49,4 +52,35 @@ deny contains v if {
 		"path": sa_path,
 		"details": {"serviceAccount": facts.serviceAccount, "target": p.target, "bindings": p.bindings, "gains": p.gains},
 	}
+}
+
+deny contains v if {
+	some t in object.get(facts, "tokenSecrets", [])
+	ids := sort({r.id | some r in t.risky})
+	targets := sort({p.target | some p in t.escalations; p.length <= max_length})
+	count(ids) + count(targets) > 0
+	holds := held_text(ids, targets)
+	v := {
+		"msg": sprintf("pods read the legacy token Secret %q of ServiceAccount %s, and so act as it: it holds %s", [t.secret, t.serviceAccount, holds]),
+		"path": pods.spec_path(t.path),
+		"details": {"secret": t.secret, "serviceAccount": t.serviceAccount, "rules": ids, "targets": targets},
+	}
+}
+
+# What a token Secret's account holds, in words. A function, with one definition per case: regorus'
+# compiled VM drops the iteration of a rule body that holds a comprehension with no iteration of its
+# own and an empty result (tests/policies/test_vm_differential.py pins it).
+held_text(ids, targets) := sprintf("%s permissions; escalates to %s", [concat(", ", ids), concat(", ", targets)]) if {
+	count(ids) > 0
+	count(targets) > 0
+}
+
+held_text(ids, targets) := sprintf("%s permissions", [concat(", ", ids)]) if {
+	count(ids) > 0
+	count(targets) == 0
+}
+
+held_text(ids, targets) := sprintf("escalates to %s", [concat(", ", targets)]) if {
+	count(ids) == 0
+	count(targets) > 0
 }

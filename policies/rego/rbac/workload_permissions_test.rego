@@ -44,3 +44,28 @@ test_no_facts_no_finding if {
 	i := {"object": {"kind": "Pod", "metadata": {"name": "p"}}, "pod": {"spec": {}, "metadata": {}, "path": []}, "facts": {}}
 	count(deny(i, 3)) == 0
 }
+
+token_inp(risky_held, escalations) := {
+	"object": {"kind": "Deployment", "metadata": {"name": "d", "namespace": "ml"}},
+	"pod": {"spec": {"serviceAccountName": "t"}, "metadata": {}, "path": ["spec", "template"]},
+	"facts": {"rbac": {"serviceAccount": "ml/t", "tokenMounted": false, "risky": [], "escalations": [], "tokenSecrets": [{
+		"secret": "ops-token", "path": ["volumes", 0, "secret", "secretName"], "serviceAccount": "ml/ops",
+		"risky": risky_held, "escalations": escalations,
+	}]}},
+}
+
+test_a_mounted_legacy_token_secret_is_its_account_even_without_automount if {
+	vs := deny(token_inp(risky, []), 3)
+	count(vs) == 1
+	some v in vs
+	v.path == ["spec", "template", "spec", "volumes", 0, "secret", "secretName"]
+	v.msg == "pods read the legacy token Secret \"ops-token\" of ServiceAccount ml/ops, and so act as it: it holds STK-RBAC-002, STK-RBAC-012 permissions"
+	v.details.rules == ["STK-RBAC-002", "STK-RBAC-012"]
+}
+
+test_a_token_secret_that_only_escalates_within_the_limit if {
+	count(deny(token_inp([], [path(2)]), 1)) == 0
+	vs := deny(token_inp([], [path(2)]), 3)
+	some v in vs
+	endswith(v.msg, "escalates to ServiceAccount ml/admin")
+}
