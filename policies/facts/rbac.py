@@ -1331,7 +1331,7 @@ def facts(
     graph = RBACGraph.of(inventory)
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
-    mounted = []
+    mounted: list[dict[str, Any]] = []
     tokens = inventory.token_secrets()
     for path, secret in _secret_references(pod.get("spec")):
         account = tokens.get((namespace, secret))
