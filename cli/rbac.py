@@ -21,7 +21,7 @@ from rich.table import Table
 
 from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
-from stockade.policies.facts.rbac import KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
+from stockade.policies.facts.rbac import CORE_RESOURCES, KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
 from stockade.policies.kinds import KINDS
 from stockade.scanner.sources.cluster import ClusterReader, ListError
 
@@ -71,6 +71,17 @@ def cluster_objects(context: str | None, kubeconfig: str | None = None) -> Itera
                     yield from page
             except ListError as exc:
                 fail(f"listing {info.plural}: HTTP {exc}" if exc.status else f"listing {info.plural}: {exc}")
+        # the accounts pods run as, for paths through exec, attach and nodes/proxy: optional, but a
+        # failure is said, never silent (the paths are then not followed)
+        info = KINDS["Pod"]
+        try:
+            for page in reader.pages(info):
+                yield from page
+        except ListError as exc:
+            typer.echo(
+                f"stockade: warning: listing pods: {exc}; paths through running pods are not followed",
+                err=True,
+            )
 
 
 def _graph(
@@ -124,12 +135,27 @@ def _plural(name: str, group: str | None) -> str:
 
 def parse_resource(resource: str, subresource: str | None, api_group: str | None) -> tuple[str, str, str]:
     """kubectl's spelling: `pods`, `pod`, `pods/exec`, `deployments.apps`; bare built-ins get their
-    group."""
+    group. A resource that is neither core, nor a built-in of another group, nor a custom kind stockade
+    knows must name its group: assuming the core group would answer about a resource that does not
+    exist (nobody, a silent "nobody can")."""
     res, _, sub = resource.partition("/")
     res, dot, group = res.partition(".")
     res = _plural(res, group if dot else api_group)
-    if not dot:
-        group = api_group if api_group is not None else KNOWN_GROUPS.get(res, "")
+    if not dot and api_group is None:
+        custom = {info.plural: info.group for info in KINDS.values() if info.custom}
+        if res in KNOWN_GROUPS:
+            group = KNOWN_GROUPS[res]
+        elif res in CORE_RESOURCES or res == "*":
+            group = ""
+        elif res in custom:
+            group = custom[res]
+        else:
+            fail(
+                f"RESOURCE {resource!r}: not a core or built-in resource stockade knows; "
+                f"give its group ({res}.GROUP or --api-group GROUP, '' for core)"
+            )
+    elif not dot:
+        group = api_group or ""
     if subresource:
         sub = subresource
     if not res:
@@ -170,6 +196,9 @@ def who_can(
         request: dict[str, Any] = {"verb": verb, "nonResourceURL": resource}
     else:
         group, res, sub = parse_resource(resource, subresource, api_group)
+        if name and verb == "create" and not sub:
+            # kubectl auth can-i says nothing here either; say why the name is not used
+            typer.echo(f"stockade: note: a create carries no name, so --name {name} does not apply", err=True)
         found = graph.who_can(verb, group, res, sub, namespace, name)
         request = {"verb": verb, "apiGroup": group, "resource": res, "subresource": sub, "name": name}
         request["namespace"] = namespace

@@ -258,7 +258,7 @@ class Evaluator:
                     action=Action.DENY
                     if v.error
                     else Action.AUDIT
-                    if v.unevaluated
+                    if v.unevaluated or v.details.get("note") is True  # a note never fails a gate
                     else self.action_for(rule, ref.namespace, ref.cluster),
                     error=v.error,
                     message=v.msg,

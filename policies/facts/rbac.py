@@ -95,6 +95,31 @@ CLUSTER_SCOPED: frozenset[tuple[str, str]] = frozenset(
     }
 )
 
+#: The core group's resources (k8s.io/api core/v1), plus the identities impersonation names.
+CORE_RESOURCES = frozenset(
+    {
+        "bindings",
+        "componentstatuses",
+        "configmaps",
+        "endpoints",
+        "events",
+        "limitranges",
+        "namespaces",
+        "nodes",
+        "persistentvolumeclaims",
+        "persistentvolumes",
+        "pods",
+        "podtemplates",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "serviceaccounts",
+        "services",
+        "users",
+        "groups",
+    }
+)
+
 #: API group of built-in resources, so `who-can create deployments` needs no `.apps` suffix.
 KNOWN_GROUPS: dict[str, str] = {
     "deployments": "apps",
@@ -750,8 +775,12 @@ class RBACGraph:
         """Subjects the bindings name that may make this request, with the grant that allows it.
 
         `namespace` None asks about a cluster-wide request (all namespaces, or a cluster-scoped
-        resource), which only ClusterRoleBindings grant.
+        resource), which only ClusterRoleBindings grant. A create of a top-level resource carries no
+        name (the object does not exist yet), so `name` does not apply to it: rules with
+        resourceNames never grant it.
         """
+        if verb == "create" and not sub:
+            name = ""
         candidates: list[Binding] = list(self.cluster_bindings)
         if namespace is not None and not cluster_scoped(group, resource, verb):
             candidates += self.namespace_bindings.get(namespace, ())
@@ -1313,12 +1342,16 @@ def facts(
     kind = obj.get("kind")
     if kind in BINDING_KINDS:
         binding = Binding.parse(obj)
-        if binding is None or not binding.subjects:
+        if binding is None:
             return {}
-        via = RBACGraph.of(inventory).escalations_via(binding)
-        if not via:
-            return {}
-        return {"rbac": {"escalations": [{"subjectIndex": i, **p.as_json()} for i, p in via]}}
+        graph = RBACGraph.of(inventory)
+        _, found = graph.role_rules(binding)
+        role = {"kind": binding.role_kind, "name": binding.role_name, "found": found}
+        out: dict[str, Any] = {"role": role, "inventoryComplete": inventory.complete}
+        via = graph.escalations_via(binding) if binding.subjects else []
+        if via:
+            out["escalations"] = [{"subjectIndex": i, **p.as_json()} for i, p in via]
+        return {"rbac": out}
     pod = pod_template(obj) if pod is None else pod
     if pod is None or not any(inventory.versions.get(k) for k in BINDING_KINDS):
         return {}
@@ -1351,7 +1384,7 @@ def facts(
             )
     if not risky and not paths and not mounted:
         return {}
-    out: dict[str, Any] = {
+    out = {
         "serviceAccount": f"{sa.namespace}/{sa.name}",
         "tokenMounted": bool(sa_facts["tokenMounted"]),
         "risky": [r.as_json() for r in risky],

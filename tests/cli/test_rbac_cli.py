@@ -201,3 +201,57 @@ def test_who_can_takes_kubectl_singular_and_kind_spellings(manifests: Path) -> N
     assert [s["subject"] for s in json.loads(out)["subjects"]] == [{"kind": "Group", "name": "ml-devs"}]
     _, out, _ = run("who-can", "create", "pod/exec", "-n", "ml", str(manifests), "-f", "json")
     assert [s["subject"]["name"] for s in json.loads(out)["subjects"]] == ["ml-devs"]
+
+
+def test_who_can_create_ignores_a_name_and_says_so(tmp_path: Path) -> None:
+    """Issue 19: `who-can create secrets --name s1` named a subject whose rule lists resourceNames,
+    but a create carries no name, so such a rule never grants it (kube-apiserver's authorizer)."""
+    objs = [
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRole",
+            "metadata": {"name": "named"},
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["secrets"],
+                    "verbs": ["create", "get"],
+                    "resourceNames": ["s1"],
+                }
+            ],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "named-binding"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "named"},
+            "subjects": [{"kind": "User", "name": "alice", "apiGroup": "rbac.authorization.k8s.io"}],
+        },
+    ]
+    path = tmp_path / "named.yaml"
+    path.write_text(yaml.safe_dump_all(objs))
+    code, out, err = run("who-can", "create", "secrets", "--name", "s1", str(path), "-f", "json")
+    assert code == 0 and json.loads(out)["subjects"] == []
+    assert "a create carries no name" in err
+    _, out, _ = run("who-can", "get", "secrets", "--name", "s1", str(path), "-f", "json")
+    assert [s["subject"]["name"] for s in json.loads(out)["subjects"]] == ["alice"]
+
+
+def test_who_can_refuses_a_resource_of_unknown_group(manifests: Path) -> None:
+    """Issue 19: an unknown resource was assumed to be core-group, answering "nobody" about a
+    resource that does not exist. It must name its group; core, built-in and known custom kinds
+    resolve."""
+    code, _, err = run("who-can", "get", "widgets", str(manifests))
+    assert code == 2 and "widgets.GROUP" in err and "Traceback" not in err
+    assert run("who-can", "get", "widgets.example.com", str(manifests))[0] == 0
+    assert run("who-can", "get", "widgets", "--api-group", "example.com", str(manifests))[0] == 0
+    for known in ("configmaps", "rayclusters", "ingresses", "*"):
+        assert run("who-can", "get", known, str(manifests))[0] == 0, known
+
+
+def test_context_without_pods_says_running_paths_are_not_followed(cluster: tuple[Any, Path]) -> None:
+    """The fake server serves no pods (404): the command works and says what it could not follow."""
+    _, kubeconfig = cluster
+    code, out, err = run("escalations", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json")
+    assert code == 0
+    assert "warning: listing pods" in err and "not followed" in err and "not-a-secret" not in err

@@ -66,6 +66,7 @@ def test_every_catalogue_entry_is_a_rule() -> None:
         "STK-RBAC-021",
         "STK-RBAC-030",
         "STK-RBAC-031",
+        "STK-RBAC-032",
     }
     for rid in RISKY:
         assert set(lib.rules[rid].kinds) == {"Role", "ClusterRole"}
@@ -296,3 +297,28 @@ def test_scan_finds_the_path_through_built_in_roles(tmp_path: Any) -> None:
     assert result.exit_code == 1, result.output
     found = {(f["rule"]["id"], f["resource"]["name"]) for f in json.loads(result.stdout)["findings"]}
     assert ("STK-RBAC-031", "mallory-edits") in found
+
+
+def test_a_binding_to_a_role_that_does_not_exist() -> None:
+    """Issue 19: silent before. A finding where the gate sees the whole cluster (audit, synced
+    webhook: a complete inventory), a note (action audit) in a scan of some files; built-in roles
+    and roles in the inventory resolve."""
+    from stockade.policies.model import Action
+
+    dangling = binding("RoleBinding", "dangling", "gone", {"kind": "User", "name": "alice"})
+    to_view = binding("RoleBinding", "viewers", "view", {"kind": "User", "name": "alice"})
+
+    def decided(obj: dict[str, Any], complete: bool) -> list[tuple[str, Action]]:
+        inv = inventory_of((SECRET_READER,), complete=complete)
+        source = InventoryFacts(inv)
+        res = Resource(obj)
+        found = evaluator().evaluate(
+            res, operation=Operation.SCAN, namespace=source.namespace(res.namespace), facts=source.facts(obj)
+        )
+        return [(f.rule.id, f.action) for f in found if f.rule.id == "STK-RBAC-032"]
+
+    assert decided(dangling, complete=True) == [("STK-RBAC-032", Action.DENY)]
+    assert decided(dangling, complete=False) == [("STK-RBAC-032", Action.AUDIT)]
+    assert decided(to_view, complete=True) == []
+    reader = binding("RoleBinding", "r", "secret-reader", {"kind": "User", "name": "alice"})
+    assert decided(reader, complete=True) == []
