@@ -252,6 +252,6 @@ def test_who_can_refuses_a_resource_of_unknown_group(manifests: Path) -> None:
 def test_context_without_pods_says_running_paths_are_not_followed(cluster: tuple[Any, Path]) -> None:
     """The fake server serves no pods (404): the command works and says what it could not follow."""
     _, kubeconfig = cluster
-    code, out, err = run("escalations", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json")
+    code, _, err = run("escalations", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json")
     assert code == 0
     assert "warning: listing pods" in err and "not followed" in err and "not-a-secret" not in err
