@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import fnmatch
 import ipaddress
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -16,7 +17,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from stockade.policies.kinds import KindInfo, pod_path
-from stockade.policies.model import Action, Severity
+from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR, Action, Severity
 from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 
 DEFAULT_EXCLUDED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "stockade-system")
@@ -310,6 +311,38 @@ class RBACConfig(_Model):
     # Escalation paths: longest chain of "can act as" steps followed, and most paths kept per binding.
     max_path_length: int = Field(3, ge=1, le=4)
     max_paths_per_binding: int = Field(20, ge=1)
+    # The Kubernetes version the fleet runs ("1.30" ... "1.35"; the oldest one if they differ): from
+    # 1.35 `get` on pods/exec, pods/attach and pods/portforward no longer opens a session (create
+    # does, AuthorizePodWebsocketUpgradeCreatePermission); before, get alone was enough. Unset, any
+    # supported version is assumed, and what any of them allows is reported (never a silent pass).
+    kubernetes_version: str | None = None
+
+    @field_validator("kubernetes_version", mode="before")
+    @classmethod
+    def _quoted(cls, value: Any) -> Any:
+        if isinstance(value, int | float):  # YAML reads 1.30 as the number 1.3
+            raise ValueError(
+                f'{value!r} is a number to YAML; write the version quoted, e.g. "1.{LATEST_MINOR}"'
+            )
+        return value
+
+    @field_validator("kubernetes_version")
+    @classmethod
+    def _known_version(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        match = re.fullmatch(r"v?1\.(\d+)(?:\.\d+)?", value.strip())
+        if match is None or not OLDEST_MINOR <= int(match.group(1)) <= LATEST_MINOR:
+            raise ValueError(
+                f"{value!r}: stockade knows Kubernetes 1.{OLDEST_MINOR} to 1.{LATEST_MINOR}"
+                f' (write e.g. "1.{LATEST_MINOR}")'
+            )
+        return f"1.{int(match.group(1))}"
+
+    @property
+    def kubernetes_minor(self) -> int:
+        """The minor version whose authorization applies; unset: the oldest, which allows the most."""
+        return int(self.kubernetes_version.split(".")[1]) if self.kubernetes_version else OLDEST_MINOR
 
 
 class AdmissionConfig(_Model):

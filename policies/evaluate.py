@@ -232,6 +232,11 @@ class Evaluator:
         ``source`` for each, since each may name another ServiceAccount or RuntimeClass), one input
         for other objects. Keyword arguments are those of :meth:`build_input`."""
         kind = self.workloads.engine_kind(resource.obj) or resource.kind
+        inventory = getattr(source, "inventory", None)
+        if isinstance(inventory, Inventory):
+            # what the API server authorizes depends on its version (rbac.kubernetes_version); the
+            # facts are computed for the version of this config, in every gate
+            inventory.kubernetes_minor = self.config.rbac.kubernetes_minor
         pods: list[Mapping[str, Any] | None] = list(self.workloads.pods(resource.obj)) or [None]
         out = []
         for pod in pods:

@@ -15,6 +15,9 @@ from typing import Any
 
 JSONPath = tuple[str | int, ...]
 
+#: the Kubernetes versions (1.minor) stockade's semantics are written for: rbac.kubernetes_version
+OLDEST_MINOR, LATEST_MINOR = 30, 35
+
 
 class Severity(enum.IntEnum):
     """Ordered so that `>=` means "at least as serious"."""

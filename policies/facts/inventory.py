@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from stockade.policies.model import arm_type
+from stockade.policies.model import OLDEST_MINOR, arm_type
 
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
 # RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
@@ -107,6 +107,10 @@ class Inventory:
         # The cluster these objects come from (audit context, webhook's cluster); None in a scan.
         # It selects per-cluster settings such as the sandbox profile (facts/sandbox.py).
         self.cluster = cluster
+        # The Kubernetes minor version the objects are for (rbac.kubernetes_version, set by the gate):
+        # what the API server authorizes differs by version (policies/facts/rbac.py). Unknown: the
+        # oldest supported, which allows the most.
+        self.kubernetes_minor = OLDEST_MINOR
         # kind -> (namespace, name) -> object: analyzers read one kind at a time (of_kind), often
         # once per evaluated object, so a kind's objects must not cost a walk over every kind's.
         self._objects: dict[str, dict[tuple[str, str], Mapping[str, Any]]] = {}

@@ -45,11 +45,16 @@ from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import RUNS, TOKEN_SECRETS, Inventory
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
 from stockade.policies.facts.workloads import pod_template
+from stockade.policies.model import OLDEST_MINOR
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLE_KINDS = ("Role", "ClusterRole")
 BINDING_KINDS = ("RoleBinding", "ClusterRoleBinding")
 RBAC_KINDS = ROLE_KINDS + BINDING_KINDS
+#: From this Kubernetes minor, get on pods/exec|attach|portforward no longer opens a session (a
+#: WebSocket upgrade needs create too: AuthorizePodWebsocketUpgradeCreatePermission, on by default).
+WEBSOCKET_CREATE_MINOR = 35
+
 #: Longest chain followed; rules report chains up to rbac.max_path_length (≤ this).
 MAX_PATH_LENGTH = 4
 
@@ -592,7 +597,7 @@ def _scope_text(scope: str | None) -> str:
 
 # ---- the graph -----------------------------------------------------------------------------------
 
-_CACHE: weakref.WeakKeyDictionary[Inventory, tuple[int, RBACGraph]] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Inventory, tuple[tuple[int, int], RBACGraph]] = weakref.WeakKeyDictionary()
 
 
 class RBACGraph:
@@ -608,10 +613,13 @@ class RBACGraph:
         objects: Iterable[Mapping[str, Any]],
         running: Mapping[str, frozenset[str]] | None = None,
         token_secrets: Mapping[tuple[str, str], str] | None = None,
+        minor: int = OLDEST_MINOR,
     ) -> None:
         """`running`: namespace -> the ServiceAccounts its pods run as (the scanned workloads, or a
         cluster's pods); `token_secrets`: (namespace, Secret) -> the ServiceAccount of each legacy
-        token Secret seen (Inventory.running_accounts / token_secrets)."""
+        token Secret seen (Inventory.running_accounts / token_secrets); `minor`: the Kubernetes 1.x
+        version the objects are for (Inventory.kubernetes_minor), where authorization differs."""
+        self.minor = minor
         self.running: dict[str, frozenset[str]] = {ns: a for ns, a in (running or {}).items() if a}
         self.token_secrets: dict[str, list[tuple[str, str]]] = defaultdict(list)
         for (ns, secret), account in sorted((token_secrets or {}).items()):
@@ -698,13 +706,17 @@ class RBACGraph:
             (o for kind in RBAC_KINDS for o in inventory.of_kind(kind)),
             inventory.running_accounts(),
             inventory.token_secrets(),
+            inventory.kubernetes_minor,
         )
 
     @classmethod
     def of(cls, inventory: Inventory) -> RBACGraph:
         """The graph of an inventory, built once and rebuilt only after an RBAC object changed, an
         account started or stopped running somewhere, or a token Secret came or went."""
-        version = sum(inventory.versions.get(k, 0) for k in (*RBAC_KINDS, RUNS, TOKEN_SECRETS))
+        version = (
+            sum(inventory.versions.get(k, 0) for k in (*RBAC_KINDS, RUNS, TOKEN_SECRETS)),
+            inventory.kubernetes_minor,
+        )
         cached = _CACHE.get(inventory)
         if cached is not None and cached[0] == version:
             return cached[1]
@@ -809,7 +821,7 @@ class RBACGraph:
     def risky(self, subject: Subject) -> tuple[Risky, ...]:
         done = self._risky.get(subject)
         if done is None:
-            done = self._risky[subject] = risky_of(self.grants_of(subject))
+            done = self._risky[subject] = risky_of(self.grants_of(subject), self.minor)
         return done
 
     # -- escalation paths --------------------------------------------------------------------------
@@ -881,7 +893,7 @@ class RBACGraph:
             for rule, pv in pivots:
                 if pv.runs_pods:
                     add(f"can create pods {where}", g, self._accounts(scope))
-                if pv.execs:
+                if pv.execs or (pv.execs_by_get and self.minor < WEBSOCKET_CREATE_MINOR):
                     add(f"can run commands in the pods {where}", g, self._running(scope))
                 if scope is None and pv.proxies_nodes:
                     action = "can run commands in any pod through the kubelet (nodes/proxy)"
@@ -999,7 +1011,8 @@ class RBACGraph:
                 rules = found or ()
             scope_kind = "RoleBinding" if node.scope is not None else "ClusterRoleBinding"
             b = Binding(scope_kind, "(new)", node.scope or "", kind, name, ())
-            keys = _group(r.key() for r in risky_of([Grant(Subject("User", "(bound)"), b, rules, True)]))
+            bound = [Grant(Subject("User", "(bound)"), b, rules, True)]
+            keys = _group(r.key() for r in risky_of(bound, self.minor))
         self._keys[node] = keys
         return keys
 
@@ -1086,7 +1099,7 @@ class RBACGraph:
             direct = self.edges(me)
         else:
             first = tuple(first)
-            _cover(covered, _group(r.key() for r in risky_of(first)))
+            _cover(covered, _group(r.key() for r in risky_of(first, self.minor)))
             direct = self._steps(me, first)
         candidates: list[tuple[int, Node, tuple[Step, ...]]] = [(1, st.target, (st,)) for st in direct]
         for st in direct:
@@ -1167,6 +1180,7 @@ class Pivots(NamedTuple):
 
     runs_pods: bool
     execs: bool  # runs code in the pods already there: exec, attach, ephemeral containers, patch pods
+    execs_by_get: bool  # get on pods/exec or attach: a session before Kubernetes 1.35 (WebSocket)
     proxies_nodes: bool  # nodes/proxy: the kubelet API of every node, so exec in every pod
     creates_secrets: bool
     reads_secrets: bool
@@ -1197,13 +1211,14 @@ def rule_pivots(rule: PolicyRule) -> Pivots:
         return any(rule.allows_some_name(v, RBAC_GROUP, resource) for v in ("create", "update", "patch"))
 
     execs = (
-        any(rule.allows_some_name(v, "", "pods", s) for v in ("create", "get") for s in ("exec", "attach"))
+        any(rule.allows_some_name("create", "", "pods", s) for s in ("exec", "attach"))
         or any(rule.allows_some_name(v, "", "pods", "ephemeralcontainers") for v in ("update", "patch"))
         or any(rule.allows_some_name(v, "", "pods") for v in ("update", "patch"))
     )
     return Pivots(
         runs_pods=runs_pods,
         execs=execs,
+        execs_by_get=any(rule.allows_some_name("get", "", "pods", s) for s in ("exec", "attach")),
         proxies_nodes=any(rule.allows_some_name(v, "", "nodes", "proxy") for v in ("get", "create")),
         creates_secrets=rule.allows("create", "", "secrets"),
         reads_secrets=any(rule.allows_some_name(v, "", "secrets") for v in ("get", "list", "watch")),
@@ -1241,9 +1256,10 @@ def rule_risks(rule: PolicyRule) -> tuple[tuple[str, str, bool], ...]:
     return tuple(out)
 
 
-def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
+def risky_of(grants: Iterable[Grant], minor: int = OLDEST_MINOR) -> tuple[Risky, ...]:
     """The catalogue permissions the grants give (one entry per id, permission and scope); a
-    RoleBinding never gives the cluster-scoped ones."""
+    RoleBinding never gives the cluster-scoped ones. From Kubernetes 1.35 (`minor`) `get` on
+    pods/exec, attach and portforward opens nothing (create is required), as STK-RBAC-012 says."""
     found: dict[tuple[str, str, str | None], Risky] = {}
     for g in grants:
         for rule in g.rules:
@@ -1259,6 +1275,10 @@ def risky_of(grants: Iterable[Grant]) -> tuple[Risky, ...]:
         any("certificatesigningrequests/approval" in p for p in csr) and any(" signers" in p for p in csr)
     ):
         found = {k: r for k, r in found.items() if r.id != "STK-RBAC-008"}
+    if minor >= WEBSOCKET_CREATE_MINOR:
+        found = {
+            k: r for k, r in found.items() if not (r.id == "STK-RBAC-012" and r.permission.startswith("get "))
+        }
     return tuple(sorted(found.values(), key=lambda r: (r.id, r.permission, r.scope or "")))
 
 

@@ -520,7 +520,10 @@ def test_binding_facts_list_paths_with_subject_index() -> None:
         (0, "User nobody", "ServiceAccount ml/sync", 1),
         (1, "Group devs", "ServiceAccount ml/sync", 1),
     ]
-    assert facts_for(objs[3], inv) == {}
+    # no path: the binding's facts say only that its role exists (STK-RBAC-032 reads it)
+    assert facts_for(objs[3], inv) == {
+        "rbac": {"role": {"kind": "ClusterRole", "name": "reader", "found": True}, "inventoryComplete": False}
+    }
 
 
 def test_graph_is_built_once_per_inventory_version() -> None:
@@ -661,7 +664,6 @@ ADMIN_SA = [cluster_role("admin-ish", rule("*", "*", "*")), crb("ops", "admin-is
     ("permission", "action"),
     [
         (rule("create", "pods/exec"), "can run commands in the pods in namespace ml"),
-        (rule("get", "pods/exec"), "can run commands in the pods in namespace ml"),  # WebSocket upgrade
         (rule("create", "pods/attach"), "can run commands in the pods in namespace ml"),
         (rule("patch", "pods/ephemeralcontainers"), "can run commands in the pods in namespace ml"),
         (rule("update", "pods"), "can run commands in the pods in namespace ml"),  # a new image
@@ -778,3 +780,21 @@ def test_running_accounts_are_cached_per_inventory_and_pods_churn_without_rebuil
     assert RBACGraph.of(inv) is first  # p2 still runs as ops
     inv.remove("Pod", "ml", "p2")
     assert RBACGraph.of(inv).escalations_from(Subject("User", "mallory")) == ()
+
+
+def test_get_on_pods_exec_opens_a_session_only_before_kubernetes_1_35() -> None:
+    """rbac.kubernetes_version (Inventory.kubernetes_minor): from 1.35 a WebSocket exec/attach needs
+    create as well as get (AuthorizePodWebsocketUpgradeCreatePermission, on by default)."""
+    objs = [
+        *ADMIN_SA,
+        cluster_role("r", rule("get", "pods/exec")),
+        rb("ml", "m", "ClusterRole", "r", user("mallory")),
+        deployment("ml", "controller", "ops"),
+    ]
+    for minor, reached in ((34, ["ServiceAccount ml/ops"]), (35, [])):
+        inv = inventory_of(objs)
+        inv.kubernetes_minor = minor
+        g = RBACGraph.of(inv)
+        assert [p.target_text for p in g.escalations_from(Subject("User", "mallory"))] == reached
+        held = {r.permission for r in g.risky(Subject("User", "mallory"))}
+        assert held == ({"get pods/exec"} if minor < 35 else set())

@@ -322,3 +322,18 @@ def test_a_binding_to_a_role_that_does_not_exist() -> None:
     assert decided(to_view, complete=True) == []
     reader = binding("RoleBinding", "r", "secret-reader", {"kind": "User", "name": "alice"})
     assert decided(reader, complete=True) == []
+
+
+def test_kubernetes_version_decides_whether_get_opens_an_exec_session() -> None:
+    role = cluster_role("r", {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["get"]})
+    assert rbac_ids(role, 'rbac: {kubernetes_version: "1.34"}') == ["STK-RBAC-012"]
+    assert rbac_ids(role, 'rbac: {kubernetes_version: "1.35"}') == []
+    assert rbac_ids(role) == ["STK-RBAC-012"]  # unset: any supported version, so get counts
+    for bad in ("1.29", "2.0", "latest", "1.30"):
+        if bad == "1.30":
+            assert parse_config(f'rbac: {{kubernetes_version: "{bad}"}}').rbac.kubernetes_minor == 30
+            continue
+        with pytest.raises(Exception, match=r"stockade knows Kubernetes 1\.30 to 1\.35"):
+            parse_config(f'rbac: {{kubernetes_version: "{bad}"}}')
+    with pytest.raises(Exception, match="write the version quoted"):
+        parse_config("rbac: {kubernetes_version: 1.30}")

@@ -96,6 +96,20 @@ workload_resources := [
 
 perm(verbs, group, resources) := {"verbs": verbs, "group": group, "resources": resources}
 
+# The fleet's Kubernetes version (rbac.kubernetes_version, validated "1.30" to "1.35"). From 1.35 a
+# WebSocket session on pods/exec, attach or portforward needs create as well as get
+# (AuthorizePodWebsocketUpgradeCreatePermission, on by default); before, get alone opened one.
+# Unset: the oldest supported version, which allows the most (what any version allows is reported).
+configured_version := object.get(data.stockade.config, ["rbac", "kubernetes_version"], null)
+
+kubernetes_minor := to_number(split(configured_version, ".")[1]) if {
+	is_string(configured_version)
+} else := 30
+
+session_verbs := ["create"] if kubernetes_minor >= 35
+
+session_verbs := ["get", "create"] if kubernetes_minor < 35
+
 catalogue := {
 	"STK-RBAC-002": {
 		"why": "reads Secrets, including ServiceAccount tokens and credentials of other workloads",
@@ -149,7 +163,7 @@ catalogue := {
 	},
 	"STK-RBAC-012": {
 		"why": "runs commands in running containers (get suffices before Kubernetes 1.35)",
-		"perms": [perm(["get", "create"], "", ["pods/exec", "pods/attach", "pods/portforward"])],
+		"perms": [perm(session_verbs, "", ["pods/exec", "pods/attach", "pods/portforward"])],
 	},
 	"STK-RBAC-013": {
 		"why": "adds ephemeral containers to running pods, with the pod's ServiceAccount and volumes",

@@ -2,8 +2,9 @@
 # title: Role execs, attaches or port-forwards into pods
 # description: >-
 #   pods/exec, pods/attach and pods/portforward run commands in, attach to, or open ports of running
-#   containers, with their ServiceAccount tokens and mounted Secrets. get is enough before Kubernetes
-#   1.35 (WebSocket upgrades), so both get and create count. Rules granting it for some resourceNames
+#   containers, with their ServiceAccount tokens and mounted Secrets. create counts; get counts too when
+#   rbac.kubernetes_version is before 1.35, where a WebSocket upgrade was authorized as get alone (from
+#   1.35 it needs create as well). Rules granting it for some resourceNames
 #   count too (those objects are still reachable). System bootstrap objects are out of scope unless
 #   scope.include_system_rbac.
 # custom:

@@ -18,13 +18,22 @@ test_denied_0 if {
 	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]}]), false)) == 1
 }
 
+deny_on(obj, version) := d if {
+	d := pod_exec.deny with input as {"object": obj} with data.stockade.config as {"rbac": {"kubernetes_version": version}}
+}
+
 test_denied_1 if {
-	vs := deny(role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["get"]}]), false)
+	# get alone opens a WebSocket session before Kubernetes 1.35, not from 1.35 (create is required)
+	obj := role("ClusterRole", "r", [{"apiGroups": [""], "resources": ["configmaps"], "verbs": ["get"]}, {"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["get"]}])
+	vs := deny_on(obj, "1.34")
 	count(vs) == 1
 	some v in vs
 	v.path == ["rules", 1]
 	contains(v.msg, "ClusterRole \"r\" grants ")
-	count(deny(role("Role", "r", [{"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["get"]}]), false)) == 1
+	count(deny_on(role("Role", "r", [{"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["get"]}]), "1.30")) == 1
+	count(deny_on(obj, "1.35")) == 0
+	count(deny(obj, false)) == 1 # unset: any supported version, so get counts
+	count(deny_on(role("Role", "r", [{"apiGroups": [""], "resources": ["pods/attach"], "verbs": ["get", "create"]}]), "1.35")) == 1
 }
 
 test_denied_2 if {
