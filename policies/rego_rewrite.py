@@ -22,7 +22,9 @@ and each turns the text into one that both engines answer as OPA does:
    ``__stk_argN := a.b``, on the line before.
 5. ``sprintf`` with fewer arguments than verbs: OPA (Go's fmt) writes ``%!v(MISSING)`` for each verb
    without an argument, regorus fails the evaluation. When the format is a string literal and the
-   arguments an array literal, the verbs without an argument become that text in the format.
+   arguments an array literal, the verbs without an argument become that text in the format. With
+   more arguments than verbs, OPA appends ``%!(EXTRA int64=3, string=x)``; the format gets that text
+   and the arguments the Go type names (``_sprintf_extra``).
 6. The v0 builtins OPA still accepts and regorus lacks: ``re_match`` is ``regex.match``; ``any`` and
    ``all`` become calls of functions in a module added beside the template (:data:`COMPAT_MODULE`).
 7. A builtin called with an argument of the wrong type: OPA (strict-builtin-errors off, as in
@@ -139,6 +141,10 @@ is_collection(x) {{ is_set(x) }}
 is_collection(x) {{ is_string(x) }}
 
 is_strings(x) {{ is_array(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
+
+go_type(x) = "int64" {{ is_number(x); x == floor(x) }}
+go_type(x) = "float64" {{ is_number(x); x != floor(x) }}
+go_type(x) = "string" {{ not is_number(x) }}
 is_strings(x) {{ is_set(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
 
 {_guards()}
@@ -316,7 +322,9 @@ def rewrite(text: str) -> str:
                     bindings, negation = hoisted
                     lead = "".join(f"{indent}{b}\n" for b in bindings)
                     replaced = f"{lead}{indent}{negation}{tail}{newline}"
-        out.append(_builtins(tokenize(replaced) if replaced is not None else _sprintf_missing(line)))
+        out.append(
+            _builtins(tokenize(replaced) if replaced is not None else _sprintf_extra(_sprintf_missing(line)))
+        )
         for t in sig:
             if t.kind == "op" and t.text in ("(", "["):
                 depth += 1
@@ -371,6 +379,59 @@ def _sprintf_missing(line: list[Token]) -> list[Token]:
         verbs = len([m for m in _VERB.finditer(fmt.text) if m.group(0) != "%%"])
         if verbs > args:
             out[fmt_index] = Token("string", fixed)
+    return out
+
+
+def _sprintf_extra(line: list[Token]) -> list[Token]:
+    """Arguments past the last verb of ``sprintf("…", [a, b, c])`` are written by Go's fmt (OPA) as
+    ``%!(EXTRA int64=3, string=x)`` after the text; regorus fails the evaluation. When the format is a
+    string literal (without explicit argument indexes) and the arguments an array literal, the
+    format gets ``%%!(EXTRA %v=%v, …)`` and each extra argument is preceded by its Go type name
+    (the compat module's ``go_type``: int64, float64, or string, as OPA hands values to fmt)."""
+    out = list(line)
+    i = 0
+    while i < len(out):
+        t = out[i]
+        if t.kind != "ident" or t.text != "sprintf":
+            i += 1
+            continue
+        rest = [(j, u) for j, u in enumerate(out) if j > i and u.kind not in _SKIP]
+        if len(rest) < 5 or rest[0][1].text != "(" or rest[1][1].kind != "string" or rest[2][1].text != ",":
+            i += 1
+            continue
+        fmt_index, fmt = rest[1]
+        if rest[3][1].text != "[" or "%[" in fmt.text or "%*" in fmt.text:
+            i += 1
+            continue
+        depth, end, commas = 0, None, []
+        for j, u in rest[3:]:
+            if u.kind == "op" and u.text in _OPEN:
+                depth += 1
+            elif u.kind == "op" and u.text in _CLOSE:
+                depth -= 1
+                if depth == 0:
+                    end = j
+                    break
+            elif depth == 1 and u.text == ",":
+                commas.append(j)
+        start = rest[3][0]
+        if end is None:
+            i += 1
+            continue
+        bounds = [start, *commas, end]
+        args = [untokenize(out[a + 1 : b]).strip() for a, b in itertools.pairwise(bounds)]
+        args = [a for a in args if a] if len(args) > 1 or args[0] else []
+        verbs = len([m for m in _VERB.finditer(fmt.text) if m.group(0) != "%%"])
+        if len(args) <= verbs:
+            i += 1
+            continue
+        extra = args[verbs:]
+        gotype = f"data.{COMPAT_PACKAGE}.go_type"
+        array = ", ".join([*args[:verbs], *(f"{gotype}({a}), {a}" for a in extra)])
+        suffix = "%%!(EXTRA " + ", ".join(["%v=%v"] * len(extra)) + ")"
+        out[fmt_index] = Token("string", fmt.text[:-1] + suffix + '"')
+        out[start : end + 1] = tokenize(f"[{array}]")
+        i += 1
     return out
 
 

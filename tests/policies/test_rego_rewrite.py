@@ -102,6 +102,12 @@ CASES: dict[str, tuple[str, str, list[dict[str, Any]], list[Any] | None]] = {
         [{"x": 1}, {"x": "a"}],
         [ERROR, ERROR],
     ),
+    "sprintf with more arguments than verbs": (
+        'package t\nr = s {\n  s := sprintf("%v and", [input.x, input.y, 2.5, "z"])\n}\n',
+        'package t\nr := s if {\n  s := sprintf("%v and", [input.x, input.y, 2.5, "z"])\n}\n',
+        [{"x": 1, "y": 7}, {"x": "a", "y": "b"}],
+        [ERROR, ERROR],
+    ),
     "re_match": (
         'package t\nr {\n  re_match("^a+$", input.s)\n}\n',
         'package t\nr if {\n  regex.match("^a+$", input.s)\n}\n',
