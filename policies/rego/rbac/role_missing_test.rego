@@ -34,3 +34,11 @@ test_nothing_when_the_role_exists if {
 test_bootstrap_bindings_are_out_of_scope if {
 	count(deny(false, true, {"kubernetes.io/bootstrapping": "rbac-defaults"})) == 0
 }
+
+test_a_system_role_in_a_scan_says_it_is_not_modelled if {
+	f := {"rbac": {"role": {"kind": "ClusterRole", "name": "system:controller:job-controller", "found": false}, "inventoryComplete": false}}
+	obj := {"kind": "ClusterRoleBinding", "metadata": {"name": "b"}, "roleRef": {"kind": "ClusterRole", "name": "system:controller:job-controller"}}
+	vs := role_missing.deny with input as {"object": obj, "facts": f} with data.stockade.config as {}
+	some v in vs
+	contains(v.msg, "does not model the API server's system: roles in a scan")
+}
