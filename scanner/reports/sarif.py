@@ -118,7 +118,8 @@ def _descriptor(rule: Rule) -> JSON:
         "help": {"text": f"Remediation: {rule.remediation}", "markdown": markdown},
         "defaultConfiguration": {"level": LEVEL[rule.action]},
         "properties": {
-            "tags": ["security", rule.area, *rule.frameworks],
+            # unique (SARIF 2.1.0 makes `tags` a set): an area may also be a framework name (egress)
+            "tags": list(dict.fromkeys(["security", rule.area, *rule.frameworks])),
             "security-severity": SECURITY_SEVERITY[rule.severity],
             # rules read declared fields: no heuristics, so no false positives by construction
             "precision": "very-high",

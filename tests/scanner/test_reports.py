@@ -585,3 +585,14 @@ def test_html_is_self_contained_escaped_and_summarised() -> None:
     assert "<code>&lt;stdin&gt;</code>" in text
     assert "<code>aks-east</code>: cluster unreachable" in text
     assert "trainer-ü" in text
+
+
+def test_sarif_rule_tags_are_unique_for_every_rule_of_the_library() -> None:
+    """SARIF 2.1.0 makes `properties.tags` a set (uniqueItems): nine STK-NET rules repeated `egress`
+    (their area and a framework), which schema validation rejects (issue 22)."""
+    from stockade.policies.engine import load_library
+    from stockade.scanner.reports import sarif as sarif_module
+
+    for rule in load_library().rules.values():
+        tags = sarif_module._descriptor(rule)["properties"]["tags"]
+        assert len(tags) == len(set(tags)), (rule.id, tags)
