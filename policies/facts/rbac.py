@@ -1105,13 +1105,8 @@ class RBACGraph:
         for st in direct:
             candidates += [(1 + len(chain), n, (st, *chain)) for n, chain in self._useful(st.target)]
         candidates.sort(key=lambda c: c[0])
-        # everything in reach, merged once (one check per path instead of one per direct step)
-        targets = list(dict.fromkeys(st.target for st in direct))
-        reachable = (
-            self._closure_keys(targets[0])
-            if len(targets) == 1
-            else _merge(self._closure_keys(t) for t in targets)
-        )
+        # what each direct target leads to (one entry per target)
+        reachable = [self._closure_keys(t) for t in dict.fromkeys(st.target for st in direct)]
         paths: list[Path] = []
         seen = {me}
         for _, node, chain in candidates:
@@ -1127,7 +1122,7 @@ class RBACGraph:
             _cover(covered, keys)
             gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
             paths.append(Path(start, chain, gains, holders))
-            if not _any_new(reachable, covered):
+            if not any(_any_new(keys, covered) for keys in reachable):
                 break  # nothing further down can add a permission
         result = tuple(paths)
         if first is None:
