@@ -14,6 +14,7 @@ from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.policies.model import Action, InputError
 from stockade.scanner.reports import get_report
+from stockade.scanner.reports.base import count
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, default_workers, run_scan
 from stockade.scanner.sources.base import Item
@@ -102,7 +103,7 @@ def scan(
         )
     )
     if not allow_empty and not result.errors and result.objects_read == 0:
-        where = f"{result.files} files read, {len(result.skipped)} without Kubernetes objects"
+        where = f"{count(result.files, 'file')} read, {len(result.skipped)} without Kubernetes objects"
         result.errors.append(
             InputError(
                 " ".join(paths or kustomize or helm or []),

@@ -123,6 +123,35 @@ def namespace_for(resource: Resource, source: FactsSource) -> dict[str, Any]:
     return source.namespace(resource.namespace)
 
 
+def unknown_rule_ids(config: Config, rule_ids: Iterable[str]) -> None:
+    """Raise ConfigError for a rule id, or a pattern, that names no rule of the library: a typo in
+    `rules`, `overrides[].rules` or `exceptions[].rules` would otherwise do nothing, silently (an
+    override meant to deny would leave the rule warning). The message suggests the closest ids."""
+    import difflib
+    import fnmatch
+
+    ids = sorted(set(rule_ids))
+    problems = []
+
+    def check(where: str, pattern: str) -> None:
+        if any(fnmatch.fnmatchcase(rid, pattern) for rid in ids):
+            return
+        close = difflib.get_close_matches(pattern, ids, n=3, cutoff=0.6)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        problems.append(f"{where}: {pattern!r} names no rule of the library{hint}")
+
+    for rid in config.rules:
+        check("rules", rid)
+    for i, override in enumerate(config.overrides):
+        for pattern in override.rules:
+            check(f"overrides[{i}].rules", pattern)
+    for i, exception in enumerate(config.exceptions):
+        for pattern in exception.rules:
+            check(f"exceptions[{i}] ({exception.name}).rules", pattern)
+    if problems:
+        raise ConfigError("; ".join(problems))
+
+
 class Evaluator:
     """Decides findings for resources, with one configuration and one engine."""
 
@@ -154,9 +183,7 @@ class Evaluator:
         evaluation timeout (the webhook; see :mod:`stockade.policies.engine_process`)."""
         config = config or Config()
         library = library or load_library(policy_dirs)
-        unknown = sorted(set(config.rules) - set(library.rules))
-        if unknown:
-            raise ConfigError(f"rules: unknown rule id(s): {', '.join(unknown)}")
+        unknown_rule_ids(config, library.rules)
         enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
         if opa_url is not None:
             from stockade.policies.engine_opa import RemoteOpaEngine

@@ -18,3 +18,8 @@ class Report(abc.ABC):
     @abc.abstractmethod
     def render(self, result: Result, *, color: bool = False) -> str:
         """The whole report as text; `color` only matters for terminal formats."""
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 file`, `2 files`: report text never says "1 files"."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

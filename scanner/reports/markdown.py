@@ -15,7 +15,7 @@ from collections import Counter
 
 from stockade.policies.exceptions import ExceptionStatus
 from stockade.policies.model import Finding, Rule, Severity
-from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.base import Report, count
 from stockade.scanner.result import Result
 
 #: findings shown in the table (and waived findings in theirs); the rest are counted
@@ -61,7 +61,7 @@ def _headline(result: Result, active: list[Finding]) -> str:
         icon = "✅"
     what = f"{len(active)} finding{'s' if len(active) != 1 else ''}" if active else "no findings"
     head = f"### {icon} stockade: {what} ({deny} deny · {warn} warn · {audit} audit)"
-    facts = [f"{result.resources} resources", f"{result.files} files"]
+    facts = [count(result.resources, "resource"), count(result.files, "file")]
     waived = len(result.findings) - len(active)
     if waived:
         facts.append(f"{waived} waived")

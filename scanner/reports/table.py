@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from stockade.policies.model import Action, Finding, Severity
-from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.base import Report, count
 from stockade.scanner.result import Result
 
 #: width when not writing to a terminal (logs, files): wide enough for file:line and a message
@@ -101,7 +101,7 @@ def _table(findings: list[Finding]) -> Table:
             action = Text("waived", style="dim")
             finding.append(f"{f.message} (waived by {f.exception.name}, {f.exception.owner})", style="dim")
         if f.file is None and ref.cluster is not None:  # audits: where it runs, not a file
-            location = ref.cluster + (f" ({f.replicas} pods)" if f.replicas else "")
+            location = ref.cluster + (f" ({count(f.replicas, 'pod')})" if f.replicas else "")
         else:
             location = f"{f.file}:{f.line}" if f.file and f.line else f.file or "-"
         table.add_row(
@@ -118,7 +118,9 @@ def _table(findings: list[Finding]) -> Table:
 def _summary(result: Result) -> Text:
     active = result.active
     actions = Counter(f.action for f in active)
-    scope = f"{result.resources} resources" + (f" from {result.files} files" if result.files else "")
+    scope = count(result.resources, "resource") + (
+        f" from {count(result.files, 'file')}" if result.files else ""
+    )
     if result.skipped:
         scope += f" ({len(result.skipped)} without Kubernetes objects skipped)"
     if active:

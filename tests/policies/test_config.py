@@ -66,8 +66,25 @@ def test_rule_settings_parse_severity_and_action() -> None:
 
 def test_unknown_rule_id_in_rules_is_an_error() -> None:
     cfg = parse_config("rules:\n  STK-NOPE-999: {enabled: false}\n")
-    with pytest.raises(ConfigError, match="unknown rule id"):
+    with pytest.raises(ConfigError, match="names no rule of the library"):
         Evaluator.default(cfg)
+
+
+def test_a_typo_in_overrides_or_exceptions_is_an_error_with_suggestions() -> None:
+    """Issue 22: a typo'd id was accepted silently, so an override meant to deny left the rule
+    warning. Patterns must name at least one rule; the closest ids are suggested."""
+    cfg = parse_config("overrides:\n  - rules: [STK-POD-03]\n    action: deny\n")
+    with pytest.raises(ConfigError, match=r"overrides\[0\].rules: 'STK-POD-03' .*did you mean .*STK-POD-003"):
+        Evaluator.default(cfg)
+    waiver = (
+        "exceptions:\n  - name: w\n    rules: [STK-RBAC-0O2]\n    owner: me\n    reason: r\n"
+        "    expires: 2099-01-01\n"
+    )
+    with pytest.raises(
+        ConfigError, match=r"exceptions\[0\] \(w\).rules: 'STK-RBAC-0O2' names no rule.*did you mean"
+    ):
+        Evaluator.default(parse_config(waiver))
+    Evaluator.default(parse_config("overrides:\n  - rules: ['STK-POD-*', '*']\n    action: warn\n"))
 
 
 def test_rule_data_hides_waivers_and_actions() -> None:

@@ -596,3 +596,16 @@ def test_sarif_rule_tags_are_unique_for_every_rule_of_the_library() -> None:
     for rule in load_library().rules.values():
         tags = sarif_module._descriptor(rule)["properties"]["tags"]
         assert len(tags) == len(set(tags)), (rule.id, tags)
+
+
+def test_counts_are_singular_for_one() -> None:
+    """Issue 22: "1 files", "(1 pods)"."""
+    from stockade.scanner.reports.base import count
+
+    assert [count(1, "file"), count(2, "file"), count(0, "pod"), count(1, "pod")] == [
+        "1 file",
+        "2 files",
+        "0 pods",
+        "1 pod",
+    ]
+    assert count(1, "policy", "policies") == "1 policy" and count(3, "policy", "policies") == "3 policies"
