@@ -69,6 +69,14 @@ def scan(
             "--cluster", help="The target cluster's name: its sandbox profile, overrides, exceptions."
         ),
     ] = None,
+    namespace: Annotated[
+        str | None,
+        typer.Option(
+            "--namespace",
+            "-n",
+            help="Namespace of namespaced objects that name none (as kubectl apply -n would place them).",
+        ),
+    ] = None,
     engine: EngineOption = EngineName.embedded,
     opa_url: OpaUrlOption = None,
     allow_empty: Annotated[
@@ -95,7 +103,11 @@ def scan(
     from stockade.cli.main import tool_version
 
     options = ScanOptions(
-        cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers(), cluster
+        cfg,
+        tuple(policy_dir or ()),
+        workers if workers is not None else default_workers(),
+        cluster,
+        namespace,
     )
     result = _with_progress(
         lambda progress: run_scan(
@@ -109,6 +121,15 @@ def scan(
                 " ".join(paths or kustomize or helm or []),
                 f"no Kubernetes object found ({where}); --allow-empty accepts that",
             )
+        )
+    if result.namespaceless:
+        first = result.namespaceless[0]
+        typer.echo(
+            f"stockade: note: {count(len(result.namespaceless), 'namespaced object')} "
+            f"{'names' if len(result.namespaceless) == 1 else 'name'} no namespace "
+            f"(first: {first}); judged as in namespace default, where kubectl apply would put them; "
+            "give --namespace NS for the namespace they are deployed to",
+            err=True,
         )
     fmt = format.value
     report = get_report(fmt)

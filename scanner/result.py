@@ -55,6 +55,9 @@ class Result:
     objects_read: int = 0  # Kubernetes objects read, in scope or not (scan)
     clusters: list[ClusterStats] = field(default_factory=list)  # audit only
     framework: str | None = None  # audit --framework: the report shows that framework's controls
+    #: namespaced objects read without metadata.namespace and no --namespace given (scan), as
+    #: "file:line Kind/name"; they are judged as in namespace "default", where kubectl would put them
+    namespaceless: list[str] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:

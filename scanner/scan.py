@@ -21,7 +21,7 @@ import dataclasses
 import gc
 import multiprocessing
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,6 +59,36 @@ class ScanOptions:
     #: the cluster the manifests are for (`--cluster`): selects per-cluster settings (sandbox profile,
     #: overrides and exceptions naming clusters) exactly as the webhook and audit of that cluster do
     cluster: str | None = None
+    #: `--namespace`: the namespace of namespaced objects that name none, as `kubectl apply -n` does
+    namespace: str | None = None
+
+
+def _namespaced(obj: Mapping[str, Any]) -> bool:
+    """Whether an object's kind lives in a namespace (the kinds table; unknown kinds: not assumed)."""
+    from stockade.policies.facts.workloads import group_of
+    from stockade.policies.kinds import KINDS, object_kind
+
+    kind, group = obj.get("kind"), group_of(obj.get("apiVersion"))
+    for info in KINDS.values():
+        if object_kind(info) == kind and (group is None or group == info.group):
+            return info.namespaced
+    return False
+
+
+def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> list[str]:
+    """Give namespace-less namespaced objects `namespace` (`--namespace`, kubectl's defaulting); without
+    it, those objects as "file:line Kind/name" (judged as in "default", where kubectl would put them)."""
+    unnamed = []
+    for r in resources:
+        if r.namespace is not None or not _namespaced(r.obj):
+            continue
+        if namespace is not None:
+            md = r.obj.setdefault("metadata", {})
+            if isinstance(md, dict):
+                md["namespace"] = namespace
+                continue
+        unnamed.append(f"{r.origin.file}:{r.origin.line} {r.kind}/{r.name}")
+    return unnamed
 
 
 def default_workers() -> int:
@@ -173,6 +203,7 @@ def scan(
     workers: Workers | None = None,
 ) -> Result:
     """Evaluate resources already read."""
+    namespaceless = default_namespaces(resources, options.namespace)
     inventory = inventory_of(r.obj for r in resources)
     inventory.cluster = options.cluster
     if options.cluster is not None:
@@ -189,6 +220,7 @@ def scan(
         for i, r in enumerate(todo)
     ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
+    result.namespaceless = namespaceless
     if evaluator.gatekeeper_inventory(r.obj for r in resources):
         options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
     own_pool = workers is None

@@ -1372,9 +1372,10 @@ def facts(
         return {}
     sa_facts = serviceaccounts.facts(obj, inventory, pod).get("serviceAccount")
     md = _metadata(obj)
-    if not sa_facts or not md.get("namespace"):
+    if not sa_facts:
         return {}
-    namespace = str(md["namespace"])
+    # no namespace: where kubectl apply puts it (a scan says so once, and --namespace sets it)
+    namespace = str(md.get("namespace") or "default")
     sa = Subject("ServiceAccount", str(sa_facts["name"]), namespace)
     graph = RBACGraph.of(inventory)
     risky = graph.risky(sa)

@@ -255,3 +255,52 @@ def test_context_without_pods_says_running_paths_are_not_followed(cluster: tuple
     code, _, err = run("escalations", "--context", "fake", "--kubeconfig", str(kubeconfig), "-f", "json")
     assert code == 0
     assert "warning: listing pods" in err and "not followed" in err and "not-a-secret" not in err
+
+
+def test_scan_namespace_places_namespaceless_objects_as_kubectl_apply_n(tmp_path: Path) -> None:
+    """Issue 22: Argo CD ships its controller without a namespace. The scan treated it as `default`
+    silently, so its ServiceAccount's cluster-admin binding (in argocd) was not attributed
+    (STK-RBAC-030 missed). Now a note says so, and --namespace places them as kubectl apply -n."""
+    docs = [
+        {
+            "apiVersion": RBAC,
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": "ctrl-admin"},
+            "roleRef": {
+                "apiGroup": "rbac.authorization.k8s.io",
+                "kind": "ClusterRole",
+                "name": "cluster-admin",
+            },
+            "subjects": [
+                {"kind": "ServiceAccount", "name": "argocd-application-controller", "namespace": "argocd"}
+            ],
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "StatefulSet",
+            "metadata": {"name": "argocd-application-controller"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "serviceAccountName": "argocd-application-controller",
+                        "containers": [{"name": "c", "image": "x"}],
+                    }
+                }
+            },
+        },
+    ]
+    path = tmp_path / "argocd.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+
+    def scan(*extra: str) -> tuple[set[tuple[str, Any]], str]:
+        result = runner.invoke(app, ["scan", str(path), "-f", "json", *extra])
+        found = {
+            (f["rule"]["id"], f["resource"].get("namespace")) for f in json.loads(result.stdout)["findings"]
+        }
+        return {f for f in found if f[0].startswith("STK-RBAC-03")}, result.stderr
+
+    found, err = scan()
+    assert found == set()
+    assert "1 namespaced object names no namespace" in err and "argocd.yaml:" in err and "--namespace" in err
+    found, err = scan("--namespace", "argocd")
+    assert ("STK-RBAC-030", "argocd") in found and "names no namespace" not in err
