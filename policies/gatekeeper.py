@@ -173,13 +173,14 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
     return gk
 
 
-def _compile(template: Template) -> Any:
-    """The template's regorus engine; GatekeeperError naming the file when its Rego does not load."""
+def _compile(template: Template, guard: bool = False) -> Any:
+    """The template's regorus engine (without the builtin type guards, unless `guard`: see
+    GatekeeperEngine.evaluate); GatekeeperError naming the file when its Rego does not load."""
     if template.unsupported:
         return None
     modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
     try:
-        return regorus_engine([*modules, (template.file, template.rego)])
+        return regorus_engine([*modules, (template.file, template.rego)], guard)
     except Exception as exc:
         raise GatekeeperError(
             f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
@@ -383,12 +384,13 @@ def review_of(inp: Mapping[str, Any]) -> dict[str, Any]:
     return review
 
 
-def regorus_engine(modules: Sequence[tuple[str, str]]) -> Any:
+def regorus_engine(modules: Sequence[tuple[str, str]], guard: bool = True) -> Any:
     """A regorus engine holding these Rego modules (path, text) as OPA reads them: each loaded in
-    its own Rego version (v0 unless it imports ``rego.v1``), through :func:`rego_rewrite.rewrite`,
-    with the compat module when a rewrite calls it. The texts themselves are not changed."""
+    its own Rego version (v0 unless it imports ``rego.v1``), through :func:`rego_rewrite.rewrite`
+    (with the builtin type guards unless `guard` is false), with the compat module when a rewrite
+    calls it. The texts themselves are not changed."""
     engine = regorus.Engine()
-    texts = [(path, rewrite(text), not _V1.search(text)) for path, text in modules]
+    texts = [(path, rewrite(text, guard), not _V1.search(text)) for path, text in modules]
     if any(uses_compat(text) for _, text, _ in texts):
         engine.set_rego_v0(True)
         engine.add_policy("<stockade-gatekeeper-compat>", COMPAT_MODULE)
@@ -406,11 +408,14 @@ class GatekeeperEngine:
         self.gk = gk
         self.rules = rules
         self._engines: dict[str, Any] = {}
+        # the same templates with the builtin type guards, made when a plain evaluation raises
+        self._guarded: dict[str, Any] = {}
+        self._data = '{"inventory": {"cluster": {}, "namespace": {}}}'
         for kind, template in gk.templates.items():
             if template.unsupported:
                 continue
             engine = _compile(template)
-            engine.add_data_json('{"inventory": {"cluster": {}, "namespace": {}}}')
+            engine.add_data_json(self._data)
             self._engines[kind] = engine
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
@@ -425,9 +430,27 @@ class GatekeeperEngine:
             node = data["namespace"].setdefault(ns, {}) if ns else data["cluster"]
             node.setdefault(api, {}).setdefault(kind, {})[name] = obj
         text = orjson.dumps({"inventory": data}).decode()
-        for engine in self._engines.values():
+        self._data = text
+        for engine in (*self._engines.values(), *self._guarded.values()):
             engine.clear_data()
             engine.add_data_json(text)
+
+    def _evaluate(self, kind: str, query: str, text: str) -> str:
+        """The template's answer. Evaluated without the builtin type guards first; when that raises
+        (a builtin given an argument of the wrong type is an error in regorus, "undefined" in OPA as
+        Gatekeeper runs it), again with them: without an error both answer the same, and the
+        guards cost a function call per builtin call (6x on the resource-quantity templates)."""
+        engine = self._engines[kind]
+        engine.set_input_json(text)
+        try:
+            return str(engine.eval_rule_as_json(query))
+        except Exception:
+            guarded = self._guarded.get(kind)
+            if guarded is None:
+                guarded = self._guarded[kind] = _compile(self.gk.templates[kind], guard=True)
+                guarded.add_data_json(self._data)
+            guarded.set_input_json(text)
+            return str(guarded.eval_rule_as_json(query))
 
     def evaluate(self, inp: Mapping[str, Any]) -> list[Violation]:
         obj = inp.get("object") or {}
@@ -443,11 +466,10 @@ class GatekeeperEngine:
                 out.append(unsupported)
                 continue
             review = review or review_of(inp)
-            engine = self._engines[c.kind]
-            engine.set_input_json(orjson.dumps({"review": review, "parameters": c.parameters}).decode())
+            text = orjson.dumps({"review": review, "parameters": c.parameters}).decode()
             rule = self.rules[c.rule_id]
             try:
-                raw = engine.eval_rule_as_json(f"{self.gk.templates[c.kind].package}.violation")
+                raw = self._evaluate(c.kind, f"{self.gk.templates[c.kind].package}.violation", text)
             except Exception as exc:
                 # This constraint's error, on this object: every other rule still decides.
                 # (Evaluator.decide makes it a high-severity deny.)

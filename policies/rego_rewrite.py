@@ -155,6 +155,8 @@ _COMPAT_CALLS = {
     "re_match": f"data.{COMPAT_PACKAGE}.{_guard_name('regex.match')}",
     **{b: f"data.{COMPAT_PACKAGE}.{_guard_name(b)}" for b in GUARDED},
 }
+#: rewrite 6 alone (no guards)
+_PLAIN_CALLS = {"any": _COMPAT_CALLS["any"], "all": _COMPAT_CALLS["all"], "re_match": "regex.match"}
 
 
 def _lines(tokens: list[Token]) -> Iterator[list[Token]]:
@@ -292,8 +294,11 @@ def _not_call(sig: list[Token], names: Iterator[str]) -> tuple[list[str], str] |
 # --- the whole module ---------------------------------------------------------------------------
 
 
-def rewrite(text: str) -> str:
-    """The module's text with every rewrite of the module docstring applied."""
+def rewrite(text: str, guard: bool = True) -> str:
+    """The module's text with every rewrite of the module docstring applied; without `guard`, all
+    but rewrite 7 (the engine evaluates that text first, and the guarded one only when it raises:
+    without a builtin error both answer the same, and the guards cost a function call each)."""
+    calls = _COMPAT_CALLS if guard else _PLAIN_CALLS
     tokens = tokenize(text)
     tokens = _incremental_bodies(tokens)
     names = (f"__stk_arg{i}" for i in itertools.count())
@@ -323,7 +328,9 @@ def rewrite(text: str) -> str:
                     lead = "".join(f"{indent}{b}\n" for b in bindings)
                     replaced = f"{lead}{indent}{negation}{tail}{newline}"
         out.append(
-            _builtins(tokenize(replaced) if replaced is not None else _sprintf_extra(_sprintf_missing(line)))
+            _builtins(
+                tokenize(replaced) if replaced is not None else _sprintf_extra(_sprintf_missing(line)), calls
+            )
         )
         for t in sig:
             if t.kind == "op" and t.text in ("(", "["):
@@ -445,7 +452,7 @@ def _append_semicolon(line: str) -> str:
     return untokenize(tokens)
 
 
-def _builtins(line: list[Token]) -> str:
+def _builtins(line: list[Token], calls: dict[str, str]) -> str:
     """Rewrites 6 and 7: builtin calls (``name(`` or ``pkg.name(``, not after a ``.``) by name."""
     out: list[str] = []
     sig_before: Token | None = None
@@ -454,8 +461,8 @@ def _builtins(line: list[Token]) -> str:
         t = line[i]
         dotted = sig_before is not None and sig_before.text == "."
         name, end = _call_name(line, i) if t.kind == "ident" and not dotted else (None, i)
-        if name is not None and name in _COMPAT_CALLS:
-            out.append(_COMPAT_CALLS[name])
+        if name is not None and name in calls:
+            out.append(calls[name])
             sig_before = line[end]
             i = end + 1
             continue

@@ -646,3 +646,44 @@ def test_a_broken_template_without_constraints_is_still_an_error(tmp_path: Path)
     manifest.write_text(yaml.safe_dump(pod("p", "registry.example.com/a:1")))
     result = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder)])
     assert result.exit_code == 2 and "ConstraintTemplate breaksonnumbers" in result.output
+
+
+TYPE_ERROR = """\
+apiVersion: templates.gatekeeper.sh/v1
+kind: ConstraintTemplate
+metadata:
+  name: prefixedimages
+spec:
+  crd:
+    spec:
+      names:
+        kind: PrefixedImages
+  targets:
+    - target: admission.k8s.gatekeeper.sh
+      rego: |
+        package prefixedimages
+        violation[{"msg": msg}] {
+          c := input.review.object.spec.containers[_]
+          not startswith(c.image, object.get(input.parameters, "prefix", "registry.example/"))
+          msg := sprintf("container %v: image %v is not from the registry", [c.name, c.image])
+        }
+"""
+
+
+def test_a_builtin_type_error_is_undefined_in_the_gate_as_in_gatekeeper(tmp_path: Path) -> None:
+    """rewrite 7 in the gate: the template is evaluated without the type guards first and, when a
+    builtin raises (an image that is a number: startswith(7, ...)), again with them. OPA as
+    Gatekeeper runs it makes startswith(7, ...) undefined, so `not` is true: a violation, not an
+    error."""
+    folder = policy_dir(
+        tmp_path,
+        TYPE_ERROR,
+        constraint("PrefixedImages", "registry", {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}),
+    )
+    good = pod("good", "registry.example/app:1")
+    odd = pod("odd", "x")
+    odd["spec"]["containers"][0]["image"] = 7
+    found = gk_findings(folder, good, odd)
+    assert found == {
+        ("GK-PrefixedImages-registry", "deny", "Pod/odd: container c: image 7 is not from the registry")
+    }, found
