@@ -257,3 +257,13 @@ def test_an_invalid_cidr_is_reported_not_an_evaluation_error() -> None:
         },
     )
     assert net_findings(bad) == {"STK-NET-003"}
+
+
+def test_the_explain_text_of_stk_net_001_matches_what_isolates() -> None:
+    """Issue 22: `policy explain STK-NET-001` said only Kubernetes NetworkPolicies count, while
+    Cilium and Calico policies isolate too (policies/facts/egress.py)."""
+    from stockade.policies.engine import load_library
+
+    text = load_library().rules["STK-NET-001"].description
+    assert "Only Kubernetes NetworkPolicies" not in text
+    assert "Cilium" in text and "Calico" in text and "AdminNetworkPolicies do not isolate" in text

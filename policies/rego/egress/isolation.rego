@@ -8,9 +8,10 @@
 #   input.facts.egress, computed from the NetworkPolicies of the workload's namespace: in a cluster
 #   (admission, audit) all of them; in a scan, only when the scanned files hold the namespace's
 #   Namespace object or at least one of its NetworkPolicies (otherwise the answer is unknown and
-#   nothing is reported). Only Kubernetes NetworkPolicies are read for isolation: a cluster that
-#   isolates pods with Cilium, Calico or AdminNetworkPolicy objects alone should turn this rule off
-#   (rules: {STK-NET-001: {enabled: false}}) and rely on `stockade egress reach`.
+#   nothing is reported). Isolation is what the CNI applies: a Kubernetes NetworkPolicy with Egress, a
+#   Cilium policy with egress rules (unless enableDefaultDeny.egress is false), or a Calico policy of
+#   the default tier with Egress selecting the pods. AdminNetworkPolicies do not isolate (they allow,
+#   deny or pass given peers); `stockade egress reach` shows what each workload can reach.
 # custom:
 #   id: STK-NET-001
 #   severity: high
