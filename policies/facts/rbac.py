@@ -1398,9 +1398,16 @@ def facts(
                     "escalations": [p.as_json() for p in further],
                 }
             )
+    # bound: a binding names this account itself (not a group of accounts): the workload is an API
+    # client by design, which STK-SA-001 reads
+    bound = bool(
+        graph.by_subject.get(sa)
+        or graph.by_subject.get(Subject("User", f"{SA_USER_PREFIX}{namespace}:{sa.name}"))
+    )
     if not risky and not paths and not mounted:
-        return {}
+        return {"rbac": {"serviceAccount": f"{sa.namespace}/{sa.name}", "bound": True}} if bound else {}
     out = {
+        "bound": bound,
         "serviceAccount": f"{sa.namespace}/{sa.name}",
         "tokenMounted": bool(sa_facts["tokenMounted"]),
         "risky": [r.as_json() for r in risky],

@@ -199,15 +199,32 @@ DELIBERATE: tuple[Deliberate, ...] = (
         ("regolibrary/image-not-pinned-to-digest/pod-exempted-repo",),
     ),
     Deliberate(
-        "Kubescape C-0261 reports a mounted token only when its ServiceAccount has RBAC bindings; stockade "
-        "reports every token a non-API-client workload mounts: the token still authenticates (as "
-        "system:serviceaccounts), bindings are added later without touching the workload, and the "
-        "binding-aware view is the RBAC audit's attribution of permissions to workloads.",
+        "Polaris automountServiceAccountToken and Kubescape C-0034 report a pod that sets "
+        "automountServiceAccountToken: true; stockade reads that as the workload's declared intent to "
+        "call the API (issue 22: Argo CD's and kube-prometheus' controllers set it and hold bindings), "
+        "so STK-SA-001 does not report it, and what the token may do is STK-RBAC-030's finding.",
         (
-            "regolibrary/serviceaccount-token-mount/both-mount",
-            "regolibrary/serviceaccount-token-mount/both-mount-default",
-            "regolibrary/serviceaccount-token-mount/pod-mount",
+            "polaris/automountServiceAccountToken/failure.all_true.yaml",
+            "polaris/automountServiceAccountToken/failure.pod_true_serviceaccount_false.yaml",
+            "regolibrary/automount-service-account/both-mount",
+            "regolibrary/automount-service-account/cronjob-pod-true-sa-false",
+            "regolibrary/automount-service-account/deployment-pod-true-sa-false",
+            "regolibrary/automount-service-account/deployment-pod-true-sa-true",
+            "regolibrary/automount-service-account/pod-mount",
         ),
+    ),
+    Deliberate(
+        "Kubescape C-0261 reports a mounted token when its ServiceAccount has RBAC bindings; for stockade "
+        "a ServiceAccount that a binding names is an API client (STK-SA-001 does not report its token), "
+        "and the permissions that token carries are reported by STK-RBAC-030 on the workload.",
+        ("regolibrary/serviceaccount-token-mount/pod-mount-and-rb-bind",),
+    ),
+    Deliberate(
+        "Kubescape C-0261 passes a mounted token whose ServiceAccount has no bindings; stockade reports a "
+        "token mounted by a workload that neither asks for it nor has a bound ServiceAccount: the token "
+        "still authenticates (as system:serviceaccounts), and bindings can be added later without "
+        "touching the workload.",
+        ("regolibrary/serviceaccount-token-mount/both-mount-default",),
     ),
 )
 

@@ -568,7 +568,7 @@ def rules_for_every_kind_in(spec: Mapping[str, Any], ns: str, **kwargs: Any) -> 
 
 
 def test_api_clients_exempt_token_mount() -> None:
-    spec = pod_spec(automountServiceAccountToken=True)
+    spec = pod_spec(automountServiceAccountToken=None)
     assert rules_for_every_kind(spec) == {"STK-SA-001"}
     exempt: list[dict[str, Any]] = [
         {"names": ["w"]},
@@ -590,7 +590,7 @@ def test_api_clients_exempt_token_mount() -> None:
 
 
 def test_api_client_kind_selector_exempts_only_that_kind() -> None:
-    spec = pod_spec(automountServiceAccountToken=True)
+    spec = pod_spec(automountServiceAccountToken=None)
     clients = config(service_accounts={"api_clients": [{"kinds": ["Deployment", "Cron*"]}]})
     for kind in WORKLOAD_KINDS:
         fired = {f.rule.id for f in evaluate(wrap(kind, spec), config=clients)}
@@ -623,8 +623,38 @@ def test_token_mount_follows_pod_then_service_account(
     pod_setting: bool | None, sa_setting: bool | None, mounted: bool
 ) -> None:
     spec = pod_spec(automountServiceAccountToken=pod_setting)
-    expected = {"STK-SA-001"} if mounted else set()
+    # a pod that sets true asks for the token: an API client by its own declaration (issue 22)
+    expected = {"STK-SA-001"} if mounted and pod_setting is not True else set()
     assert rules_for_every_kind(spec, cluster=[service_account(sa_setting)]) == expected
+
+
+def test_a_service_account_a_binding_names_is_an_api_client() -> None:
+    """Issue 22: decided from the RBAC graph of the gate, not a hand-kept list: a binding naming the
+    ServiceAccount (or its user name) makes the workload an API client; a binding to a group of
+    accounts (system:serviceaccounts) does not."""
+    spec = pod_spec(automountServiceAccountToken=None)
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "lease"},
+        "rules": [{"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["get"]}],
+    }
+
+    def binding(subject: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "RoleBinding",
+            "metadata": {"name": "b", "namespace": "ml"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "lease"},
+            "subjects": [subject],
+        }
+
+    named = binding({"kind": "ServiceAccount", "name": "trainer", "namespace": "ml"})
+    user = binding({"kind": "User", "name": "system:serviceaccount:ml:trainer"})
+    group = binding({"kind": "Group", "name": "system:serviceaccounts"})
+    assert rules_for_every_kind(spec, cluster=[service_account(None), role, named]) == set()
+    assert rules_for_every_kind(spec, cluster=[service_account(None), role, user]) == set()
+    assert rules_for_every_kind(spec, cluster=[service_account(None), role, group]) == {"STK-SA-001"}
 
 
 def test_token_mount_without_facts_uses_pod_setting() -> None:

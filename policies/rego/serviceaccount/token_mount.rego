@@ -3,7 +3,10 @@
 # description: >-
 #   A pod gets a token for its ServiceAccount unless automounting is turned off; anyone who compromises
 #   a container then holds whatever that ServiceAccount may do in the cluster. Workloads must not mount
-#   the token unless they are API clients, as selected by service_accounts.api_clients (namespaces,
+#   the token unless they are API clients: the pod asks for the token itself
+#   (automountServiceAccountToken: true, the workload's declared intent), a binding names its
+#   ServiceAccount (input.facts.rbac.bound, from the RBAC graph of the gate: a group such as
+#   system:serviceaccounts does not count), or service_accounts.api_clients selects it (namespaces,
 #   kinds, names: shell-style globs; labels: exact values of the object's labels; empty fields match
 #   anything). Whether the token is mounted is decided as Kubernetes does: the pod's
 #   automountServiceAccountToken if set, else the ServiceAccount's, else true. The ServiceAccount's
@@ -65,6 +68,12 @@ matches(patterns, value) if {
 	some pattern in patterns
 	glob.match(pattern, null, value)
 }
+
+# declared intent: the pod asks for the token
+api_client if input.pod.spec.automountServiceAccountToken == true
+
+# a binding names the ServiceAccount itself
+api_client if input.facts.rbac.bound == true
 
 api_client if {
 	some sel in api_clients

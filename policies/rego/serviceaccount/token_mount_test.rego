@@ -39,9 +39,16 @@ test_pod_unset_without_facts_denied if {
 	contains(v.msg, "ServiceAccount \"default\"")
 }
 
-test_pod_true_denied if {
-	some v in deny({"automountServiceAccountToken": true, "serviceAccountName": "controller"}, {}, [])
-	contains(v.msg, "the pod sets automountServiceAccountToken")
+test_pod_true_is_a_declared_api_client if {
+	# issue 22: Argo CD's and kube-prometheus' controllers set it explicitly and call the API
+	count(deny({"automountServiceAccountToken": true, "serviceAccountName": "controller"}, {}, [])) == 0
+}
+
+test_a_bound_service_account_is_an_api_client if {
+	f := object.union(sa(true, true), {"rbac": {"serviceAccount": "argo/controller", "bound": true}})
+	count(deny({"serviceAccountName": "controller"}, f, [])) == 0
+	g := object.union(sa(true, true), {"rbac": {"serviceAccount": "argo/controller", "bound": false}})
+	count(deny({"serviceAccountName": "controller"}, g, [])) == 1
 }
 
 test_facts_decide_when_present if {
