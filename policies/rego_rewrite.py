@@ -24,7 +24,7 @@ and each turns the text into one that both engines answer as OPA does:
    without an argument, regorus fails the evaluation. When the format is a string literal and the
    arguments an array literal, the verbs without an argument become that text in the format. With
    more arguments than verbs, OPA appends ``%!(EXTRA int64=3, string=x)``; the format gets that text
-   and the arguments the Go type names (``_sprintf_extra``).
+   and the arguments the Go type names (``_sprintf``).
 6. The v0 builtins OPA still accepts and regorus lacks: ``re_match`` is ``regex.match``; ``any`` and
    ``all`` become calls of functions in a module added beside the template (:data:`COMPAT_MODULE`).
 7. A builtin called with an argument of the wrong type: OPA (strict-builtin-errors off, as in
@@ -141,11 +141,11 @@ is_collection(x) {{ is_set(x) }}
 is_collection(x) {{ is_string(x) }}
 
 is_strings(x) {{ is_array(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
+is_strings(x) {{ is_set(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
 
 go_type(x) = "int64" {{ is_number(x); x == floor(x) }}
 go_type(x) = "float64" {{ is_number(x); x != floor(x) }}
 go_type(x) = "string" {{ not is_number(x) }}
-is_strings(x) {{ is_set(x); count([1 | y := x[_]; not is_string(y)]) == 0 }}
 
 {_guards()}
 """
@@ -327,11 +327,7 @@ def rewrite(text: str, guard: bool = True) -> str:
                     bindings, negation = hoisted
                     lead = "".join(f"{indent}{b}\n" for b in bindings)
                     replaced = f"{lead}{indent}{negation}{tail}{newline}"
-        out.append(
-            _builtins(
-                tokenize(replaced) if replaced is not None else _sprintf_extra(_sprintf_missing(line)), calls
-            )
-        )
+        out.append(_builtins(tokenize(replaced) if replaced is not None else _sprintf(line), calls))
         for t in sig:
             if t.kind == "op" and t.text in ("(", "["):
                 depth += 1
@@ -352,93 +348,73 @@ def _missing(m: re.Match[str], counter: list[int], args: int) -> str:
     return m.group(0) if counter[0] <= args else f"%%!{m.group(1)}(MISSING)"
 
 
-def _sprintf_missing(line: list[Token]) -> list[Token]:
-    """Verbs past the last argument of ``sprintf("…", [a, b])`` become Go's ``%!v(MISSING)``."""
-    out = list(line)
-    for i, t in enumerate(out):
-        if t.kind != "ident" or t.text != "sprintf":
-            continue
-        rest = [(j, u) for j, u in enumerate(out) if j > i and u.kind not in _SKIP]
-        if len(rest) < 5 or rest[0][1].text != "(" or rest[1][1].kind != "string" or rest[2][1].text != ",":
-            continue
-        if rest[3][1].text != "[":
-            continue
-        depth, args, end = 0, 0, None
-        seen = False
-        for k, (_, u) in enumerate(rest[3:], start=3):
-            if u.kind == "op" and u.text in _OPEN:
-                depth += 1
-            elif u.kind == "op" and u.text in _CLOSE:
-                depth -= 1
-                if depth == 0:
-                    end = k
-                    break
-            elif depth == 1 and u.text == ",":
-                args += 1
-            if depth >= 1 and not (depth == 1 and u.text in ("[", ",")):
-                seen = True
-        if end is None:
-            continue
-        args = args + 1 if seen else 0
-        fmt_index, fmt = rest[1]
+@dataclass(slots=True)
+class _Sprintf:
+    """A ``sprintf("format", [a, b])`` call: the format token's index, the array's bounds, the
+    arguments' texts."""
 
-        fixed = _VERB.sub(functools.partial(_missing, counter=[0], args=args), fmt.text)
-        verbs = len([m for m in _VERB.finditer(fmt.text) if m.group(0) != "%%"])
-        if verbs > args:
-            out[fmt_index] = Token("string", fixed)
-    return out
+    fmt_index: int
+    fmt: Token
+    start: int  # the array's "["
+    end: int  # its "]"
+    args: list[str]
 
 
-def _sprintf_extra(line: list[Token]) -> list[Token]:
-    """Arguments past the last verb of ``sprintf("…", [a, b, c])`` are written by Go's fmt (OPA) as
-    ``%!(EXTRA int64=3, string=x)`` after the text; regorus fails the evaluation. When the format is a
-    string literal (without explicit argument indexes) and the arguments an array literal, the
-    format gets ``%%!(EXTRA %v=%v, …)`` and each extra argument is preceded by its Go type name
-    (the compat module's ``go_type``: int64, float64, or string, as OPA hands values to fmt)."""
+def _sprintf_at(out: list[Token], i: int) -> _Sprintf | None:
+    """The call starting at token `i`, when its format is a string literal and its arguments an
+    array literal; None otherwise (rewrite 5 then leaves it alone)."""
+    if out[i].kind != "ident" or out[i].text != "sprintf":
+        return None
+    rest = [(j, u) for j, u in enumerate(out) if j > i and u.kind not in _SKIP]
+    if len(rest) < 5 or rest[0][1].text != "(" or rest[1][1].kind != "string" or rest[2][1].text != ",":
+        return None
+    if rest[3][1].text != "[":
+        return None
+    depth, end, commas = 0, None, []
+    for j, u in rest[3:]:
+        if u.kind == "op" and u.text in _OPEN:
+            depth += 1
+        elif u.kind == "op" and u.text in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                end = j
+                break
+        elif depth == 1 and u.text == ",":
+            commas.append(j)
+    if end is None:
+        return None
+    start = rest[3][0]
+    pieces = [untokenize(out[a + 1 : b]).strip() for a, b in itertools.pairwise([start, *commas, end])]
+    fmt_index, fmt = rest[1]
+    return _Sprintf(fmt_index, fmt, start, end, [p for p in pieces if p])
+
+
+def _sprintf(line: list[Token]) -> list[Token]:
+    """Rewrite 5. Verbs past the last argument of ``sprintf("…", [a, b])`` become Go's
+    ``%!v(MISSING)``. Arguments past the last verb are written by Go's fmt (OPA) as
+    ``%!(EXTRA int64=3, string=x)`` after the text, and regorus fails the evaluation: the format gets
+    ``%%!(EXTRA %v=%v, …)`` and each extra argument is preceded by its Go type name (the compat
+    module's ``go_type``: int64, float64, or string, as OPA hands values to fmt); not for formats with
+    explicit argument indexes or `*` widths."""
     out = list(line)
     i = 0
     while i < len(out):
-        t = out[i]
-        if t.kind != "ident" or t.text != "sprintf":
-            i += 1
-            continue
-        rest = [(j, u) for j, u in enumerate(out) if j > i and u.kind not in _SKIP]
-        if len(rest) < 5 or rest[0][1].text != "(" or rest[1][1].kind != "string" or rest[2][1].text != ",":
-            i += 1
-            continue
-        fmt_index, fmt = rest[1]
-        if rest[3][1].text != "[" or "%[" in fmt.text or "%*" in fmt.text:
-            i += 1
-            continue
-        depth, end, commas = 0, None, []
-        for j, u in rest[3:]:
-            if u.kind == "op" and u.text in _OPEN:
-                depth += 1
-            elif u.kind == "op" and u.text in _CLOSE:
-                depth -= 1
-                if depth == 0:
-                    end = j
-                    break
-            elif depth == 1 and u.text == ",":
-                commas.append(j)
-        start = rest[3][0]
-        if end is None:
-            i += 1
-            continue
-        bounds = [start, *commas, end]
-        args = [untokenize(out[a + 1 : b]).strip() for a, b in itertools.pairwise(bounds)]
-        args = [a for a in args if a] if len(args) > 1 or args[0] else []
-        verbs = len([m for m in _VERB.finditer(fmt.text) if m.group(0) != "%%"])
-        if len(args) <= verbs:
-            i += 1
-            continue
-        extra = args[verbs:]
-        gotype = f"data.{COMPAT_PACKAGE}.go_type"
-        array = ", ".join([*args[:verbs], *(f"{gotype}({a}), {a}" for a in extra)])
-        suffix = "%%!(EXTRA " + ", ".join(["%v=%v"] * len(extra)) + ")"
-        out[fmt_index] = Token("string", fmt.text[:-1] + suffix + '"')
-        out[start : end + 1] = tokenize(f"[{array}]")
+        call = _sprintf_at(out, i)
         i += 1
+        if call is None:
+            continue
+        text, args = call.fmt.text, call.args
+        verbs = len([m for m in _VERB.finditer(text) if m.group(0) != "%%"])
+        if verbs > len(args):
+            fixed = _VERB.sub(functools.partial(_missing, counter=[0], args=len(args)), text)
+            out[call.fmt_index] = Token("string", fixed)
+        elif len(args) > verbs and "%[" not in text and "%*" not in text:
+            extra = args[verbs:]
+            gotype = f"data.{COMPAT_PACKAGE}.go_type"
+            array = ", ".join([*args[:verbs], *(f"{gotype}({a}), {a}" for a in extra)])
+            suffix = "%%!(EXTRA " + ", ".join(["%v=%v"] * len(extra)) + ")"
+            out[call.fmt_index] = Token("string", text[:-1] + suffix + '"')
+            out[call.start : call.end + 1] = tokenize(f"[{array}]")
     return out
 
 
@@ -475,7 +451,7 @@ def _builtins(line: list[Token], calls: dict[str, str]) -> str:
 
 def _call_name(line: list[Token], i: int) -> tuple[str | None, int]:
     """The called name starting at token ``i`` (``a`` or ``a.b``) and its last token's index."""
-    sig = [k for k in range(i, len(line)) if line[k].kind not in _SKIP][:4]
+    sig = list(itertools.islice((k for k in range(i, len(line)) if line[k].kind not in _SKIP), 4))
     texts = [line[k].text for k in sig]
     if len(texts) >= 2 and texts[1] == "(":
         return texts[0], sig[0]
