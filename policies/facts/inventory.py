@@ -181,6 +181,10 @@ class Inventory:
         """namespace -> the ServiceAccounts its workloads' and pods' pods run as."""
         return {ns: frozenset(counts) for ns, counts in self._running.items()}
 
+    def token_account(self, namespace: str, secret: str) -> str | None:
+        """The ServiceAccount a legacy token Secret holds a token of, if the Secret was seen."""
+        return self._token_secrets.get((namespace, secret))
+
     def token_secrets(self) -> dict[tuple[str, str], str]:
         """(namespace, Secret name) -> the ServiceAccount of every legacy token Secret seen."""
         return dict(self._token_secrets)

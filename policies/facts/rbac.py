@@ -838,15 +838,25 @@ class RBACGraph:
         ns = namespace or ""
         return self.service_accounts.get(ns) or {Subject("ServiceAccount", "default", ns)}
 
-    def _group_members(self, node: Node) -> set[Subject]:
-        """The accounts a "running" or "tokens" node stands for."""
-        if node.kind == "running":
-            namespaces = [node.scope] if node.scope is not None else sorted(self.running)
-            return {Subject("ServiceAccount", a, ns) for ns in namespaces for a in self.running.get(ns, ())}
-        namespaces = [node.scope] if node.scope is not None else sorted(self.token_secrets)
-        return {
-            Subject("ServiceAccount", a, ns) for ns in namespaces for _, a in self.token_secrets.get(ns, ())
-        }
+    def _parts(self, node: Node) -> list[Node] | None:
+        """The nodes an aggregate node stands for, in order: the accounts of a namespace, of the pods
+        running in one (or anywhere), or with a legacy token Secret in one (or anywhere); the
+        namespaces, for every account. None for other nodes."""
+        if node.kind == "namespace":
+            accounts: Iterable[Subject] = self._members_of(node.scope)
+        elif node.kind == "all":
+            return [Node("namespace", scope=ns) for ns in sorted(self.service_accounts)]
+        elif node.kind in ("running", "tokens"):
+            by_ns = (
+                self.running
+                if node.kind == "running"
+                else {ns: [a for _, a in secrets] for ns, secrets in self.token_secrets.items()}
+            )
+            namespaces = [node.scope] if node.scope is not None else sorted(by_ns)
+            accounts = {Subject("ServiceAccount", a, ns) for ns in namespaces for a in by_ns.get(ns, ())}
+        else:
+            return None
+        return [Node("subject", sa) for sa in sorted(accounts)]
 
     def _running(self, scope: str | None) -> Node | None:
         """The accounts of the pods running in a namespace (None: anywhere), when any are known."""
@@ -955,26 +965,13 @@ class RBACGraph:
         done = self._edges.get(node)
         if done is not None:
             return done
+        parts = self._parts(node)
         if node.subject is not None:
             steps = self._steps(node, self.grants_of(node.subject))
-        elif node.kind == "namespace":
+        elif parts is not None:
             merged: dict[tuple[Node, str], Step] = {}
-            for sa in sorted(self._members_of(node.scope)):
-                for st in self.edges(Node("subject", sa)):
-                    if st.target != node:
-                        merged.setdefault((st.target, st.action), st)
-            steps = tuple(merged.values())
-        elif node.kind == "all":
-            merged = {}
-            for ns in sorted(self.service_accounts):
-                for st in self.edges(Node("namespace", scope=ns)):
-                    if st.target != node:
-                        merged.setdefault((st.target, st.action), st)
-            steps = tuple(merged.values())
-        elif node.kind in ("running", "tokens"):
-            merged = {}
-            for sa in sorted(self._group_members(node)):
-                for st in self.edges(Node("subject", sa)):
+            for part in parts:
+                for st in self.edges(part):
                     if st.target != node:
                         merged.setdefault((st.target, st.action), st)
             steps = tuple(merged.values())
@@ -988,14 +985,11 @@ class RBACGraph:
         done = self._keys.get(node)
         if done is not None:
             return done
+        parts = self._parts(node)
         if node.subject is not None:
             keys = _group(r.key() for r in self.risky(node.subject))
-        elif node.kind == "namespace":
-            keys = _merge(self.keys_of(Node("subject", sa)) for sa in self._members_of(node.scope))
-        elif node.kind == "all":
-            keys = _merge(self.keys_of(Node("namespace", scope=ns)) for ns in self.service_accounts)
-        elif node.kind in ("running", "tokens"):
-            keys = _merge(self.keys_of(Node("subject", sa)) for sa in self._group_members(node))
+        elif parts is not None:
+            keys = _merge(self.keys_of(part) for part in parts)
         else:
             rules: tuple[PolicyRule, ...]
             if node.kind == "anything":
@@ -1131,16 +1125,11 @@ class RBACGraph:
 
     def _holders(self, node: Node, new: Keys) -> tuple[str, ...]:
         """Which members of a group node hold the permissions it adds (at most 5 named)."""
-        if node.kind not in ("namespace", "all", "running", "tokens"):
-            return ()
         index = self._members.get(node)
         if index is None:
-            if node.kind == "namespace":
-                members = [Node("subject", sa) for sa in self._members_of(node.scope)]
-            elif node.kind in ("running", "tokens"):
-                members = [Node("subject", sa) for sa in sorted(self._group_members(node))]
-            else:
-                members = [Node("namespace", scope=ns) for ns in self.service_accounts]
+            members = self._parts(node)
+            if members is None:
+                return ()
             by_key: dict[tuple[str, str], set[str]] = defaultdict(set)
             for m in members:
                 for k in self.keys_of(m):
@@ -1381,9 +1370,8 @@ def facts(
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
     mounted: list[dict[str, Any]] = []
-    tokens = inventory.token_secrets()
     for path, secret in _secret_references(pod.get("spec")):
-        account = tokens.get((namespace, secret))
+        account = inventory.token_account(namespace, secret)
         if account is None or any(m["secret"] == secret for m in mounted):
             continue
         holder = Subject("ServiceAccount", account, namespace)
