@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import multiprocessing
 import os
@@ -63,16 +64,23 @@ class ScanOptions:
     namespace: str | None = None
 
 
+@functools.cache
+def _scopes() -> dict[tuple[str, str], bool]:
+    """(group, kind) -> namespaced, from the kinds table; built once."""
+    from stockade.policies.kinds import KINDS, object_kind
+
+    return {(info.group, object_kind(info)): info.namespaced for info in KINDS.values()}
+
+
 def _namespaced(obj: Mapping[str, Any]) -> bool:
     """Whether an object's kind lives in a namespace (the kinds table; unknown kinds: not assumed)."""
     from stockade.policies.facts.workloads import group_of
-    from stockade.policies.kinds import KINDS, object_kind
 
-    kind, group = obj.get("kind"), group_of(obj.get("apiVersion"))
-    for info in KINDS.values():
-        if object_kind(info) == kind and (group is None or group == info.group):
-            return info.namespaced
-    return False
+    kind, group = str(obj.get("kind")), group_of(obj.get("apiVersion"))
+    if group is not None:
+        return _scopes().get((group, kind), False)
+    # no apiVersion: the first kind of that name in the table, as before
+    return next((ns for (_, k), ns in _scopes().items() if k == kind), False)
 
 
 def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> list[str]:

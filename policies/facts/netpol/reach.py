@@ -390,18 +390,7 @@ class Reachability:
             for dst in candidates:
                 if dst.key == src.key:  # itself (or, while variants are checked, a sibling pod)
                     continue
-                if tiered:
-                    conn = self._through_tiers("egress", src, dst, -1, out, dst)
-                else:
-                    conn = ALL if out is None else out.towards(dst.index)
-                if not conn:
-                    continue
-                into = ingress[dst.index]
-                if tiered:
-                    back = self._through_tiers("ingress", dst, src, -1, into, dst)
-                else:
-                    back = ALL if into is None else into.towards(src.index)
-                conn = sets.intersect(conn, back)
+                conn = self._allowed(src, dst, out, ingress[dst.index], tiered)
                 if conn:
                     yield Connection(src.key, dst.key, conn)
             for b, name in enumerate(dst_names):
@@ -417,31 +406,30 @@ class Reachability:
                 if conn:
                     yield Connection(_external(block), dst.key, conn)
 
+    def _allowed(
+        self, src: Workload, dst: Workload, out: Side | None, into: Side | None, tiered: bool
+    ) -> Conn:
+        """What `src` may open to `dst`: its egress (`out`) met by `dst`'s ingress (`into`)."""
+        if tiered:
+            conn = self._through_tiers("egress", src, dst, -1, out, dst)
+        else:
+            conn = ALL if out is None else out.towards(dst.index)
+        if not conn:
+            return NONE
+        if tiered:
+            back = self._through_tiers("ingress", dst, src, -1, into, dst)
+        else:
+            back = ALL if into is None else into.towards(src.index)
+        return sets.intersect(conn, back)
+
     def _signature(self, wl: Workload, others: list[Workload]) -> dict[str, Conn]:
         """Every connection of `wl` with `others` and the address blocks, both directions."""
         tiered = bool(self.admin_policies or self.baseline_policies or self.calico)
         out, into = self.egress(wl), self.ingress(wl)
         sig: dict[str, Conn] = {}
         for other in others:
-            if tiered:
-                there = self._through_tiers("egress", wl, other, -1, out, other)
-                there = sets.intersect(
-                    there, self._through_tiers("ingress", other, wl, -1, self.ingress(other), other)
-                )
-                back = self._through_tiers("egress", other, wl, -1, self.egress(other), wl)
-                back = sets.intersect(back, self._through_tiers("ingress", wl, other, -1, into, wl))
-            else:
-                o_in, o_out = self.ingress(other), self.egress(other)
-                there = sets.intersect(
-                    ALL if out is None else out.towards(other.index),
-                    ALL if o_in is None else o_in.towards(wl.index),
-                )
-                back = sets.intersect(
-                    ALL if o_out is None else o_out.towards(wl.index),
-                    ALL if into is None else into.towards(other.index),
-                )
-            sig[f"=> {other.key}"] = there
-            sig[f"<= {other.key}"] = back
+            sig[f"=> {other.key}"] = self._allowed(wl, other, out, self.ingress(other), tiered)
+            sig[f"<= {other.key}"] = self._allowed(other, wl, self.egress(other), into, tiered)
         for b, block in enumerate(self.dst_blocks):
             sig[f"=> {_external(block)}"] = self._through_tiers("egress", wl, None, b, out, None)
         for b, block in enumerate(self.src_blocks):
