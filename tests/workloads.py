@@ -70,3 +70,19 @@ def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) ->
         children.append({"name": f"item-{len(children)}"})
     for child in children:
         _fill(child, rest[1:], form, items)
+
+
+def token_secret(ns: str, name: str, account: str) -> dict[str, Any]:
+    """A legacy ServiceAccount token Secret (the token controller's type and annotation), with a
+    canary token: what reads it must never show its data."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "type": "kubernetes.io/service-account-token",
+        "metadata": {
+            "name": name,
+            "namespace": ns,
+            "annotations": {"kubernetes.io/service-account.name": account},
+        },
+        "data": {"token": "Y2FuYXJ5LXRva2Vu"},
+    }

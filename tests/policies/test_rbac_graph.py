@@ -14,6 +14,7 @@ import pytest
 
 from stockade.policies.facts import facts_for, inventory_of
 from stockade.policies.facts.rbac import MAX_PATH_LENGTH, Binding, Node, RBACGraph, Subject, cluster_scoped
+from tests.workloads import token_secret
 
 RBAC = "rbac.authorization.k8s.io/v1"
 
@@ -640,20 +641,6 @@ def deployment(ns: str, name: str, account: str | None = None) -> dict[str, Any]
         "kind": "Deployment",
         "metadata": {"name": name, "namespace": ns},
         "spec": {"template": {"spec": spec}},
-    }
-
-
-def token_secret(ns: str, name: str, account: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "kubernetes.io/service-account-token",
-        "metadata": {
-            "name": name,
-            "namespace": ns,
-            "annotations": {"kubernetes.io/service-account.name": account},
-        },
-        "data": {"token": "Y2FuYXJ5LXRva2Vu"},
     }
 
 

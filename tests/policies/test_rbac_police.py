@@ -26,6 +26,7 @@ from stockade.policies.config import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Operation, Resource
+from tests.workloads import token_secret
 
 RBAC = "rbac.authorization.k8s.io/v1"
 ATTACKER = {"kind": "User", "name": "mallory", "apiGroup": "rbac.authorization.k8s.io"}
@@ -89,19 +90,6 @@ def workload(ns: str, name: str, account: str) -> dict[str, Any]:
                     "containers": [{"name": "c", "image": "registry.example/app@sha256:" + "0" * 64}],
                 }
             }
-        },
-    }
-
-
-def token_secret(ns: str, name: str, account: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Secret",
-        "type": "kubernetes.io/service-account-token",
-        "metadata": {
-            "name": name,
-            "namespace": ns,
-            "annotations": {"kubernetes.io/service-account.name": account},
         },
     }
 
