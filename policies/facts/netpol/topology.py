@@ -19,7 +19,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
+from stockade.policies.facts.workloads import _mapping as _map
+from stockade.policies.shape import at
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 DEFAULT_NAMESPACE = "default"
@@ -76,21 +78,12 @@ LAUNCHER_APP_LABEL = ("kubevirt.io", "virt-launcher")
 VM_NAME_LABEL = "vm.kubevirt.io/name"
 
 
-def _map(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
 def _kubevirt_vm(obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The VirtualMachineInstance template of a KubeVirt object that runs VMs, else None."""
-    api = obj.get("apiVersion")
-    group = api.split("/", 1)[0] if isinstance(api, str) and "/" in api else ""
-    path = KUBEVIRT_VMS.get((group, str(obj.get("kind") or "")))
+    path = KUBEVIRT_VMS.get((group_of(obj.get("apiVersion")) or "", str(obj.get("kind") or "")))
     if path is None:
         return None
-    node: Any = obj
-    for key in path:
-        node = node.get(key) if isinstance(node, Mapping) else None
-    return node if isinstance(node, Mapping) else {}
+    return _map(at(obj, list(path)))
 
 
 def _vm_ports(spec: Mapping[str, Any]) -> tuple[tuple[str, str, int], ...]:
