@@ -11,15 +11,13 @@ since a missing policy would change the answer.
 from __future__ import annotations
 
 import enum
-import shutil
 from pathlib import Path
 from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
@@ -27,10 +25,13 @@ from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import PodsDiffer, Reachability
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 from stockade.policies.kinds import KINDS, object_kind
+from stockade.scanner.reports.layout import console, fit, plain
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
 
 app = typer.Typer(
-    help="Egress: reachability of workloads under their network policies.", no_args_is_help=True
+    rich_markup_mode=None,
+    help="Egress: reachability of workloads under their network policies.",
+    no_args_is_help=True,
 )
 
 
@@ -191,18 +192,23 @@ def _table(reports: list[dict[str, Any]]) -> str:
         isolation = "isolated" if rep["egressIsolated"] else "NOT isolated"
         if rep["hostNetwork"]:
             isolation += ", hostNetwork"
-        name = escape(rep["workload"])  # names hold brackets (`[Deployment]`, `workerGroupSpecs[gpu]`)
+        name = rep[
+            "workload"
+        ]  # names hold brackets (`[Deployment]`, `workerGroupSpecs[gpu]`): Text, never markup
         if not rep["destinations"]:
-            table.add_row(name, isolation, "(nothing)", "")
+            table.add_row(Text(name), Text(isolation), Text("(nothing)"), Text(""))
         for i, dest in enumerate(rep["destinations"]):
             peer = ", ".join(dest["cidrs"]) if dest["type"] == "ipBlock" else dest["peer"]
             table.add_row(
-                name if i == 0 else "", isolation if i == 0 else "", escape(peer), escape(dest["conn"])
+                Text(name if i == 0 else ""),
+                Text(isolation if i == 0 else ""),
+                Text(peer),
+                Text(dest["conn"]),
             )
     # Never truncate a workload name or a port list: a report is read by people and by grep alike.
     for col in table.columns:
         col.overflow = "fold"
-    console = Console(width=max(120, shutil.get_terminal_size((160, 24)).columns), force_terminal=False)
-    with console.capture() as capture:
-        console.print(table)
-    return capture.get()
+    out = console()
+    with out.capture() as capture:
+        out.print(fit(table, out.width, key=2))
+    return plain(capture.get())

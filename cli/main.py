@@ -2,31 +2,67 @@
 
 Exit codes are part of the contract: 0 clean, 1 policy violations at or above --fail-on,
 2 usage, configuration or input errors.
+
+Commands are imported only when run: `stockade scan x.yaml` never imports the kubernetes client, the
+webhook server or the Azure SDK, and `stockade --help` imports none of the command modules (their
+one-line summaries are in :data:`COMMANDS`; a test keeps them equal to the modules' own). The
+whole application (every command loaded) is :data:`app`, for tests and for `python -m`.
 """
 
 from __future__ import annotations
 
+import importlib
 import sys
+from collections.abc import Collection
+from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 import typer
 
-from stockade.cli import audit, egress, policy, rbac, scan, webhook
+from stockade.cli.helptext import tidy
 
-app = typer.Typer(
-    name="stockade",
-    help="One Rego policy library for AI compute clusters: CI scan, admission webhook, cluster audit.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-app.command("scan")(scan.scan)
-app.command("audit")(audit.audit)
-app.command("init")(policy.init)
-app.add_typer(policy.app, name="policy")
-app.add_typer(webhook.app, name="webhook")
-app.add_typer(rbac.app, name="rbac")
-app.add_typer(egress.app, name="egress")
+HELP = "One Rego policy library for AI compute clusters: CI scan, admission webhook, cluster audit."
+
+
+@dataclass(frozen=True)
+class Command:
+    """Where a command lives: `attr` of `module`, a command function or (group) a Typer app."""
+
+    module: str
+    attr: str
+    group: bool
+    summary: str
+
+
+COMMANDS: dict[str, Command] = {
+    "scan": Command(
+        "stockade.cli.scan",
+        "scan",
+        False,
+        "Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library.",
+    ),
+    "audit": Command(
+        "stockade.cli.audit",
+        "audit",
+        False,
+        "Audit live clusters (kubeconfig contexts) against the policy library: one report for the fleet.",
+    ),
+    "init": Command("stockade.cli.policy", "init", False, "Write a commented starter stockade.yaml."),
+    "policy": Command(
+        "stockade.cli.policy", "app", True, "The policy library: catalogue, explanations, Rego unit tests."
+    ),
+    "webhook": Command("stockade.cli.webhook", "app", True, "The validating admission webhook."),
+    "rbac": Command(
+        "stockade.cli.rbac",
+        "app",
+        True,
+        "RBAC least privilege: who can do what, what a subject may do, escalation paths.",
+    ),
+    "egress": Command(
+        "stockade.cli.egress", "app", True, "Egress: reachability of workloads under their network policies."
+    ),
+}
 
 
 def tool_version() -> str:
@@ -36,15 +72,72 @@ def tool_version() -> str:
         return "0+unknown"
 
 
-@app.command("version")
 def version_cmd() -> None:
     """Print the stockade version."""
     typer.echo(tool_version())
 
 
-def main() -> None:
+def _stub(summary: str) -> Any:
+    def placeholder() -> None:  # pragma: no cover - never run: a command that runs is loaded
+        raise typer.Exit(2)
+
+    placeholder.__doc__ = summary
+    return placeholder
+
+
+def build(load: Collection[str] | None = None) -> typer.Typer:
+    """The application with the commands in `load` imported (all when None); the others are listed by
+    their summary only."""
+    application = typer.Typer(
+        name="stockade",
+        help=HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        rich_markup_mode=None,
+    )
+    for name, command in COMMANDS.items():
+        if load is None or name in load:
+            target = getattr(importlib.import_module(command.module), command.attr)
+            if command.group:
+                application.add_typer(target, name=name)
+            else:
+                application.command(name)(target)
+        elif command.group:
+            application.add_typer(
+                typer.Typer(help=command.summary, no_args_is_help=True, rich_markup_mode=None), name=name
+            )
+        else:
+            application.command(name)(_stub(command.summary))
+    application.command("version")(version_cmd)
+    return application
+
+
+def _requested(argv: list[str]) -> set[str]:
+    """The command `argv` runs (its first word), or none for `stockade --help` and mistakes."""
+    first = next((a for a in argv if not a.startswith("-")), None)
+    return {first} if first in COMMANDS else set()
+
+
+_FULL: typer.Typer | None = None
+
+
+def __getattr__(name: str) -> Any:
+    """`app`: every command loaded (tests, `python -m stockade.cli.main`), built on first use."""
+    global _FULL
+    if name == "app":
+        if _FULL is None:
+            _FULL = build()
+        return _FULL
+    raise AttributeError(name)
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = sys.argv[1:] if argv is None else argv
+    application = build(_requested(args))
+    command = tidy(typer.main.get_command(application))
     try:
-        app()
+        command.main(args=args)
     except KeyboardInterrupt:  # pragma: no cover
         sys.exit(130)
 

@@ -9,8 +9,8 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
 from stockade.policies.config import STARTER_CONFIG
@@ -19,8 +19,13 @@ from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
 from stockade.policies.kinds import object_kind
 from stockade.policies.model import Rule
 from stockade.policies.testing import run_tests
+from stockade.scanner.reports.layout import print_table
 
-app = typer.Typer(help="The policy library: catalogue, explanations, Rego unit tests.", no_args_is_help=True)
+app = typer.Typer(
+    rich_markup_mode=None,
+    help="The policy library: catalogue, explanations, Rego unit tests.",
+    no_args_is_help=True,
+)
 
 PolicyDirs = Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")]
 
@@ -72,8 +77,9 @@ def list_rules(
     for col in ("ID", "Area", "Severity", "Action", "Title", "Frameworks"):
         table.add_column(col)
     for r in rules:
-        table.add_row(r.id, r.area, r.severity.label, r.action.value, r.title, ", ".join(r.frameworks))
-    Console(width=160).print(table)
+        cells = (r.id, r.area, r.severity.label, r.action.value, r.title, ", ".join(r.frameworks))
+        table.add_row(*(Text(c) for c in cells))
+    print_table(table, key=4)
 
 
 @app.command("explain")

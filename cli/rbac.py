@@ -15,17 +15,18 @@ from typing import Annotated, Any
 
 import orjson
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
 from stockade.policies.facts.rbac import CORE_RESOURCES, KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
 from stockade.policies.kinds import KINDS
+from stockade.scanner.reports.layout import console, print_table
 from stockade.scanner.sources.cluster import ClusterReader, ListError
 
 app = typer.Typer(
+    rich_markup_mode=None,
     help="RBAC least privilege: who can do what, what a subject may do, escalation paths.",
     no_args_is_help=True,
 )
@@ -108,7 +109,7 @@ def _emit(data: object) -> None:
 
 def _row(table: Table, *cells: str) -> None:
     """Names (users, groups) are data, never rich markup."""
-    table.add_row(*(escape(c) for c in cells))
+    table.add_row(*(Text(c) for c in cells))
 
 
 def _rule_text(rule: PolicyRule) -> str:
@@ -212,7 +213,7 @@ def who_can(
         table.add_column(col)
     for s, g in found:
         _row(table, str(s), str(g.binding), g.binding.role, g.scope_text)
-    Console(width=160).print(table)
+    print_table(table)
 
 
 @app.command("explain")
@@ -249,24 +250,24 @@ def explain(
             }
         )
         return
-    console = Console(width=160)
+    out = console()
     table = Table(title=f"{who}: {len(grants)} bindings (as {', '.join(str(i) for i in who.identities())})")
     for col in ("Via", "Binding", "Role", "Scope", "Rules"):
         table.add_column(col)
     for g in grants:
         rules = "\n".join(_rule_text(r) for r in g.rules) or ("(role not found)" if not g.role_found else "")
         _row(table, str(g.via), str(g.binding), g.binding.role, g.scope_text, rules)
-    console.print(table)
+    print_table(table, out=out)
     if risky:
         rt = Table(title="escalation-capable permissions")
         for col in ("Rule", "Permission", "Scope", "Binding", "Role"):
             rt.add_column(col)
         for r in risky:
             _row(rt, r.id, r.permission, r.grant.scope_text, str(r.grant.binding), r.grant.binding.role)
-        console.print(rt)
+        print_table(rt, key=2, out=out)
     for p in escalations:
-        console.print(f"escalation to {p.target_text}: " + "; then ".join(s.text() for s in p.steps))
-        console.print(f"  gains: {', '.join(p.gains)}")
+        out.print(Text(f"escalation to {p.target_text}: " + "; then ".join(s.text() for s in p.steps)))
+        out.print(Text(f"  gains: {', '.join(p.gains)}"))
 
 
 @app.command("escalations")
@@ -288,4 +289,4 @@ def escalations(
         table.add_column(col)
     for p in found:
         _row(table, str(p.start), p.target_text, "\n".join(s.text() for s in p.steps), "\n".join(p.gains))
-    Console(width=200).print(table)
+    print_table(table, key=2)

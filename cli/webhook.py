@@ -40,7 +40,7 @@ from stockade.webhooks.manifests import (
 )
 from stockade.webhooks.manifests import NAME as WEBHOOK
 
-app = typer.Typer(help="The validating admission webhook.", no_args_is_help=True)
+app = typer.Typer(rich_markup_mode=None, help="The validating admission webhook.", no_args_is_help=True)
 
 
 def _logging() -> None:

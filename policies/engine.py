@@ -139,6 +139,9 @@ def _read_module(path: Path) -> Module:
     return Module(str(path), text, m.group(1))
 
 
+_METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
     """The package-scoped ``# METADATA`` YAML block and its line, if there is one."""
     lines = text.splitlines()
@@ -150,7 +153,9 @@ def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
                     break
                 body.append(nxt[2:] if nxt.startswith("# ") else nxt[1:])
             try:
-                data = yaml.safe_load("\n".join(body)) or {}
+                # libyaml's loader: the library's own METADATA, read at every start (PyYAML's pure
+                # Python parser took ~0.5 s of a one-file scan for 85 rules)
+                data = yaml.load("\n".join(body), Loader=_METADATA_LOADER) or {}
             except yaml.YAMLError as exc:
                 raise PolicyError(f"METADATA at line {i + 1} is not valid YAML: {exc}") from None
             if not isinstance(data, dict):

@@ -9,21 +9,19 @@ as typed rather than interpreted.
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 from io import StringIO
 
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
+from stockade.scanner.reports.layout import PLAIN_WIDTH, console, fit, output_width, plain
 from stockade.scanner.result import Result
 
-#: width when not writing to a terminal (logs, files): wide enough for file:line and a message
-PLAIN_WIDTH = 160
+__all__ = ["PLAIN_WIDTH", "REPORT", "TableReport"]
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red",
     Severity.HIGH: "red",
@@ -42,23 +40,16 @@ class TableReport(Report):
 
     def render(self, result: Result, *, color: bool = False) -> str:
         out = StringIO()
-        console = Console(
-            file=out,
-            force_terminal=color,
-            color_system="auto" if color else None,
-            width=shutil.get_terminal_size((PLAIN_WIDTH, 24)).columns if color else PLAIN_WIDTH,
-            highlight=False,
-            emoji=False,
-            legacy_windows=False,
-        )
+        # a terminal's width when printing to one, else COLUMNS or 160; stacked rows when narrow
+        out_console = console(out, width=output_width(terminal=color), color=color)
         findings = result.sorted_findings()
         if findings:
-            console.print(_table(findings))
-        console.print(_summary(result))
+            out_console.print(fit(_table(findings), out_console.width, key=4))
+        out_console.print(_summary(result))
         if result.framework:
-            console.print(_controls(result))
+            out_console.print(_controls(result))
         for error in result.errors:
-            console.print(Text(str(error), style="red"))
+            out_console.print(Text(str(error), style="red"))
         for status in result.exceptions:
             if status.status != "active":
                 spec = status.spec
@@ -67,10 +58,10 @@ class TableReport(Report):
                     if status.status == "expired"
                     else "matched nothing"
                 )
-                console.print(Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
+                out_console.print(Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
         for gap in result.gaps:
-            console.print(Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
-        return out.getvalue()
+            out_console.print(Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
+        return out.getvalue() if color else plain(out.getvalue())
 
 
 REPORT = TableReport()
