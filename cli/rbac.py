@@ -121,8 +121,10 @@ def _rule_text(rule: PolicyRule) -> str:
     return f"{verbs} {','.join(sorted(rule.resources))} [{groups}]{names}"
 
 
-def _grant_json(grant: Grant) -> dict[str, Any]:
-    return {**grant.as_json(), "rules": [r.as_json() for r in grant.rules]}
+def _grant_json(grant: Grant, graph: RBACGraph) -> dict[str, Any]:
+    """`bootstrap`: a binding of the Kubernetes bootstrap policy the inputs did not define."""
+    bootstrap = grant.binding.key in graph.bootstrap_keys
+    return {**grant.as_json(), "rules": [r.as_json() for r in grant.rules], "bootstrap": bootstrap}
 
 
 def _plural(name: str, group: str | None) -> str:
@@ -244,20 +246,26 @@ def explain(
             {
                 "subject": who.as_json(),
                 "identities": [str(i) for i in who.identities()],
-                "grants": [_grant_json(g) for g in grants],
+                "grants": [_grant_json(g, graph) for g in grants],
                 "risky": [r.as_json() for r in risky],
                 "escalations": [p.as_json() for p in escalations],
             }
         )
         return
     out = console()
-    table = Table(title=f"{who}: {len(grants)} bindings (as {', '.join(str(i) for i in who.identities())})")
+    implicit = [g for g in grants if g.binding.key in graph.bootstrap_keys]
+    table = Table(title=f"{who}: {len(grants) - len(implicit)} bindings (as {', '.join(str(i) for i in who.identities())})")
     for col in ("Via", "Binding", "Role", "Scope", "Rules"):
         table.add_column(col)
     for g in grants:
+        if g.binding.key in graph.bootstrap_keys:
+            continue
         rules = "\n".join(_rule_text(r) for r in g.rules) or ("(role not found)" if not g.role_found else "")
         _row(table, str(g.via), str(g.binding), g.binding.role, g.scope_text, rules)
     print_table(table, out=out)
+    if implicit:
+        names = ", ".join(sorted({g.binding.name for g in implicit}))
+        out.print(Text(f"and {len(implicit)} of the Kubernetes bootstrap policy (-f json lists them): {names}"))
     if risky:
         rt = Table(title="escalation-capable permissions")
         for col in ("Rule", "Permission", "Scope", "Binding", "Role"):

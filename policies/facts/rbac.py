@@ -44,8 +44,9 @@ from typing import Any, NamedTuple
 from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import RUNS, TOKEN_SECRETS, Inventory
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
+from stockade.policies.facts.rbac_bootstrap_system import system_objects
 from stockade.policies.facts.workloads import pod_template
-from stockade.policies.model import OLDEST_MINOR
+from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ROLE_KINDS = ("Role", "ClusterRole")
@@ -628,21 +629,27 @@ class RBACGraph:
         self._cluster_roles: dict[str, Mapping[str, Any]] = {}
         self.bindings: list[Binding] = []
         for obj in objects:
-            kind = obj.get("kind")
-            md = _metadata(obj)
-            name = str(md.get("name") or "")
-            if kind == "Role":
-                self.roles[(str(md.get("namespace") or ""), name)] = _rules(obj)
-            elif kind == "ClusterRole":
-                self._cluster_roles[name] = obj
-            elif kind in BINDING_KINDS:
-                b = Binding.parse(obj)
-                if b is not None:
-                    self.bindings.append(b)
-        # Every cluster has the bootstrap user-facing roles (cluster-admin, admin, edit, view): where
-        # the gate's objects do not define one, the API server's own definition applies.
+            self._add(obj)
+        # Every cluster has the API server's bootstrap policy (cluster-admin, admin/edit/view, the
+        # system: roles and bindings, one per controller): where the gate's objects do not define an
+        # object of the same kind and name, the API server's own definition applies (it recreates a
+        # deleted one at start). They are part of every path, never a start of one (`own_subjects`).
+        own = {b.key for b in self.bindings}
+        self.own_subjects = frozenset(s for b in self.bindings for s in b.subjects)
+        first_bootstrap = len(self.bindings)
         for bootstrap in BOOTSTRAP_CLUSTER_ROLES:
             self._cluster_roles.setdefault(str(bootstrap["metadata"]["name"]), bootstrap)
+        for obj in system_objects(min(max(minor, OLDEST_MINOR), LATEST_MINOR)):
+            md = obj["metadata"]
+            kind = obj["kind"]
+            if kind == "ClusterRole":
+                self._cluster_roles.setdefault(md["name"], obj)
+            elif kind == "Role":
+                self.roles.setdefault((md["namespace"], md["name"]), _rules(obj))
+            elif (kind, md.get("namespace", ""), md["name"]) not in own:
+                self._add(obj)
+        #: bindings of the bootstrap policy the gate's objects did not define
+        self.bootstrap_keys = frozenset(b.key for b in self.bindings[first_bootstrap:])
         self.cluster_roles: dict[str, tuple[PolicyRule, ...]] = {}
         for name in self._cluster_roles:
             self._resolve(name, set())
@@ -688,6 +695,19 @@ class RBACGraph:
         self._triples: dict[Node, frozenset[Triple]] = {}
         self._paths: dict[Subject, tuple[Path, ...]] = {}
         self._members: dict[Node, Mapping[tuple[str, str], frozenset[str]]] = {}
+
+    def _add(self, obj: Mapping[str, Any]) -> None:
+        kind = obj.get("kind")
+        md = _metadata(obj)
+        name = str(md.get("name") or "")
+        if kind == "Role":
+            self.roles[(str(md.get("namespace") or ""), name)] = _rules(obj)
+        elif kind == "ClusterRole":
+            self._cluster_roles[name] = obj
+        elif kind in BINDING_KINDS:
+            b = Binding.parse(obj)
+            if b is not None:
+                self.bindings.append(b)
 
     # -- construction ------------------------------------------------------------------------------
 
@@ -773,7 +793,8 @@ class RBACGraph:
         return grants
 
     def subjects(self) -> list[Subject]:
-        return sorted(self.by_subject)
+        """The subjects the gate's own bindings name (not those only the bootstrap policy names)."""
+        return sorted(self.own_subjects)
 
     def who_can(
         self,
@@ -783,8 +804,14 @@ class RBACGraph:
         sub: str = "",
         namespace: str | None = None,
         name: str = "",
+        *,
+        bootstrap: bool = False,
     ) -> list[tuple[Subject, Grant]]:
         """Subjects the bindings name that may make this request, with the grant that allows it.
+
+        Bindings of the Kubernetes bootstrap policy that the gate's objects do not define (the
+        controllers', system:masters') count only with `bootstrap`: a question about manifests is
+        answered about the manifests' subjects. A live cluster's bindings are all its own.
 
         `namespace` None asks about a cluster-wide request (all namespaces, or a cluster-scoped
         resource), which only ClusterRoleBindings grant. A create of a top-level resource carries no
@@ -796,16 +823,18 @@ class RBACGraph:
         candidates: list[Binding] = list(self.cluster_bindings)
         if namespace is not None and not cluster_scoped(group, resource, verb):
             candidates += self.namespace_bindings.get(namespace, ())
-        return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
+        return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name), bootstrap)
 
-    def who_can_url(self, verb: str, path: str) -> list[tuple[Subject, Grant]]:
+    def who_can_url(self, verb: str, path: str, *, bootstrap: bool = False) -> list[tuple[Subject, Grant]]:
         """Non-resource URLs (/metrics, /healthz ...): only ClusterRoleBindings grant them."""
-        return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path))
+        return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path), bootstrap)
 
-    def _who(self, bindings: Iterable[Binding], allows: Any) -> list[tuple[Subject, Grant]]:
+    def _who(self, bindings: Iterable[Binding], allows: Any, bootstrap: bool) -> list[tuple[Subject, Grant]]:
         memo: dict[tuple[str, str, str], tuple[bool, tuple[PolicyRule, ...], bool]] = {}
         out: list[tuple[Subject, Grant]] = []
         for b in bindings:
+            if not bootstrap and b.key in self.bootstrap_keys:
+                continue
             key = (b.role_kind, b.namespace if b.role_kind == "Role" else "", b.role_name)
             hit = memo.get(key)
             if hit is None:
@@ -1155,8 +1184,10 @@ class RBACGraph:
         return out
 
     def all_escalations(self) -> list[Path]:
+        """The paths of every subject the gate's own bindings name (the bootstrap policy's subjects,
+        the controllers and system: users, are steps of paths, not findings of their own)."""
         with _paused_gc():
-            return [p for s in self.subjects() for p in self.escalations_from(s)]
+            return [p for s in sorted(self.own_subjects) for p in self.escalations_from(s)]
 
 
 class Pivots(NamedTuple):

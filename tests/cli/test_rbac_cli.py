@@ -89,7 +89,9 @@ def test_explain(manifests: Path) -> None:
     assert code == 0
     data = json.loads(out)
     assert data["subject"] == {"kind": "ServiceAccount", "name": "sync", "namespace": "ml"}
-    assert [g["binding"] for g in data["grants"]] == ["ClusterRoleBinding sync"]
+    assert [g["binding"] for g in data["grants"] if not g["bootstrap"]] == ["ClusterRoleBinding sync"]
+    # what every ServiceAccount holds from the bootstrap policy is listed, marked as such
+    assert "ClusterRoleBinding system:basic-user" in [g["binding"] for g in data["grants"] if g["bootstrap"]]
     assert data["grants"][0]["rules"] == [
         {"verbs": ["get", "list"], "apiGroups": [""], "resources": ["secrets"]}
     ]

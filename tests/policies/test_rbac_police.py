@@ -25,6 +25,7 @@ import pytest
 from stockade.policies.config import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
+from stockade.policies.facts.rbac import RBACGraph, Subject
 from stockade.policies.model import Operation, Resource
 from tests.workloads import token_secret
 
@@ -228,14 +229,42 @@ def test_each_rbac_police_class_is_found(attack: str) -> None:
     assert expected <= got, f"{attack}: missing {sorted(expected - got)}; found {sorted(got)}"
 
 
+def _moved(obj: dict[str, Any], ns: str) -> dict[str, Any]:
+    """`obj` with the attacker's binding placed in namespace `ns` instead of kube-system."""
+    if obj["metadata"]["name"].startswith("mallory-") and obj["metadata"].get("namespace") == "kube-system":
+        return {**obj, "metadata": {**obj["metadata"], "namespace": ns}}
+    return obj
+
+
 @pytest.mark.parametrize(
     "attack", ["assign_sa", "pods_exec", "nodes_proxy", "retrieve_token_secrets", "impersonate"]
 )
 def test_without_the_powerful_target_there_is_no_path(attack: str) -> None:
-    """The path findings come from the target: without it, only the per-role rule remains."""
+    """The path findings come from the target: without it, only the per-role rule remains (in a
+    namespace of the user's own; in kube-system the bootstrap controllers are targets, below)."""
+    objects, _ = CLASSES[attack]
+    got = findings(*(_moved(o, "tools") for o in objects if o is not POWERFUL))
+    assert not {f for f in got if f[0] == "STK-RBAC-031"}, got
+
+
+@pytest.mark.parametrize("attack", ["assign_sa", "impersonate"])
+def test_kube_system_controllers_are_targets_without_any_manifest_of_theirs(attack: str) -> None:
+    """Every cluster binds kube-system's controller accounts (system:controller:*) to their roles;
+    clusterrole-aggregation-controller may escalate ClusterRoles, so running as it (or impersonating
+    it) is cluster-admin. The manifests need not define any of it."""
     objects, _ = CLASSES[attack]
     got = findings(*(o for o in objects if o is not POWERFUL))
-    assert not {f for f in got if f[0] == "STK-RBAC-031"}, got
+    assert (
+        "STK-RBAC-031",
+        f"mallory-{attack.replace('assign_sa', 'deployer').replace('impersonate', 'impersonator')}",
+    ) in got, got
+    graph = RBACGraph.from_objects([o for o in objects if o is not POWERFUL])
+    paths = graph.escalations_from(Subject("User", "mallory", ""))
+    assert any(
+        "clusterrole-aggregation-controller" in " ".join(s.text() for s in p.steps) for p in paths
+    ) or any("kube-system/clusterrole-aggregation-controller" in p.target_text for p in paths), [
+        p.target_text for p in paths
+    ]
 
 
 def test_a_pod_reading_a_legacy_token_secret_holds_its_account() -> None:
