@@ -254,7 +254,8 @@ def explain(
         return
     out = console()
     implicit = [g for g in grants if g.binding.key in graph.bootstrap_keys]
-    table = Table(title=f"{who}: {len(grants) - len(implicit)} bindings (as {', '.join(str(i) for i in who.identities())})")
+    identities = ", ".join(str(i) for i in who.identities())
+    table = Table(title=f"{who}: {len(grants) - len(implicit)} bindings (as {identities})")
     for col in ("Via", "Binding", "Role", "Scope", "Rules"):
         table.add_column(col)
     for g in grants:
@@ -265,7 +266,8 @@ def explain(
     print_table(table, out=out)
     if implicit:
         names = ", ".join(sorted({g.binding.name for g in implicit}))
-        out.print(Text(f"and {len(implicit)} of the Kubernetes bootstrap policy (-f json lists them): {names}"))
+        bootstrap = f"and {len(implicit)} of the Kubernetes bootstrap policy (-f json lists them)"
+        out.print(Text(f"{bootstrap}: {names}"))
     if risky:
         rt = Table(title="escalation-capable permissions")
         for col in ("Rule", "Permission", "Scope", "Binding", "Role"):
