@@ -48,6 +48,7 @@ class Group:
     worst: str
     rows: list[Row] = field(default_factory=list)
     replicas: int | None = None  # audit: pods of the workload the findings were found on
+    file: str | None = None  # scans: the file the object is in (same-named objects of two files differ)
 
 
 class HtmlReport(Report):
@@ -90,14 +91,17 @@ def _template() -> jinja2.Template:
 
 
 def _groups(findings: list[Finding]) -> list[Group]:
-    """Findings by object, objects in report order (file, line); the worst severity first in each."""
-    groups: dict[tuple[str | None, str], Group] = {}
+    """Findings by object (and file: two files may hold objects of the same name), objects in report
+    order (file, line); the worst severity first in each."""
+    groups: dict[tuple[str | None, str | None, str], Group] = {}
     for f in findings:
         ref = f.resource
-        key = (ref.cluster, ref.display())
+        key = (ref.cluster, f.file, ref.display())
         group = groups.get(key)
         if group is None:
-            group = groups[key] = Group(ref.display(), ref.kind, ref.cluster, f.rule.severity.label)
+            group = groups[key] = Group(
+                ref.display(), ref.kind, ref.cluster, f.rule.severity.label, file=f.file
+            )
         if f.replicas:
             group.replicas = max(group.replicas or 0, f.replicas)
         group.rows.append(

@@ -16,6 +16,7 @@ from collections import Counter
 from stockade.policies.exceptions import ExceptionStatus
 from stockade.policies.model import Finding, Rule, Severity
 from stockade.scanner.reports.base import Report, count
+from stockade.scanner.reports.grouping import group
 from stockade.scanner.result import Result
 
 #: findings shown in the table (and waived findings in theirs); the rest are counted
@@ -83,13 +84,16 @@ def _findings_table(active: list[Finding]) -> str:
     if not active:
         return ""
     rows = ["| Severity | Action | Rule | Resource | Location | Message |", "|---|---|---|---|---|---|"]
-    for f in active[:MAX_ROWS]:
+    groups = group(active)  # one row per problem; the JSON report keeps every finding
+    for g in groups[:MAX_ROWS]:
+        f = g.primary
+        where = _code(_where(f.file, g.line)) if f.file else "—"
         rows.append(
-            f"| {SEVERITY_ICON[f.rule.severity]} {f.rule.severity.label} | {f.action.value} "
-            f"| {_code(f.rule.id)} {_text(f.rule.title)} | {_code(_resource(f))} "
-            f"| {_location(f)} | {_text(f.message)} |"
+            f"| {SEVERITY_ICON[g.severity]} {g.severity.label} | {g.action.value} "
+            f"| {_code(g.rule_label())} {_text(f.rule.title)} | {_code(_resource(f))} "
+            f"| {where} | {'<br>'.join(_text(t) for t in g.lines())} |"
         )
-    return "\n".join(rows) + _more(len(active), "findings")
+    return "\n".join(rows) + _more(len(groups), "rows")
 
 
 def _rules(active: list[Finding]) -> str:

@@ -18,6 +18,7 @@ from rich.text import Text
 
 from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
+from stockade.scanner.reports.grouping import group
 from stockade.scanner.reports.layout import PLAIN_WIDTH, console, fit, output_width, plain
 from stockade.scanner.result import Result
 
@@ -73,33 +74,36 @@ def _group(f: Finding) -> str:
 
 
 def _table(findings: list[Finding]) -> Table:
-    """Location first and unwrapped (so `file:line` stays clickable), the object and message last."""
+    """Location first and unwrapped (so `file:line` stays clickable), the object and message last;
+    one row per problem (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
     table.add_column("Location", no_wrap=True, overflow="fold", max_width=70)
     table.add_column("Severity", no_wrap=True)
     table.add_column("Action", no_wrap=True)
     table.add_column("Rule", no_wrap=True)
     table.add_column("Finding", overflow="fold", ratio=1)
-    for i, f in enumerate(findings):
-        last_of_group = i + 1 == len(findings) or _group(findings[i + 1]) != _group(f)
+    groups = group(findings)
+    for i, g in enumerate(groups):
+        f = g.primary
+        last_of_group = i + 1 == len(groups) or _group(groups[i + 1].primary) != _group(f)
         ref = f.resource
         finding = Text(f.subject(), style="bold")
         finding.append("\n")
         if f.exception is None:
-            action = Text(f.action.value, style=ACTION_STYLE[f.action])
-            finding.append(f.message)
+            action = Text(g.action.value, style=ACTION_STYLE[g.action])
+            finding.append(g.message())
         else:
             action = Text("waived", style="dim")
-            finding.append(f"{f.message} (waived by {f.exception.name}, {f.exception.owner})", style="dim")
+            finding.append(f"{g.message()} (waived by {f.exception.name}, {f.exception.owner})", style="dim")
         if f.file is None and ref.cluster is not None:  # audits: where it runs, not a file
             location = ref.cluster + (f" ({count(f.replicas, 'pod')})" if f.replicas else "")
         else:
-            location = f"{f.file}:{f.line}" if f.file and f.line else f.file or "-"
+            location = f"{f.file}:{g.line}" if f.file and g.line else f.file or "-"
         table.add_row(
             Text(location),
-            Text(f.rule.severity.label, style=SEVERITY_STYLE[f.rule.severity]),
+            Text(g.severity.label, style=SEVERITY_STYLE[g.severity]),
             action,
-            Text(f.rule.id),
+            Text(g.rule_label()),
             finding,
             end_section=last_of_group,
         )
@@ -124,6 +128,9 @@ def _summary(result: Result) -> Text:
             f"({actions[Action.DENY]} deny, {actions[Action.WARN]} warn, {actions[Action.AUDIT]} audit; "
             f"{by_severity}) in {scope}"
         )
+        rows = len(group(result.sorted_findings()))
+        if rows != len(result.findings):
+            line += f", shown as {count(rows, 'row')}"
     else:
         line = f"No findings in {scope}"
     waived = len(result.findings) - len(active)

@@ -491,8 +491,8 @@ def test_markdown_headline_table_and_escaping() -> None:
     assert len(_cells(row)) == len(_cells(header)) == 6
     cells = dict(zip(_cells(header), _cells(row), strict=True))
     assert cells["Location"] == "`manifests/web.yaml:14`"
-    assert cells["Rule"] == "`STK-POD-003` Privileged containers"
-    assert cells["Message"] == r'container "app\|\<script\>alert(1)\</script\>" is privileged'
+    assert cells["Rule"] == "`STK-POD-003 +1` Privileged containers"  # one row per problem of the object
+    assert cells["Message"].startswith(r'container "app\|\<script\>alert(1)\</script\>" is privileged<br>also ')
     assert "<script>" not in text
     assert "<details><summary><code>STK-POD-003</code> Privileged containers (critical, 2 findings)" in text
     assert "**Remediation:** Remove securityContext.privileged or set it to false." in text
@@ -510,11 +510,16 @@ def test_markdown_clean_run_and_long_runs() -> None:
     from stockade.scanner.reports.markdown import MAX_ROWS
 
     base = make_result().findings[1]
-    many = Result("0.1.0", findings=[replace(base, line=i + 1) for i in range(MAX_ROWS + 5)])
+    many = Result(
+        "0.1.0",
+        findings=[
+            replace(base, line=i + 1, resource=replace(base.resource, name=f"w{i}")) for i in range(MAX_ROWS + 5)
+        ],
+    )
     text = render("markdown", many)
     assert text.startswith("### ⚠️ stockade:")  # only warnings
     assert sum(line.startswith("| 🟧 high |") for line in text.splitlines()) == MAX_ROWS
-    assert "and 5 more findings" in text
+    assert "and 5 more rows" in text
 
 
 def test_markdown_code_spans_survive_backticks_and_pipes() -> None:

@@ -1,0 +1,139 @@
+"""One row per problem in the reports people read (table, Markdown, HTML).
+
+What one object's one mistake triggers is shown once: the same rule firing several times on an
+object (a metadata endpoint per address, a token per escalation-capable permission, a host path per
+volume) and the rules of one *family* firing together (a `*/*/*` ClusterRole trips wildcards,
+Secrets, pods, PersistentVolumes, nodes/proxy, escalate, impersonate … all at once) fold into one
+:class:`Group` that lists them. The machine-read reports (JSON, SARIF, JUnit, PolicyReports) and the
+exit code keep every finding and every rule id, so exceptions, PSA parity and counts stay exact; a
+group only changes how many rows a person reads.
+
+A group never mixes objects, files, pod templates or waived with active findings. Its severity and
+action are its members' strongest; its location the first member's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from stockade.policies.model import Action, Finding, Severity
+
+#: rules that describe one mistake together, by family (a rule outside every family is its own)
+FAMILIES: dict[str, str] = {
+    # what a Role or ClusterRole grants: one row per role, listing the capabilities
+    **{f"STK-RBAC-{n:03d}": "role-permissions" for n in range(1, 16)},
+    # the Pod Security Standards (baseline and restricted) and the forbidden host paths: one row per
+    # pod template, listing every control it fails (a hostPath volume fails three of them)
+    **{f"STK-POD-{n:03d}": "pod-security" for n in (*range(1, 13), *range(101, 107), 201)},
+    # the image references: registry, tag, digest, pull policy
+    **{f"STK-IMG-{n:03d}": "images" for n in range(1, 5)},
+    # missing requests and limits
+    **{f"STK-RES-{n:03d}": "resources" for n in range(1, 4)},
+}
+#: lines of a group's text before "… and N more"
+MAX_LINES = 6
+#: characters of one message before it is cut (the JSON and SARIF reports keep it whole)
+MAX_MESSAGE = 300
+
+
+@dataclass(frozen=True)
+class Group:
+    """Findings on one object that are one problem; `findings[0]` is the most serious."""
+
+    findings: tuple[Finding, ...]
+
+    @property
+    def primary(self) -> Finding:
+        return self.findings[0]
+
+    @property
+    def severity(self) -> Severity:
+        return self.primary.rule.severity
+
+    @property
+    def action(self) -> Action:
+        return max((f.action for f in self.findings), key=lambda a: a.rank)
+
+    @property
+    def rule_ids(self) -> tuple[str, ...]:
+        """Every rule id of the group, the primary's first."""
+        seen = dict.fromkeys(f.rule.id for f in self.findings)
+        return tuple(seen)
+
+    @property
+    def line(self) -> int | None:
+        lines = [f.line for f in self.findings if f.line]
+        return min(lines) if lines else None
+
+    def rule_label(self) -> str:
+        """`STK-RBAC-006`, or `STK-RBAC-006 +11` when other rules are folded in."""
+        ids = self.rule_ids
+        return ids[0] if len(ids) == 1 else f"{ids[0]} +{len(ids) - 1}"
+
+    def lines(self) -> list[str]:
+        """The primary finding's message, then what else the group holds: for one rule its other
+        messages; for several, each other rule by its title (with how often it fired)."""
+        out = [_cut(self.primary.message)]
+        ids = self.rule_ids
+        if len(ids) == 1:
+            for f in self.findings[1:]:
+                text = _cut(f.message)
+                if text not in out:
+                    out.append(text)
+        else:
+            fired: dict[str, int] = {}
+            titles: dict[str, str] = {}
+            for f in self.findings[1:]:
+                fired[f.rule.id] = fired.get(f.rule.id, 0) + 1
+                titles[f.rule.id] = f.rule.title
+            for rule_id, n in fired.items():
+                if rule_id == ids[0]:
+                    out.append(f"and {n} more {rule_id}")
+                else:
+                    out.append(f"also {rule_id}: {titles[rule_id]}" + (f", {n} times" if n > 1 else ""))
+            return out  # one line per rule: at most the family's size
+        if len(out) > MAX_LINES:
+            rest = len(out) - (MAX_LINES - 1)
+            out = [*out[: MAX_LINES - 1], f"… and {rest} more (the JSON and SARIF reports list them)"]
+        return out
+
+    def message(self) -> str:
+        return "\n".join(self.lines())
+
+
+def _cut(message: str) -> str:
+    if len(message) <= MAX_MESSAGE:
+        return message
+    cut = message.rfind(" ", 0, MAX_MESSAGE)
+    kept = message[: cut if cut > MAX_MESSAGE // 2 else MAX_MESSAGE]
+    return f"{kept} … ({len(message)} characters in all)"
+
+
+def _key(f: Finding) -> tuple[object, ...]:
+    ref = f.resource
+    return (
+        f.file,
+        ref.cluster,
+        ref.api_version.split("/")[0] if "/" in ref.api_version else "",
+        ref.kind,
+        ref.namespace,
+        ref.name,
+        f.template,
+        FAMILIES.get(f.rule.id, f.rule.id),
+        f.exception.name if f.exception is not None else None,
+    )
+
+
+def group(findings: Iterable[Finding]) -> list[Group]:
+    """`findings` (in report order) folded into groups, in the order of each group's first finding."""
+    buckets: dict[tuple[object, ...], list[Finding]] = {}
+    for f in findings:
+        buckets.setdefault(_key(f), []).append(f)
+    out: list[Group] = []
+    for members in buckets.values():
+        ordered = sorted(
+            members, key=lambda f: (-f.rule.severity, -f.action.rank, f.rule.id, f.line or 0, f.message)
+        )
+        out.append(Group(tuple(ordered)))
+    return out

@@ -1,0 +1,105 @@
+"""One row per problem in human reports; every finding and rule id kept in JSON and SARIF."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+from stockade.policies.model import ExceptionRef
+from stockade.scanner.reports.grouping import MAX_MESSAGE, group
+
+runner = CliRunner()
+
+STAR_ROLE = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: everything}
+rules:
+  - apiGroups: ["*"]
+    resources: ["*"]
+    verbs: ["*"]
+"""
+HOST_PATHS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: node-agent, namespace: ops}
+spec:
+  containers:
+    - name: agent
+      image: registry.example/agent@sha256:%s
+      resources: {requests: {cpu: 10m, memory: 10Mi}, limits: {memory: 10Mi}}
+  volumes:
+    - {name: a, hostPath: {path: /var/run/docker.sock}}
+    - {name: b, hostPath: {path: /etc}}
+    - {name: c, hostPath: {path: /var/lib/kubelet}}
+""" % ("0" * 64)
+
+
+def _scan(tmp_path: Path, text: str, *args: str) -> tuple[str, dict[str, object]]:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(text)
+    table = runner.invoke(app, ["scan", str(manifest), *args], env={"COLUMNS": "200"})
+    as_json = runner.invoke(app, ["scan", str(manifest), "-f", "json", *args])
+    return table.stdout, json.loads(as_json.stdout)
+
+
+def _rows(table: str) -> list[str]:
+    return [line for line in table.splitlines() if "m.yaml:" in line]
+
+
+def test_a_wildcard_role_is_one_row_listing_its_capabilities(tmp_path: Path) -> None:
+    table, data = _scan(tmp_path, STAR_ROLE)
+    ids = [f["rule"]["id"] for f in data["findings"]]  # type: ignore[index]
+    assert len(ids) >= 10 and ids.count("STK-RBAC-001") == 3  # JSON: every finding
+    rows = _rows(table)
+    assert len(rows) == 1, rows
+    assert "critical" in rows[0] and f"+{len(set(ids)) - 1}" in rows[0]
+    for rule_id in set(ids) - {rows[0].split()[3]}:
+        assert f"also {rule_id}:" in table or f"more {rule_id}" in table
+    assert f"{len(ids)} findings" in table and "shown as 1 row" in table
+
+
+def test_host_path_volumes_fold_into_the_pod_security_row(tmp_path: Path) -> None:
+    table, data = _scan(tmp_path, HOST_PATHS)
+    pod_rules = [f["rule"]["id"] for f in data["findings"] if f["rule"]["id"].startswith("STK-POD")]  # type: ignore[index]
+    assert len(pod_rules) >= 6  # 3 volumes x (baseline hostPath, restricted volume types, forbidden path)
+    pod_rows = [r for r in _rows(table) if "STK-POD" in r]
+    assert len(pod_rows) == 1, pod_rows
+
+
+def test_groups_never_mix_objects_files_or_waived_findings(tmp_path: Path) -> None:
+    from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.scan import ScanOptions, run_scan
+    from stockade.scanner.sources.files import FileSource
+
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(STAR_ROLE)
+    evaluator = Evaluator.default()
+    result = run_scan(FileSource([str(manifest)]), [], evaluator, ScanOptions(evaluator.config), version="t")
+    findings = result.sorted_findings()
+    assert len(group(findings)) == 1
+    other_file = [replace(f, file="other.yaml") for f in findings]
+    assert len(group(findings + other_file)) == 2
+    other_object = [replace(f, resource=replace(f.resource, name="x")) for f in findings]
+    assert len(group(findings + other_object)) == 2
+    waiver = ExceptionRef("w", "team", "why", "2099-01-01")
+    waived = [replace(findings[0], exception=waiver)]
+    assert len(group(findings[1:] + waived)) == 2
+    merged = group(findings)[0]
+    assert merged.action.value == "deny" and merged.severity.label == "critical"
+    assert {f.rule.id for f in merged.findings} == {f.rule.id for f in findings}
+
+
+def test_a_long_message_is_cut_with_its_length_in_human_output_only() -> None:
+    from stockade.policies.model import Action, Finding, ResourceRef, Rule, Severity
+
+    rule = Rule("STK-X-001", "t", "d", "x", Severity.HIGH, (), (), "r", "data.x", "x.rego")
+    long = "word " * 1000
+    f = Finding(rule, Action.DENY, long, ResourceRef("v1", "Pod", "a", "p"))
+    (g,) = group([f])
+    assert len(g.lines()[0]) < MAX_MESSAGE + 40 and "(5000 characters in all)" in g.lines()[0]
+    assert f.message == long
