@@ -492,7 +492,9 @@ def test_markdown_headline_table_and_escaping() -> None:
     cells = dict(zip(_cells(header), _cells(row), strict=True))
     assert cells["Location"] == "`manifests/web.yaml:14`"
     assert cells["Rule"] == "`STK-POD-003 +1` Privileged containers"  # one row per problem of the object
-    assert cells["Message"].startswith(r'container "app\|\<script\>alert(1)\</script\>" is privileged<br>also ')
+    assert cells["Message"].startswith(
+        r'container "app\|\<script\>alert(1)\</script\>" is privileged<br>also '
+    )
     assert "<script>" not in text
     assert "<details><summary><code>STK-POD-003</code> Privileged containers (critical, 2 findings)" in text
     assert "**Remediation:** Remove securityContext.privileged or set it to false." in text
@@ -513,7 +515,8 @@ def test_markdown_clean_run_and_long_runs() -> None:
     many = Result(
         "0.1.0",
         findings=[
-            replace(base, line=i + 1, resource=replace(base.resource, name=f"w{i}")) for i in range(MAX_ROWS + 5)
+            replace(base, line=i + 1, resource=replace(base.resource, name=f"w{i}"))
+            for i in range(MAX_ROWS + 5)
         ],
     )
     text = render("markdown", many)
