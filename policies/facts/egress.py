@@ -16,6 +16,10 @@ inventory with the same NetworkPolicy semantics as ``stockade egress reach``
         "cidrs": ["10.240.8.0/24", ...],   # every address range the pods' NetworkPolicies open (any port);
                                            # 0.0.0.0/0 and ::/0 when not isolated or a rule has no `to`
         "anyDestination": true | false,    # some selecting rule has an empty `to` (or not isolated)
+        "cidrPorts": [{"cidr": "0.0.0.0/0", "ports": [["TCP", 443, 443], ...]}, ...],
+                                           # the same ranges, each with the ports its rules open
+                                           # (protocol, first, last); named ports, which name ports
+                                           # of destination pods, never open an address range
     }
 
 When is a namespace's set of policies known? In a cluster (admission after the cache synced, audit)
@@ -157,14 +161,21 @@ def facts(
     isolated = True if selecting or cni_names else (False if known else None)
     any_destination = isolated is False
     cidrs: set[str] = set(EVERYWHERE) if isolated is False else set()
+    ports: dict[str, sets.Conn] = {c: sets.ALL for c in cidrs}
+
+    def opens(ranges: list[str], conn: sets.Conn) -> None:
+        cidrs.update(ranges)
+        for c in ranges:
+            ports[c] = sets.union(ports.get(c, sets.NONE), conn)
+
     for policy in selecting:
         for rule in policy.egress or ():
             if rule.peers is None:
                 any_destination = True
-                cidrs.update(EVERYWHERE)
+                opens(list(EVERYWHERE), rule.ports.numeric)
                 continue
             for peer in rule.peers:
-                cidrs.update(_peer_cidrs(peer))
+                opens(_peer_cidrs(peer), rule.ports.numeric)
     return {
         "egress": {
             "isolated": isolated,
@@ -173,5 +184,9 @@ def facts(
             "namespaceDefaultDeny": True if default_deny else (False if known else None),
             "cidrs": sorted(cidrs),
             "anyDestination": any_destination,
+            "cidrPorts": [
+                {"cidr": c, "ports": [[proto, lo, hi] for proto, ranges in ports[c] for lo, hi in ranges]}
+                for c in sorted(cidrs)
+            ],
         }
     }

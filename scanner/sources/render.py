@@ -1,21 +1,32 @@
 """Helm and Kustomize output, rendered by the real tools and read like any manifest file.
 
 stockade does not reimplement either renderer: `helm template` and `kubectl kustomize` (or
-`kustomize build`) decide what a chart or overlay produces. Findings point at the template file
-that `helm template` names in its `# Source:` comments, at line 1 of the rendered document, since
-rendered lines do not exist in the repository.
+`kustomize build`) decide what a chart or overlay produces. Findings point at source files, which
+code scanning (SARIF) can place, never at lines of a rendered stream that exist nowhere:
+
+* Helm: the template file `helm template` names in its `# Source:` comments, at line 1.
+* Kustomize: the overlay is built through a wrapper kustomization (in a temporary folder) that
+  references it and asks kustomize for `buildMetadata: [originAnnotations]`; each object's
+  `config.kubernetes.io/origin` annotation then names the file it came from, where its document is
+  looked up by kind and name (line 1 of the file when the name was changed by a prefix, a suffix or a
+  patch). The annotation is removed before evaluation (the applied objects do not carry it unless the
+  overlay asks for it itself). Objects a generator made (ConfigMaps, Secrets) point at the
+  kustomization file that configured them; remote resources keep the overlay folder.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from stockade.policies.model import InputError, Resource
+from stockade.policies.model import InputError, Origin, Resource
 from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.files import parse_text
 
@@ -53,12 +64,90 @@ class KustomizeSource:
                 self.directory, "--kustomize needs `kubectl` or `kustomize` on PATH; neither found"
             )
             return
-        try:
-            text = _run(cmd, self.directory)
-        except RenderError as exc:
-            yield InputError(self.directory, str(exc).split(": ", 1)[1])
-            return
-        yield from parse_text(text, f"{self.directory} (kustomize)")
+        with tempfile.TemporaryDirectory(prefix="stockade-kustomize-") as wrapper:
+            target = os.path.relpath(Path(self.directory).resolve(), Path(wrapper).resolve())
+            Path(wrapper, "kustomization.yaml").write_text(
+                f"resources:\n- {_quoted(target)}\nbuildMetadata: [originAnnotations]\n", encoding="utf-8"
+            )
+            fallback = f"{self.directory} (kustomize)"
+            try:
+                text = _run([*cmd[:-1], wrapper], self.directory)
+            except RenderError:
+                # the overlay's own error, in its own words (not the wrapper's paths)
+                try:
+                    text = _run(cmd, self.directory)
+                except RenderError as exc:
+                    yield InputError(self.directory, str(exc).split(": ", 1)[1])
+                    return
+                yield from parse_text(text, fallback)
+                return
+            for item in parse_text(text, fallback):
+                if isinstance(item, Resource):
+                    _to_origin(item, wrapper, self.directory)
+                yield item
+
+
+ORIGIN_ANNOTATION = "config.kubernetes.io/origin"
+
+
+def _quoted(path: str) -> str:
+    return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
+    """Point `item` at the file its origin annotation names (relative to the wrapper), and drop it."""
+    md = item.obj.get("metadata")
+    if not isinstance(md, dict) or not isinstance(md.get("annotations"), dict):
+        return
+    annotations: dict[str, Any] = md["annotations"]
+    origin = annotations.get(ORIGIN_ANNOTATION)
+    if not isinstance(origin, str):
+        return
+    del annotations[ORIGIN_ANNOTATION]
+    if not annotations:
+        del md["annotations"]
+    fields = dict(
+        (k.strip(), v.strip().strip("'\""))
+        for k, _, v in (line.partition(":") for line in origin.splitlines())
+        if v.strip()
+    )
+    if "repo" in fields:
+        return  # a remote resource: no local file to point at
+    relative = fields.get("path") or fields.get("configuredIn")
+    if not relative:
+        return
+    source = Path(os.path.normpath(Path(wrapper).resolve() / relative))
+    if not source.is_file():
+        return
+    shown = os.path.relpath(source) if not Path(directory).is_absolute() else str(source)
+    found = _source_document(source, item.obj) if "path" in fields else None
+    item.origin.file = shown
+    item.origin.locator = None
+    if found is None:  # no document to resolve fields in: the file's first line
+        item.origin.line, item.origin.document, item.origin.prefix = 1, None, ()
+    else:  # fields the overlay kept resolve to their lines in the source (read again, as any file)
+        item.origin.line, item.origin.document, item.origin.prefix = found.line, found.document, found.prefix
+
+
+def _source_document(source: Path, obj: Mapping[str, Any]) -> Origin | None:
+    """Where in `source` the object of `obj`'s kind and name is; None when no document or several
+    hold it (a prefix, suffix or patch renamed it)."""
+    kind = obj.get("kind")
+    md = obj.get("metadata")
+    name = md.get("name") if isinstance(md, Mapping) else None
+    try:
+        text = source.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = [
+        item.origin
+        for item in parse_text(text, str(source))
+        if isinstance(item, Resource)
+        and item.obj.get("kind") == kind
+        and isinstance(item.obj.get("metadata"), Mapping)
+        and item.obj["metadata"].get("name") == name
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 @dataclass(slots=True)

@@ -181,4 +181,39 @@ def test_kustomize_output_is_scanned(tmp_path: Path) -> None:
     findings = json.loads(out)["findings"]
     assert {f["resource"]["namespace"] for f in findings} == {"overlay-ns"}
     assert any(f["rule"]["id"] == "STK-POD-003" for f in findings)
-    assert all(f["location"]["file"] == f"{tmp_path} (kustomize)" for f in findings)
+    # locations in the source file (kustomize's originAnnotations), fields on their own lines
+    assert all(f["location"]["file"] == str(tmp_path / "pod.yaml") for f in findings)
+    privileged = next(f for f in findings if f["rule"]["id"] == "STK-POD-003")
+    assert privileged["location"]["line"] == BAD.splitlines().index("        privileged: true") + 1
+    # the origin annotation is kustomize's, for us: the scanned object does not carry it
+    assert all("config.kubernetes.io/origin" not in json.dumps(f) for f in findings)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl not installed")
+def test_kustomize_locations_survive_prefixes_generators_and_sarif(tmp_path: Path) -> None:
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "pod.yaml").write_text(BAD)
+    (base / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
+    overlay = tmp_path / "overlay"
+    overlay.mkdir()
+    (overlay / "kustomization.yaml").write_text(
+        "resources: [../base]\nnamePrefix: prod-\n"
+        "secretGenerator:\n- name: creds\n  literals: [azurestorageaccountkey=c2VjcmV0c2VjcmV0]\n"
+    )
+    code, out, _ = scan("--kustomize", str(overlay), "-f", "json")
+    assert code == 1
+    findings = json.loads(out)["findings"]
+    pod = [f for f in findings if f["resource"]["kind"] == "Pod"]
+    # renamed by the prefix: the file is known, its document is not looked up by name
+    assert pod and all(f["location"]["file"] == str(base / "pod.yaml") for f in pod)
+    assert all(f["location"]["line"] == 1 for f in pod)
+    generated = [f for f in findings if f["resource"]["kind"] == "Secret"]
+    assert all(f["location"]["file"] == str(overlay / "kustomization.yaml") for f in generated)
+    code, sarif, _ = scan("--kustomize", str(overlay), "-f", "sarif")
+    uris = {
+        loc["physicalLocation"]["artifactLocation"]["uri"]
+        for r in json.loads(sarif)["runs"][0]["results"]
+        for loc in r["locations"]
+    }
+    assert uris == {(base / "pod.yaml").as_uri(), (overlay / "kustomization.yaml").as_uri()}, uris

@@ -64,3 +64,11 @@ test_calico_nets if {
 	denied(calico("ml-a", ["10.240.3.0/24"])) == set()
 	denied(calico("ml-a", ["10.240.3.0/24", "8.8.8.8/32"])) == {["spec", "egress", 0, "destination", "nets", 1]}
 }
+
+test_declared_cluster_dns_address_is_allowed if {
+	dns_cfg := {"egress": {"cluster_dns": {"addresses": ["169.254.20.10"]}}}
+	inp := np("ml", {}, "169.254.20.10/32")
+	found := {v.path | some v in cidr_allowlist.deny with input as inp with data.stockade.config as dns_cfg}
+	found == set()
+	count(denied(inp)) == 1
+}

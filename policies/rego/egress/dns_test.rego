@@ -61,3 +61,38 @@ test_cilium_other_ports_allowed if {
 	denied(cnp({"toCIDR": ["10.0.0.0/8"], "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]})) == set()
 	denied(cnp({"toCIDR": ["10.0.0.0/8"], "toPorts": [{"ports": [{"port": "https", "protocol": "TCP"}]}]})) == set()
 }
+
+# NodeLocal DNSCache: pods send DNS to a link-local address on their node.
+node_local := {"ipBlock": {"cidr": "169.254.20.10/32"}}
+
+node_local_cfg := {"egress": {"cluster_dns": {
+	"namespace": "kube-system",
+	"pod_labels": {"k8s-app": "kube-dns"},
+	"addresses": ["169.254.20.10"],
+}}}
+
+test_node_local_dns_address_is_cluster_dns_when_declared if {
+	inp := np(node_local, [{"protocol": "UDP", "port": 53}])
+	found := {v.path | some v in dns.deny with input as inp with data.stockade.config as node_local_cfg}
+	found == set()
+}
+
+test_node_local_dns_address_is_an_outside_resolver_when_not_declared if {
+	denied(np(node_local, [{"protocol": "UDP", "port": 53}])) == {["spec", "egress", 0, "to", 0]}
+}
+
+test_a_wider_block_around_the_dns_address_is_not_cluster_dns if {
+	inp := np({"ipBlock": {"cidr": "169.254.0.0/16"}}, [{"protocol": "UDP", "port": 53}])
+	found := {v.path | some v in dns.deny with input as inp with data.stockade.config as node_local_cfg}
+	found == {["spec", "egress", 0, "to", 0]}
+}
+
+test_cilium_to_cidr_node_local_dns_is_cluster_dns_when_declared if {
+	inp := {"object": {"kind": "CiliumNetworkPolicy", "metadata": {"name": "p", "namespace": "ml"}, "spec": {
+		"endpointSelector": {},
+		"egress": [{"toCIDR": ["169.254.20.10/32"], "toPorts": [{"ports": [{"port": "53", "protocol": "UDP"}]}]}],
+	}}}
+	found := {v.path | some v in dns.deny with input as inp with data.stockade.config as node_local_cfg}
+	found == set()
+	count({v | some v in dns.deny with input as inp with data.stockade.config as cfg}) == 1
+}

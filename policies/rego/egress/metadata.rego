@@ -5,7 +5,9 @@
 #   WireServer (168.63.129.16) serves the VM's extension configuration; no workload should reach them
 #   (egress.metadata_addresses). Reported on a NetworkPolicy whose egress ipBlock contains one of them
 #   without an `except` that removes it, and on an isolated workload whose egress policies let it reach
-#   one (input.facts.egress.cidrs; a workload that is not isolated at all is reported by STK-NET-001).
+#   one (input.facts.egress.cidrPorts; a workload that is not isolated at all is reported by STK-NET-001).
+#   Only rules that open a port the services answer on count (egress.metadata_ports, default TCP 80 and
+#   TCP 32526, the WireServer's second port): a rule limited to TCP 443 or UDP 53 does not reach them.
 #   Cilium policies: a toCIDR / toCIDRSet or toEntities world that covers an address, unless an
 #   egressDeny rule of the same rule set denies it (egressDeny always wins). Calico policies: an Allow
 #   rule whose destination nets hold an address, unless its notNets exclude it or an earlier rule
@@ -27,6 +29,19 @@ import rego.v1
 
 addresses := object.get(data.stockade.config, ["egress", "metadata_addresses"], ["169.254.169.254", "168.63.129.16"])
 
+# "PROTO/PORT" -> [PROTO, port]
+ports := [[upper(parts[0]), to_number(parts[1])] |
+	some text in object.get(data.stockade.config, ["egress", "metadata_ports"], ["TCP/80", "TCP/32526"])
+	parts := split(text, "/")
+]
+
+# The metadata ports among `opens`, in configuration order (always defined: the compiled VM lets an
+# undefined function value through an assignment, so emptiness is tested in the rule body).
+opened(opens) := [pp | some pp in ports; opens[pp]]
+
+# "TCP 80", for messages
+port_text(pp) := concat(" ", [pp[0], format_int(pp[1], 10)])
+
 excepted(block, addr) if {
 	some cut in object.get(block, "except", [])
 	net.cidr_is_valid(cut)
@@ -35,29 +50,41 @@ excepted(block, addr) if {
 
 deny contains v if {
 	input.object.kind == "NetworkPolicy"
-	some [i, j, _, peer] in netpol.egress_peers
+	some [i, j, rule, peer] in netpol.egress_peers
 	cidr := peer.ipBlock.cidr
 	is_string(cidr)
 	net.cidr_is_valid(cidr)
 	some addr in addresses
 	net.cidr_contains(cidr, addr)
 	not excepted(peer.ipBlock, addr)
+	found := opened({[proto, n] | some [proto, n] in ports; netpol.opens_port(rule, proto, n)})
+	count(found) > 0
+	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s includes the metadata endpoint %s", [cidr, addr]),
+		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
 		"path": ["spec", "egress", i, "to", j, "ipBlock"],
-		"details": {"cidr": cidr, "address": addr},
+		"details": {"cidr": cidr, "address": addr, "port": port},
 	}
 }
 
 deny contains v if {
 	input.facts.egress.isolated == true
 	some addr in addresses
-	some cidr in input.facts.egress.cidrs
-	net.cidr_contains(cidr, addr)
+	found := opened({[proto, n] |
+		some [proto, n] in ports
+		some entry in input.facts.egress.cidrPorts
+		net.cidr_contains(entry.cidr, addr)
+		some [p, lo, hi] in entry.ports
+		p == proto
+		lo <= n
+		n <= hi
+	})
+	count(found) > 0
+	port := port_text(found[0])
 	v := {
-		"msg": sprintf("the egress policies of these pods let them reach the metadata endpoint %s", [addr]),
+		"msg": sprintf("the egress policies of these pods let them reach the metadata endpoint %s on %s", [addr, port]),
 		"path": ["metadata"],
-		"details": {"address": addr, "policies": input.facts.egress.policies},
+		"details": {"address": addr, "port": port, "policies": input.facts.egress.policies},
 	}
 }
 
@@ -90,10 +117,13 @@ deny contains v if {
 	net.cidr_contains(cidr, addr)
 	not cut_out(cuts, addr)
 	not cilium_denied(s, addr)
+	found := opened({[proto, n] | some [proto, n] in ports; cilium.opens_port(rule, proto, n)})
+	count(found) > 0
+	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s includes the metadata endpoint %s", [cidr, addr]),
+		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
 		"path": cpath,
-		"details": {"cidr": cidr, "address": addr},
+		"details": {"cidr": cidr, "address": addr, "port": port},
 	}
 }
 
@@ -103,10 +133,13 @@ deny contains v if {
 	entity in cilium.world_entities
 	some addr in addresses
 	not cilium_denied(s, addr)
+	found := opened({[proto, n] | some [proto, n] in ports; cilium.opens_port(rule, proto, n)})
+	count(found) > 0
+	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to entity %q includes the metadata endpoint %s", [entity, addr]),
+		"msg": sprintf("egress to entity %q on %s includes the metadata endpoint %s", [entity, port, addr]),
 		"path": array.concat(path, ["toEntities", k]),
-		"details": {"entity": entity, "address": addr},
+		"details": {"entity": entity, "address": addr, "port": port},
 	}
 }
 
@@ -118,9 +151,12 @@ deny contains v if {
 	net.cidr_contains(cidr, addr)
 	not calico.in_not_nets(rule.destination, addr)
 	not calico.shadowed(i, addr)
+	found := opened({[proto, n] | some [proto, n] in ports; calico.opens_port(rule, proto, n)})
+	count(found) > 0
+	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s includes the metadata endpoint %s", [cidr, addr]),
+		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
 		"path": ["spec", "egress", i, "destination", "nets", j],
-		"details": {"cidr": cidr, "address": addr},
+		"details": {"cidr": cidr, "address": addr, "port": port},
 	}
 }

@@ -29,8 +29,65 @@ test_private_subnet_allowed if {
 	details(np({"cidr": "10.240.8.0/24"})) == set()
 }
 
+all_ports := [["SCTP", 1, 65535], ["TCP", 1, 65535], ["UDP", 1, 65535]]
+
 test_isolated_workload_reaching_it_denied if {
-	details(wl({"isolated": true, "cidrs": ["0.0.0.0/0", "::/0"], "policies": ["ml/open"]})) == {"169.254.169.254", "168.63.129.16"}
+	details(wl({"isolated": true, "cidrs": ["0.0.0.0/0", "::/0"], "policies": ["ml/open"], "cidrPorts": [
+		{"cidr": "0.0.0.0/0", "ports": all_ports},
+		{"cidr": "::/0", "ports": all_ports},
+	]})) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_isolated_workload_open_on_443_only_allowed if {
+	details(wl({"isolated": true, "cidrs": ["0.0.0.0/0"], "policies": ["ml/https"], "cidrPorts": [{"cidr": "0.0.0.0/0", "ports": [["TCP", 443, 443]]}]})) == set()
+}
+
+test_isolated_workload_port_range_over_80_denied if {
+	details(wl({"isolated": true, "cidrs": ["0.0.0.0/0"], "policies": ["ml/web"], "cidrPorts": [{"cidr": "0.0.0.0/0", "ports": [["TCP", 1, 1024]]}]})) == {"169.254.169.254", "168.63.129.16"}
+}
+
+np_ports(block, ports) := {"object": {
+	"kind": "NetworkPolicy",
+	"metadata": {"name": "p", "namespace": "ml"},
+	"spec": {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [{"ipBlock": block}], "ports": ports}]},
+}}
+
+test_rule_limited_to_tcp_443_allowed if {
+	details(np_ports({"cidr": "0.0.0.0/0"}, [{"protocol": "TCP", "port": 443}])) == set()
+}
+
+test_rule_limited_to_dns_allowed if {
+	details(np_ports({"cidr": "0.0.0.0/0"}, [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}])) == set()
+}
+
+test_rule_on_port_80_default_tcp_denied if {
+	details(np_ports({"cidr": "0.0.0.0/0"}, [{"port": 80}])) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_rule_on_wireserver_range_denied if {
+	details(np_ports({"cidr": "168.63.129.0/24"}, [{"protocol": "TCP", "port": 30000, "endPort": 33000}])) == {"168.63.129.16"}
+}
+
+test_rule_on_udp_80_allowed if {
+	details(np_ports({"cidr": "0.0.0.0/0"}, [{"protocol": "UDP", "port": 80}])) == set()
+}
+
+test_named_port_never_opens_an_address_range if {
+	details(np_ports({"cidr": "0.0.0.0/0"}, [{"protocol": "TCP", "port": "http"}])) == set()
+}
+
+test_configured_ports_replace_the_defaults if {
+	inp := np_ports({"cidr": "0.0.0.0/0"}, [{"protocol": "TCP", "port": 443}])
+	found := {v.details.port | some v in metadata.deny with input as inp with data.stockade.config as {"egress": {"metadata_ports": ["TCP/443"]}}}
+	found == {"TCP 443"}
+}
+
+test_cilium_to_ports_443_allowed if {
+	details(cnp({"endpointSelector": {}, "egress": [{"toEntities": ["world"], "toPorts": [{"ports": [{"port": "443", "protocol": "TCP"}]}]}]})) == set()
+}
+
+test_cilium_to_ports_any_80_denied if {
+	details(cnp({"endpointSelector": {}, "egress": [{"toCIDR": ["0.0.0.0/0"], "toPorts": [{"ports": [{"port": "80"}]}]}]})) == {"169.254.169.254", "168.63.129.16"}
 }
 
 test_isolated_workload_on_private_subnet_allowed if {
@@ -88,4 +145,16 @@ test_calico_later_deny_does_not_help if {
 test_calico_deny_limited_to_a_port_does_not_shadow if {
 	deny_80 := {"action": "Deny", "protocol": "TCP", "destination": {"nets": ["169.254.169.254/32"], "ports": [80]}}
 	details(calico([deny_80, allow_internet])) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_calico_allow_tcp_443_allowed if {
+	details(calico([{"action": "Allow", "protocol": "TCP", "destination": {"nets": ["0.0.0.0/0"], "ports": [443]}}])) == set()
+}
+
+test_calico_allow_port_range_over_80_denied if {
+	details(calico([{"action": "Allow", "protocol": 6, "destination": {"nets": ["0.0.0.0/0"], "ports": ["1:1024"]}}])) == {"169.254.169.254", "168.63.129.16"}
+}
+
+test_calico_allow_udp_only_allowed if {
+	details(calico([{"action": "Allow", "protocol": "UDP", "destination": {"nets": ["0.0.0.0/0"]}}])) == set()
 }

@@ -7,6 +7,7 @@
 # apply; a GlobalNetworkPolicy has no namespace, so only entries without `namespaces` apply.
 package stockade.lib.calico
 
+import data.stockade.lib.netpol
 import rego.v1
 
 is_calico if {
@@ -60,6 +61,11 @@ allowed_cidrs contains cidr if {
 	some cidr in object.get(entry, "cidrs", [])
 }
 
+# the cluster DNS addresses (egress.cluster_dns.addresses: NodeLocal DNSCache, kube-dns' IP)
+allowed_cidrs contains netpol.address_cidr(address) if {
+	some address in object.get(object.get(cfg, "cluster_dns", {}), "addresses", [])
+}
+
 cidr_allowed(cidr) if {
 	net.cidr_is_valid(cidr)
 	some allowed in allowed_cidrs
@@ -85,4 +91,48 @@ in_not_nets(dest, addr) if {
 	some n in dest.notNets
 	net.cidr_is_valid(n)
 	net.cidr_contains(n, addr)
+}
+
+# The rule matches traffic to `port` over `proto`: its protocol is unset or that one (by name or
+# number), and its destination ports are unset or hold the port (a number or "lo:hi"). Named ports
+# never match an address outside the cluster; notPorts are not subtracted (a rule is reported rather
+# than missed).
+_protocol_numbers := {"TCP": 6, "UDP": 17, "SCTP": 132}
+
+_protocol_ok(rule, _) if not rule.protocol
+
+_protocol_ok(rule, proto) if upper(sprintf("%v", [rule.protocol])) == proto
+
+_protocol_ok(rule, proto) if rule.protocol == _protocol_numbers[proto]
+
+opens_port(rule, proto, _) if {
+	_protocol_ok(rule, proto)
+	count(object.get(object.get(rule, "destination", {}), "ports", [])) == 0
+}
+
+opens_port(rule, proto, port) if {
+	_protocol_ok(rule, proto)
+	some p in rule.destination.ports
+	is_number(p)
+	p == port
+}
+
+opens_port(rule, proto, port) if {
+	_protocol_ok(rule, proto)
+	some p in rule.destination.ports
+	is_string(p)
+	parts := split(p, ":")
+	count(parts) == 2
+	regex.match(`^[0-9]+$`, parts[0])
+	regex.match(`^[0-9]+$`, parts[1])
+	to_number(parts[0]) <= port
+	port <= to_number(parts[1])
+}
+
+opens_port(rule, proto, port) if {
+	_protocol_ok(rule, proto)
+	some p in rule.destination.ports
+	is_string(p)
+	regex.match(`^[0-9]+$`, p)
+	to_number(p) == port
 }

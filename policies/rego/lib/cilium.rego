@@ -8,6 +8,7 @@
 # without `namespaces` apply to it.
 package stockade.lib.cilium
 
+import data.stockade.lib.netpol
 import rego.v1
 
 kinds := {"CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"}
@@ -56,7 +57,10 @@ allowed_cidrs(s) := {cidr |
 	some entry in object.get(cfg, "allow", [])
 	entry_applies(entry, s)
 	some cidr in object.get(entry, "cidrs", [])
-}
+} | dns_address_cidrs
+
+# The cluster DNS addresses (egress.cluster_dns.addresses), as CIDRs.
+dns_address_cidrs := {netpol.address_cidr(a) | some a in object.get(dns, "addresses", [])}
 
 allowed_fqdns(s) := {f |
 	some entry in object.get(cfg, "allow", [])
@@ -157,4 +161,42 @@ non_dns_peers(rule, path) := {[array.concat(path, ["toEndpoints", j]), sel] |
 } | {[array.concat(path, [field, j]), peer] |
 	some field in ["toCIDR", "toCIDRSet", "toEntities", "toFQDNs", "toServices"]
 	some j, peer in rule[field]
+	not _dns_address_peer(peer)
+}
+
+_dns_address_peer(peer) if netpol.dns_address_cidr(peer)
+
+_dns_address_peer(peer) if {
+	is_object(peer)
+	count(object.get(peer, "except", [])) == 0
+	netpol.dns_address_cidr(peer.cidr)
+}
+
+# The rule's toPorts let traffic to `port` over `proto` through: no toPorts (every port), or a port
+# entry of that protocol (or ANY, the default) whose port is unset, 0 (every port) or a number or
+# range holding it. Named ports never match an address outside the cluster.
+opens_port(rule, _, _) if count(object.get(rule, "toPorts", [])) == 0
+
+opens_port(rule, _, _) if {
+	some tp in rule.toPorts
+	count(object.get(tp, "ports", [])) == 0
+}
+
+opens_port(rule, proto, port) if {
+	some tp in rule.toPorts
+	some p in tp.ports
+	upper(object.get(p, "protocol", "ANY")) in {proto, "ANY"}
+	_port_holds(p, port)
+}
+
+_port_holds(p, _) if not p.port
+
+_port_holds(p, _) if sprintf("%v", [p.port]) == "0"
+
+_port_holds(p, port) if {
+	text := sprintf("%v", [p.port])
+	regex.match(`^[0-9]+$`, text)
+	number := to_number(text)
+	number <= port
+	port <= object.get(p, "endPort", number)
 }

@@ -74,7 +74,10 @@ allowed_namespace_patterns contains pattern if {
 	some pattern in object.get(entry, "to_namespaces", [])
 }
 
-# A CIDR is covered when one allowlisted CIDR contains it (ipBlock.except is not credited).
+# A CIDR is covered when one allowlisted CIDR contains it (ipBlock.except is not credited), or when
+# it is one of the cluster DNS addresses (NodeLocal DNSCache's link-local address, kube-dns' IP).
+cidr_allowed(cidr) if dns_address_cidr(cidr)
+
 cidr_allowed(cidr) if {
 	net.cidr_is_valid(cidr) # the API server rejects invalid CIDRs; never let one abort evaluation
 	some allowed in allowed_cidrs
@@ -119,6 +122,20 @@ dns := object.get(cfg, "cluster_dns", {"namespace": "kube-system", "pod_labels":
 
 # A peer that is exactly the cluster DNS pods: the DNS namespace pinned by name, and a podSelector
 # that requires the DNS pods' labels.
+cluster_dns_peer(peer) if dns_address_cidr(peer.ipBlock.cidr)
+
+# The CIDR is within one cluster DNS address (egress.cluster_dns.addresses: a /32 or /128 of it).
+dns_address_cidr(cidr) if {
+	is_string(cidr)
+	net.cidr_is_valid(cidr)
+	some address in object.get(dns, "addresses", [])
+	net.cidr_contains(address_cidr(address), cidr)
+}
+
+address_cidr(address) := concat("", [address, "/128"]) if contains(address, ":")
+
+address_cidr(address) := concat("", [address, "/32"]) if not contains(address, ":")
+
 cluster_dns_peer(peer) if {
 	peer_namespaces(peer) == {dns.namespace}
 	peer.namespaceSelector
@@ -134,4 +151,31 @@ dns_port(rule) if {
 	is_number(p.port)
 	p.port <= 53
 	object.get(p, "endPort", p.port) >= 53
+}
+
+# The rule lets traffic to `port` over `proto` through: no ports (every port), or an entry of that
+# protocol (TCP when unset) without a port, with that number, or with a range holding it. A named
+# port never matches here: it names a port of a destination pod, and these callers ask about
+# addresses outside the cluster (ipBlock), as netpol-analyzer decides.
+opens_port(rule, _, _) if count(object.get(rule, "ports", [])) == 0
+
+opens_port(rule, proto, _) if {
+	some p in rule.ports
+	upper(object.get(p, "protocol", "TCP")) == proto
+	not p.port
+}
+
+opens_port(rule, proto, port) if {
+	some p in rule.ports
+	upper(object.get(p, "protocol", "TCP")) == proto
+	number := port_number(p.port)
+	number <= port
+	port <= object.get(p, "endPort", number)
+}
+
+port_number(value) := value if is_number(value)
+
+port_number(value) := to_number(value) if {
+	is_string(value)
+	regex.match(`^[0-9]+$`, value)
 }

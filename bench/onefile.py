@@ -1,0 +1,95 @@
+"""The pre-commit case: wall time of one command on one small file, side by side in one run.
+
+Measures, as separate processes (what a pre-commit hook or a CI step pays), medians of --repeat runs:
+
+- `python -c pass` (the interpreter's own start);
+- `python -c "import yaml, regorus"` (the floor of any Python scanner using the embedded engine);
+- `stockade --help` and `stockade scan --help`;
+- `stockade scan ONE.yaml` (a Deployment with findings);
+- optionally `checkov -f ONE.yaml --framework kubernetes` (--checkov PATH: an executable or a venv).
+
+    .venv/bin/python bench/onefile.py [--repeat 7] [--checkov .bench/checkov]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+MANIFEST = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: apps}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: nginx:latest
+          securityContext: {privileged: true}
+"""
+
+
+def _time(cmd: list[str], repeat: int) -> tuple[float, list[float]]:
+    runs = []
+    subprocess.run(cmd, capture_output=True, check=False)  # warm the page cache
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run(cmd, capture_output=True, check=False)
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs), runs
+
+
+def _executable(name: str, hint: str | None) -> str | None:
+    if hint:
+        path = Path(hint)
+        if path.is_dir():
+            path = path / "bin" / name
+        return str(path) if path.exists() else None
+    return shutil.which(name)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--checkov", help="checkov executable or a venv holding it")
+    args = parser.parse_args(argv)
+    stockade = _executable("stockade", str(Path(sys.executable).parent)) or "stockade"
+    with tempfile.TemporaryDirectory() as tmp:
+        manifest = Path(tmp, "deploy.yaml")
+        manifest.write_text(MANIFEST)
+        rows: list[tuple[str, list[str]]] = [
+            ("python -c pass", [sys.executable, "-c", "pass"]),
+            ("python -c 'import yaml, regorus'", [sys.executable, "-c", "import yaml, regorus"]),
+            ("stockade --help", [stockade, "--help"]),
+            ("stockade scan --help", [stockade, "scan", "--help"]),
+            ("stockade scan deploy.yaml", [stockade, "scan", str(manifest)]),
+        ]
+        checkov = _executable("checkov", args.checkov) if args.checkov else None
+        if checkov:
+            rows.append(
+                ("checkov -f deploy.yaml", [checkov, "-f", str(manifest), "--framework", "kubernetes"])
+            )
+        print(f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; medians of {args.repeat} runs")
+        results = {}
+        for label, cmd in rows:
+            median, runs = _time(cmd, args.repeat)
+            results[label] = median
+            print(f"{label:<36} {median:7.3f} s   runs: {', '.join(f'{r:.3f}' for r in runs)}")
+        if "checkov -f deploy.yaml" in results:
+            ratio = results["checkov -f deploy.yaml"] / results["stockade scan deploy.yaml"]
+            print(f"checkov / stockade scan: {ratio:.1f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
