@@ -2,7 +2,8 @@
 # title: DNS to a server other than cluster DNS
 # description: >-
 #   Workloads must resolve names through the cluster DNS service (egress.cluster_dns: its namespace,
-#   pinned by name, and its pods' labels): an egress rule that opens port 53 (TCP or UDP, as a number
+#   pinned by name, and its pods' labels; or an ipBlock / toCIDR of exactly one of
+#   egress.cluster_dns.addresses, such as NodeLocal DNSCache's 169.254.20.10): an egress rule that opens port 53 (TCP or UDP, as a number
 #   or inside a port range) to any other peer lets pods use an outside resolver, a classic channel for
 #   exfiltration and a way around DNS-based egress controls. Rules without explicit ports are reported
 #   by the allowlist rules instead. Cilium policies: toPorts opening port 53 to any peer but the cluster
