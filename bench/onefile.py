@@ -53,7 +53,7 @@ def _executable(name: str, hint: str | None) -> str | None:
     if hint:
         path = Path(hint)
         if path.is_dir():
-            path = path / "bin" / name
+            path = path / name if (path / name).exists() else path / "bin" / name
         return str(path) if path.exists() else None
     return shutil.which(name)
 

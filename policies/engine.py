@@ -26,6 +26,7 @@ import orjson
 import regorus
 import yaml
 
+from stockade.policies import program_cache
 from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.gatekeeper import AREA as GK_AREA
@@ -261,7 +262,9 @@ class EmbeddedEngine:
                 self._gatekeeper = GatekeeperEngine(library.gatekeeper, gk_rules)
             except GatekeeperError as exc:
                 raise PolicyError(str(exc)) from None
-        self._engine: Any
+        # the tree-walking interpreter: built when first needed (a fallback, a rule's own error),
+        # since a scan whose compiled program is cached never needs it
+        self._engine: Any = None
         self._owner = threading.get_ident()
         self._per_thread = threading.local()
         self._data: Mapping[str, Any] = data
@@ -269,25 +272,43 @@ class EmbeddedEngine:
         self._data_json = "{}"
         self._vm: Any = None
         self.vm_error: str | None = None  # why the compiled VM is not in use, if it is not
+        self._modules = [(m.path, m.text) for m in library.policy_modules]
+        self._modules += [(f"<stockade-agg:{k}>", _aggregator(k, r)) for k, r in self._by_kind.items()]
         if _clone_of is not None:
-            self._engine = _clone_of._engine.clone()
+            if _clone_of._engine is not None:
+                self._engine = _clone_of._engine.clone()
             self._program, self._data_json = _clone_of._program, _clone_of._data_json
             self._load_vm()
             return
-        self._engine = regorus.Engine()
-        modules = [(m.path, m.text) for m in library.policy_modules]
-        modules += [(f"<stockade-agg:{k}>", _aggregator(k, r)) for k, r in self._by_kind.items()]
-        for path, text in modules:
-            self._add(path, text)
         if vm and self._by_kind:
             entries = [_entry(kind) for kind in self._by_kind]
-            # Full `data.` references instead of import aliases: about 45 % less VM time (imports.py).
-            compiled = [(path, expand_data_imports(text)) for path, text in modules]
-            try:
-                self._program = regorus.Program.compile_from_modules("{}", compiled, entries)
-            except Exception as exc:
-                self.vm_error = engine_message(exc)
+            self._program = program_cache.load(self._modules, entries)
+            if self._program is None:
+                self._interpreter()  # parses every module: a syntax error is a PolicyError here
+                # Full `data.` references instead of import aliases: about 45 % less VM time (imports.py).
+                compiled = [(path, expand_data_imports(text)) for path, text in self._modules]
+                try:
+                    self._program = regorus.Program.compile_from_modules("{}", compiled, entries)
+                except Exception as exc:
+                    self.vm_error = engine_message(exc)
+                else:
+                    program_cache.store(self._modules, entries, self._program)
+        else:
+            self._interpreter()
         self.set_data(data)
+
+    def _interpreter(self) -> Any:
+        """The interpreter holding every module and the data, built on first use."""
+        if self._engine is None:
+            engine = regorus.Engine()
+            for path, text in self._modules:
+                try:
+                    engine.add_policy(path, text)
+                except Exception as exc:  # regorus raises plain exceptions with the parser's message
+                    raise PolicyError(f"{path}: {engine_message(exc)}") from None
+            engine.add_data_json(self._data_json)
+            self._engine = engine
+        return self._engine
 
     def _load_vm(self) -> None:
         if self._program is None:
@@ -298,17 +319,12 @@ class EmbeddedEngine:
         vm.set_data_json(self._data_json)
         self._vm = vm
 
-    def _add(self, path: str, text: str) -> None:
-        try:
-            self._engine.add_policy(path, text)
-        except Exception as exc:  # regorus raises plain exceptions with the parser's message
-            raise PolicyError(f"{path}: {engine_message(exc)}") from None
-
     def set_data(self, data: Mapping[str, Any]) -> None:
         self._data = data
         self._data_json = orjson.dumps({"stockade": {"config": data}}).decode()
-        self._engine.clear_data()
-        self._engine.add_data_json(self._data_json)
+        if self._engine is not None:
+            self._engine.clear_data()
+            self._engine.add_data_json(self._data_json)
         self._load_vm()
 
     @property
@@ -373,9 +389,10 @@ class EmbeddedEngine:
 
     def evaluate_interpreted(self, agg: str, rules: list[Rule], text: str) -> list[Violation]:
         """The tree-walking interpreter's answer (the reference the VM is tested against)."""
-        self._engine.set_input_json(text)
+        engine = self._interpreter()
+        engine.set_input_json(text)
         try:
-            raw = self._engine.eval_rule_as_json(_entry(agg))
+            raw = engine.eval_rule_as_json(_entry(agg))
         except Exception:
             # One broken rule must not hide the others: evaluate one by one to name the culprit.
             return self._evaluate_each(rules)
@@ -387,7 +404,7 @@ class EmbeddedEngine:
         errors = []
         for rule in rules:
             try:
-                raw = self._engine.eval_rule_as_json(f"{rule.package}.deny")
+                raw = self._interpreter().eval_rule_as_json(f"{rule.package}.deny")
             except Exception as exc:
                 errors.append(f"{rule.id}: {evaluation_message(exc)}")
                 continue

@@ -1,0 +1,89 @@
+"""The compiled policy program, kept between runs: a one-file scan should not compile 120 modules.
+
+Compiling the library for regorus' VM (and parsing it for the interpreter) is about a third of a
+one-file scan. The compiled program is serialized (regorus' own binary form) into a `.compiled/`
+folder **inside the installed package**, never into a shared or per-user cache: whoever can write
+there can already change stockade's code, so the cache adds no way to change a verdict (a cache
+restored from an untrusted CI branch, say, is not read). Where the package folder is not writable,
+nothing is cached and every run compiles, as before.
+
+The key is a SHA-256 over regorus' version, this module's and the compiler-facing modules' own
+source, the entry points and every module's path and text: any change to the library, to a custom
+rule, to the import expansion or to regorus compiles afresh. A file that does not deserialize is
+ignored (and replaced). At most :data:`KEEP` programs are kept (one per library and set of custom
+rules in use), the oldest removed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from collections.abc import Sequence
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import Any
+
+import regorus
+
+HERE = Path(__file__).resolve().parent
+FOLDER = HERE / ".compiled"
+KEEP = 8
+#: the code that shapes what is compiled: a change to any of them is a change of program
+_SOURCES = ("program_cache.py", "imports.py", "engine.py")
+
+
+def _regorus_version() -> str:
+    try:
+        return version("gordon-to-regorus")
+    except PackageNotFoundError:  # pragma: no cover - installed under another distribution name
+        return str(getattr(regorus, "__version__", "unknown"))
+
+
+def key(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> str:
+    digest = hashlib.sha256()
+    digest.update(_regorus_version().encode())
+    for name in _SOURCES:
+        try:
+            digest.update((HERE / name).read_bytes())
+        except OSError:
+            digest.update(name.encode())
+    for entry in entries:
+        digest.update(b"\0entry\0" + entry.encode())
+    for path, text in modules:
+        digest.update(b"\0module\0" + path.encode() + b"\0" + text.encode())
+    return digest.hexdigest()
+
+
+def load(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> Any:
+    """The cached program for these modules and entry points, or None."""
+    path = FOLDER / f"{key(modules, entries)}.bin"
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        result = regorus.Program.deserialize_binary(data)
+    except Exception:
+        return None
+    # (program, partial): a partial program (regorus could not restore it whole) is recompiled
+    if isinstance(result, tuple):
+        program, partial = result
+        return None if partial else program
+    return result
+
+
+def store(modules: Sequence[tuple[str, str]], entries: Sequence[str], program: Any) -> None:
+    """Keep `program` for the next run, atomically; silently nothing where that is not possible."""
+    try:
+        data = bytes(program.serialize_binary())
+        FOLDER.mkdir(exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=FOLDER, suffix=".tmp")
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, FOLDER / f"{key(modules, entries)}.bin")
+        programs = sorted(FOLDER.glob("*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in programs[KEEP:]:
+            old.unlink(missing_ok=True)
+    except Exception:
+        return

@@ -1,0 +1,72 @@
+"""The compiled program kept between runs (policies/program_cache.py): same verdicts, never stale,
+never trusted when damaged, and nothing cached where the package folder is not writable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from stockade.policies import program_cache
+from stockade.policies.engine import EmbeddedEngine, PolicyError, load_library
+from stockade.policies.model import Resource
+
+POD = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {"name": "p", "namespace": "ml"},
+    "spec": {"containers": [{"name": "c", "image": "nginx", "securityContext": {"privileged": True}}]},
+}
+
+
+@pytest.fixture()
+def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(program_cache, "FOLDER", tmp_path / ".compiled")
+    return tmp_path / ".compiled"
+
+
+def _verdicts(engine: EmbeddedEngine) -> list[tuple[str, str]]:
+    inp = {"object": POD, "pod": {"spec": POD["spec"], "metadata": POD["metadata"], "path": ["spec"]}}
+    return sorted((v.rule.id, v.msg) for v in engine.evaluate(Resource(POD).kind, inp))
+
+
+def test_a_second_engine_uses_the_cached_program_and_decides_the_same(folder: Path) -> None:
+    library = load_library()
+    first = EmbeddedEngine(library, {})
+    assert first.uses_vm and len(list(folder.glob("*.bin"))) == 1
+    second = EmbeddedEngine(library, {})
+    assert second.uses_vm and second._engine is None  # no interpreter built: the program was loaded
+    assert _verdicts(first) == _verdicts(second) != []
+
+
+def test_a_damaged_program_is_ignored_and_replaced(folder: Path) -> None:
+    library = load_library()
+    EmbeddedEngine(library, {})
+    (cached,) = folder.glob("*.bin")
+    cached.write_bytes(b"not a program")
+    engine = EmbeddedEngine(library, {})
+    assert engine.uses_vm and engine._engine is not None  # compiled afresh
+    assert cached.read_bytes() != b"not a program"
+    assert _verdicts(engine)
+
+
+def test_a_changed_custom_rule_compiles_afresh_and_a_broken_one_is_an_error(
+    folder: Path, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "x.rego").write_text("package custom.x\nimport rego.v1\nok := true\n")
+    EmbeddedEngine(load_library([rules]), {})
+    (rules / "x.rego").write_text("package custom.x\nimport rego.v1\nok := \n")
+    with pytest.raises(PolicyError, match=r"x\.rego"):
+        EmbeddedEngine(load_library([rules]), {})
+
+
+def test_nothing_is_cached_where_the_folder_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(program_cache, "FOLDER", blocker / ".compiled")  # under a file: never a folder
+    engine = EmbeddedEngine(load_library(), {})
+    assert engine.uses_vm and _verdicts(engine)
