@@ -25,7 +25,7 @@ from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import PodsDiffer, Reachability
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 from stockade.policies.kinds import KINDS, object_kind
-from stockade.scanner.reports.layout import console, fit, plain
+from stockade.scanner.reports.layout import table_text
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
 
 app = typer.Typer(
@@ -208,7 +208,4 @@ def _table(reports: list[dict[str, Any]]) -> str:
     # Never truncate a workload name or a port list: a report is read by people and by grep alike.
     for col in table.columns:
         col.overflow = "fold"
-    out = console()
-    with out.capture() as capture:
-        out.print(fit(table, out.width, key=2))
-    return plain(capture.get())
+    return table_text(table, key=2)

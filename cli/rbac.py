@@ -254,13 +254,12 @@ def explain(
         return
     out = console()
     implicit = [g for g in grants if g.binding.key in graph.bootstrap_keys]
+    own = [g for g in grants if g.binding.key not in graph.bootstrap_keys]
     identities = ", ".join(str(i) for i in who.identities())
-    table = Table(title=f"{who}: {len(grants) - len(implicit)} bindings (as {identities})")
+    table = Table(title=f"{who}: {len(own)} bindings (as {identities})")
     for col in ("Via", "Binding", "Role", "Scope", "Rules"):
         table.add_column(col)
-    for g in grants:
-        if g.binding.key in graph.bootstrap_keys:
-            continue
+    for g in own:
         rules = "\n".join(_rule_text(r) for r in g.rules) or ("(role not found)" if not g.role_found else "")
         _row(table, str(g.via), str(g.binding), g.binding.role, g.scope_text, rules)
     print_table(table, out=out)

@@ -229,6 +229,16 @@ class HostPathConfig(_Model):
     forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
 
 
+def _ip_addresses(value: tuple[str, ...]) -> tuple[str, ...]:
+    """`value` when every entry is an IP address (v4 or v6), else the first that is not."""
+    for addr in value:
+        try:
+            ipaddress.ip_address(addr)
+        except ValueError:
+            raise ValueError(f"{addr!r} is not an IP address") from None
+    return value
+
+
 class ClusterDNSConfig(_Model):
     """The cluster DNS pods: always reachable on port 53, and the only DNS server workloads may use."""
 
@@ -241,12 +251,7 @@ class ClusterDNSConfig(_Model):
     @field_validator("addresses")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for addr in value:
-            try:
-                ipaddress.ip_address(addr)
-            except ValueError:
-                raise ValueError(f"{addr!r} is not an IP address") from None
-        return value
+        return _ip_addresses(value)
 
 
 class EgressAllow(_Model):
@@ -297,12 +302,7 @@ class EgressConfig(_Model):
     @field_validator("metadata_addresses")
     @classmethod
     def _addresses(cls, value: tuple[str, ...]) -> tuple[str, ...]:
-        for addr in value:
-            try:
-                ipaddress.ip_address(addr)
-            except ValueError:
-                raise ValueError(f"{addr!r} is not an IP address") from None
-        return value
+        return _ip_addresses(value)
 
 
 class WorkloadSelector(_Model):

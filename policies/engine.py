@@ -272,17 +272,20 @@ class EmbeddedEngine:
         self._data_json = "{}"
         self._vm: Any = None
         self.vm_error: str | None = None  # why the compiled VM is not in use, if it is not
-        self._modules = [(m.path, m.text) for m in library.policy_modules]
-        self._modules += [(f"<stockade-agg:{k}>", _aggregator(k, r)) for k, r in self._by_kind.items()]
+        self._modules: list[tuple[str, str]]
         if _clone_of is not None:
+            self._modules = _clone_of._modules
             if _clone_of._engine is not None:
                 self._engine = _clone_of._engine.clone()
             self._program, self._data_json = _clone_of._program, _clone_of._data_json
             self._load_vm()
             return
+        self._modules = [(m.path, m.text) for m in library.policy_modules]
+        self._modules += [(f"<stockade-agg:{k}>", _aggregator(k, r)) for k, r in self._by_kind.items()]
         if vm and self._by_kind:
             entries = [_entry(kind) for kind in self._by_kind]
-            self._program = program_cache.load(self._modules, entries)
+            cache_key = program_cache.key(self._modules, entries)
+            self._program = program_cache.load(cache_key)
             if self._program is None:
                 self._interpreter()  # parses every module: a syntax error is a PolicyError here
                 # Full `data.` references instead of import aliases: about 45 % less VM time (imports.py).
@@ -292,7 +295,7 @@ class EmbeddedEngine:
                 except Exception as exc:
                     self.vm_error = engine_message(exc)
                 else:
-                    program_cache.store(self._modules, entries, self._program)
+                    program_cache.store(cache_key, self._program)
         else:
             self._interpreter()
         self.set_data(data)

@@ -55,9 +55,9 @@ def key(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def load(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> Any:
-    """The cached program for these modules and entry points, or None."""
-    path = FOLDER / f"{key(modules, entries)}.bin"
+def load(program_key: str) -> Any:
+    """The cached program of this :func:`key`, or None."""
+    path = FOLDER / f"{program_key}.bin"
     try:
         data = path.read_bytes()
     except OSError:
@@ -73,15 +73,16 @@ def load(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> Any:
     return result
 
 
-def store(modules: Sequence[tuple[str, str]], entries: Sequence[str], program: Any) -> None:
-    """Keep `program` for the next run, atomically; silently nothing where that is not possible."""
+def store(program_key: str, program: Any) -> None:
+    """Keep `program` under its :func:`key` for the next run, atomically; silently nothing where that
+    is not possible."""
     try:
         data = bytes(program.serialize_binary())
         FOLDER.mkdir(exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=FOLDER, suffix=".tmp")
         with os.fdopen(fd, "wb") as out:
             out.write(data)
-        os.replace(tmp, FOLDER / f"{key(modules, entries)}.bin")
+        os.replace(tmp, FOLDER / f"{program_key}.bin")
         programs = sorted(FOLDER.glob("*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in programs[KEEP:]:
             old.unlink(missing_ok=True)

@@ -804,14 +804,12 @@ class RBACGraph:
         sub: str = "",
         namespace: str | None = None,
         name: str = "",
-        *,
-        bootstrap: bool = False,
     ) -> list[tuple[Subject, Grant]]:
         """Subjects the bindings name that may make this request, with the grant that allows it.
 
         Bindings of the Kubernetes bootstrap policy that the gate's objects do not define (the
-        controllers', system:masters') count only with `bootstrap`: a question about manifests is
-        answered about the manifests' subjects. A live cluster's bindings are all its own.
+        controllers', system:masters') do not count: a question about manifests is answered about
+        the manifests' subjects. A live cluster's bindings are all its own.
 
         `namespace` None asks about a cluster-wide request (all namespaces, or a cluster-scoped
         resource), which only ClusterRoleBindings grant. A create of a top-level resource carries no
@@ -823,17 +821,17 @@ class RBACGraph:
         candidates: list[Binding] = list(self.cluster_bindings)
         if namespace is not None and not cluster_scoped(group, resource, verb):
             candidates += self.namespace_bindings.get(namespace, ())
-        return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name), bootstrap)
+        return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
 
-    def who_can_url(self, verb: str, path: str, *, bootstrap: bool = False) -> list[tuple[Subject, Grant]]:
+    def who_can_url(self, verb: str, path: str) -> list[tuple[Subject, Grant]]:
         """Non-resource URLs (/metrics, /healthz ...): only ClusterRoleBindings grant them."""
-        return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path), bootstrap)
+        return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path))
 
-    def _who(self, bindings: Iterable[Binding], allows: Any, bootstrap: bool) -> list[tuple[Subject, Grant]]:
+    def _who(self, bindings: Iterable[Binding], allows: Any) -> list[tuple[Subject, Grant]]:
         memo: dict[tuple[str, str, str], tuple[bool, tuple[PolicyRule, ...], bool]] = {}
         out: list[tuple[Subject, Grant]] = []
         for b in bindings:
-            if not bootstrap and b.key in self.bootstrap_keys:
+            if b.key in self.bootstrap_keys:  # the inputs' own subjects only (who_can)
                 continue
             key = (b.role_kind, b.namespace if b.role_kind == "Role" else "", b.role_name)
             hit = memo.get(key)

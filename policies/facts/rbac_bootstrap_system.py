@@ -59,9 +59,10 @@ import functools
 from typing import Any
 
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_LABEL, BOOTSTRAP_NAMES, RBAC, _role, _rule
+from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR
 
-FIRST_MINOR = 30
-LAST_MINOR = 35
+#: the versions transcribed: those rbac.kubernetes_version accepts
+FIRST_MINOR, LAST_MINOR = OLDEST_MINOR, LATEST_MINOR
 _RBAC_GROUP = "rbac.authorization.k8s.io"
 _CONTROLLER = "system:controller:"
 _SYSTEM_NS = "kube-system"

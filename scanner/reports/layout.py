@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
 from typing import IO
 
 from rich.console import Console, Group, RenderableType
@@ -122,27 +121,24 @@ def fit(table: Table, width: int, *, key: int = 1) -> RenderableType:
     return table if fits(table, width) else stacked(table, key=key)
 
 
+def table_text(table: Table, *, key: int = 1, out: Console | None = None) -> str:
+    """`table` laid out at the output width (or `out`'s), stacked when it does not fit, as plain text
+    without rich's padding."""
+    out = out or console()
+    with out.capture() as capture:
+        out.print(fit(table, out.width, key=key))
+    return plain(capture.get())
+
+
 def print_table(table: Table, *, key: int = 1, out: Console | None = None) -> None:
     """Print `table` to stdout (or `out`) at the output width, stacked when it does not fit."""
     out = out or console()
     if out.is_terminal:
         out.print(fit(table, out.width, key=key))
-        return
-    with out.capture() as capture:
-        out.print(fit(table, out.width, key=key))
-    out.file.write(plain(capture.get()))
+    else:
+        out.file.write(table_text(table, key=key, out=out))
 
 
 def plain(text: str) -> str:
     """`text` without the spaces rich pads lines with (logs, files and grep need none)."""
     return "".join(line.rstrip() + "\n" for line in text.splitlines())
-
-
-def table_of(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
-    """A plain table of text cells; cells are data, never rich markup."""
-    table = Table(title=title)
-    for header in headers:
-        table.add_column(header, overflow="fold")
-    for row in rows:
-        table.add_row(*(Text(c) for c in row))
-    return table

@@ -18,11 +18,10 @@ from rich.text import Text
 
 from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
-from stockade.scanner.reports.grouping import group
-from stockade.scanner.reports.layout import PLAIN_WIDTH, console, fit, output_width, plain
+from stockade.scanner.reports.grouping import Group, group
+from stockade.scanner.reports.layout import console, fit, output_width, plain
 from stockade.scanner.result import Result
 
-__all__ = ["PLAIN_WIDTH", "REPORT", "TableReport"]
 SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red",
     Severity.HIGH: "red",
@@ -43,10 +42,10 @@ class TableReport(Report):
         out = StringIO()
         # a terminal's width when printing to one, else COLUMNS or 160; stacked rows when narrow
         out_console = console(out, width=output_width(terminal=color), color=color)
-        findings = result.sorted_findings()
-        if findings:
-            out_console.print(fit(_table(findings), out_console.width, key=4))
-        out_console.print(_summary(result))
+        groups = group(result.sorted_findings())
+        if groups:
+            out_console.print(fit(_table(groups), out_console.width, key=4))
+        out_console.print(_summary(result, len(groups)))
         if result.framework:
             out_console.print(_controls(result))
         for error in result.errors:
@@ -73,7 +72,7 @@ def _group(f: Finding) -> str:
     return f.file or f.resource.cluster or ""
 
 
-def _table(findings: list[Finding]) -> Table:
+def _table(groups: list[Group]) -> Table:
     """Location first and unwrapped (so `file:line` stays clickable), the object and message last;
     one row per problem (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
@@ -82,7 +81,6 @@ def _table(findings: list[Finding]) -> Table:
     table.add_column("Action", no_wrap=True)
     table.add_column("Rule", no_wrap=True)
     table.add_column("Finding", overflow="fold", ratio=1)
-    groups = group(findings)
     for i, g in enumerate(groups):
         f = g.primary
         last_of_group = i + 1 == len(groups) or _group(groups[i + 1].primary) != _group(f)
@@ -110,7 +108,8 @@ def _table(findings: list[Finding]) -> Table:
     return table
 
 
-def _summary(result: Result) -> Text:
+def _summary(result: Result, rows: int) -> Text:
+    """The one-line verdict; `rows`: how many rows the findings were shown as."""
     active = result.active
     actions = Counter(f.action for f in active)
     scope = count(result.resources, "resource") + (
@@ -128,7 +127,6 @@ def _summary(result: Result) -> Text:
             f"({actions[Action.DENY]} deny, {actions[Action.WARN]} warn, {actions[Action.AUDIT]} audit; "
             f"{by_severity}) in {scope}"
         )
-        rows = len(group(result.sorted_findings()))
         if rows != len(result.findings):
             line += f", shown as {count(rows, 'row')}"
     else:

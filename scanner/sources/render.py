@@ -81,9 +81,10 @@ class KustomizeSource:
                     return
                 yield from parse_text(text, fallback)
                 return
+            sources: dict[Path, dict[tuple[Any, Any], list[Origin]]] = {}  # each source file read once
             for item in parse_text(text, fallback):
                 if isinstance(item, Resource):
-                    _to_origin(item, wrapper, self.directory)
+                    _to_origin(item, wrapper, self.directory, sources)
                 yield item
 
 
@@ -94,8 +95,11 @@ def _quoted(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
-    """Point `item` at the file its origin annotation names (relative to the wrapper), and drop it."""
+def _to_origin(
+    item: Resource, wrapper: str, directory: str, sources: dict[Path, dict[tuple[Any, Any], list[Origin]]]
+) -> None:
+    """Point `item` at the file its origin annotation names (relative to the wrapper), and drop it.
+    `sources`: the documents of each source file read so far, by (kind, name)."""
     md = item.obj.get("metadata")
     if not isinstance(md, dict) or not isinstance(md.get("annotations"), dict):
         return
@@ -120,7 +124,14 @@ def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
     if not source.is_file():
         return
     shown = os.path.relpath(source) if not Path(directory).is_absolute() else str(source)
-    found = _source_document(source, item.obj) if "path" in fields else None
+    found = None
+    if "path" in fields:
+        if source not in sources:
+            sources[source] = _documents(source)
+        md = item.obj.get("metadata")
+        name = md.get("name") if isinstance(md, Mapping) else None
+        candidates = sources[source].get((item.obj.get("kind"), name), [])
+        found = candidates[0] if len(candidates) == 1 else None  # none or several: renamed or ambiguous
     item.origin.file = shown
     item.origin.locator = None
     if found is None:  # no document to resolve fields in: the file's first line
@@ -129,25 +140,20 @@ def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
         item.origin.line, item.origin.document, item.origin.prefix = found.line, found.document, found.prefix
 
 
-def _source_document(source: Path, obj: Mapping[str, Any]) -> Origin | None:
-    """Where in `source` the object of `obj`'s kind and name is; None when no document or several
-    hold it (a prefix, suffix or patch renamed it)."""
-    kind = obj.get("kind")
-    md = obj.get("metadata")
-    name = md.get("name") if isinstance(md, Mapping) else None
+def _documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:
+    """Where each object of `source` is, by (kind, name); empty when the file cannot be read. An
+    object a prefix, suffix or patch renamed is found under no name or several."""
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return None
-    found = [
-        item.origin
-        for item in parse_text(text, str(source))
-        if isinstance(item, Resource)
-        and item.obj.get("kind") == kind
-        and isinstance(item.obj.get("metadata"), Mapping)
-        and item.obj["metadata"].get("name") == name
-    ]
-    return found[0] if len(found) == 1 else None
+        return {}
+    out: dict[tuple[Any, Any], list[Origin]] = {}
+    for item in parse_text(text, str(source)):
+        if isinstance(item, Resource):
+            md = item.obj.get("metadata")
+            name = md.get("name") if isinstance(md, Mapping) else None
+            out.setdefault((item.obj.get("kind"), name), []).append(item.origin)
+    return out
 
 
 @dataclass(slots=True)
