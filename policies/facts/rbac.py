@@ -1071,7 +1071,11 @@ class RBACGraph:
             seen.add(n)
             new = self.triples_of(n) - held
             if new and (
-                not wide or any(scope is None or (rid, perm) not in wide for rid, perm, scope in new)
+                not wide
+                or (
+                    not self.keys_of(n).keys() <= wide  # some permission of n is not held cluster-wide
+                    and any(scope is None or (rid, perm) not in wide for rid, perm, scope in new)
+                )
             ):
                 out.append((n, chain))
                 held |= new
@@ -1128,23 +1132,27 @@ class RBACGraph:
         candidates.sort(key=lambda c: c[0])
         # what each direct target leads to (one entry per target)
         reachable = [self._closure_keys(t) for t in dict.fromkeys(st.target for st in direct)]
+        still = 0  # reachable[:still] are covered
         paths: list[Path] = []
         seen = {me}
         for _, node, chain in candidates:
             if node in seen:
                 continue
             seen.add(node)
-            keys = self.keys_of(node)
-            uncovered = dict(_uncovered(keys, covered))
+            uncovered = _uncovered(self.keys_of(node), covered)
             if not uncovered:
                 continue
             new = _describe(uncovered)
             holders = self._holders(node, uncovered)
-            _cover(covered, keys)
+            _cover(covered, uncovered)  # the same as covering all of the node's keys
             gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
             paths.append(Path(start, chain, gains, holders))
-            if not any(_any_new(keys, covered) for keys in reachable):
-                break  # nothing further down can add a permission
+            # nothing further down can add a permission: stop (what is covered stays covered, so
+            # the closures checked already are never checked again)
+            while still < len(reachable) and not _any_new(reachable[still], covered):
+                still += 1
+            if still == len(reachable):
+                break
         result = tuple(paths)
         if first is None:
             self._paths[start] = result
@@ -1330,22 +1338,29 @@ def _cover(covered: dict[tuple[str, str], set[str | None]], keys: Keys) -> None:
         covered.setdefault(k, set()).update(scopes)
 
 
-def _uncovered(
-    keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]
-) -> Iterator[tuple[tuple[str, str], frozenset[str | None]]]:
-    """Per (id, permission), the scopes of `keys` that `covered` lacks; cluster-wide covers all."""
+def _uncovered(keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]) -> Keys:
+    """Per (id, permission), the scopes of `keys` that `covered` lacks; cluster-wide covers all.
+    (A loop, not a generator: it runs for every candidate node of every search.)"""
+    out: dict[tuple[str, str], frozenset[str | None]] = {}
+    get = covered.get
     for k, scopes in keys.items():
-        have = covered.get(k)
+        have = get(k)
         if have is None:
-            yield k, scopes
+            out[k] = scopes
         elif None not in have:
             new = scopes - have
             if new:
-                yield k, new
+                out[k] = new
+    return out
 
 
 def _any_new(keys: Keys, covered: Mapping[tuple[str, str], set[str | None]]) -> bool:
-    return next(_uncovered(keys, covered), None) is not None
+    get = covered.get
+    for k, scopes in keys.items():
+        have = get(k)
+        if have is None or (None not in have and not scopes <= have):
+            return True
+    return False
 
 
 def _describe(keys: Keys) -> tuple[str, ...]:
