@@ -318,6 +318,13 @@ class ServiceAccountsConfig(_Model):
     """Workloads that talk to the Kubernetes API and so may mount a ServiceAccount token."""
 
     api_clients: tuple[WorkloadSelector, ...] = ()
+    # Audiences the API server accepts (--api-audiences): a projected serviceAccountToken for one of
+    # them, or for none, is a Kubernetes API credential (STK-SA-001, STK-RBAC-030).
+    api_audiences: tuple[str, ...] = (
+        "https://kubernetes.default.svc",
+        "https://kubernetes.default.svc.cluster.local",
+        "kubernetes.default.svc",
+    )
 
 
 class BreakGlassSubject(_Model):
@@ -705,6 +712,9 @@ egress:
 service_accounts:
   api_clients: []
   #  - {namespaces: [argo], kinds: [Deployment], names: [workflow-controller]}
+  # Audiences the API server accepts (its --api-audiences; on AKS add the cluster's https://<fqdn>):
+  # a projected serviceAccountToken for one of them, or with no audience, is an API credential.
+  api_audiences: [https://kubernetes.default.svc, https://kubernetes.default.svc.cluster.local, kubernetes.default.svc]
 
 # RBAC least privilege. Bindings to privileged_roles are reported unless every subject is a
 # break-glass subject; escalation paths are followed up to max_path_length "can act as" steps.

@@ -165,3 +165,30 @@ gpu_pod if {
 	r in gpu_resource_names
 	not zero_quantity(q)
 }
+
+# Projected serviceAccountToken volume sources whose token the Kubernetes API server accepts: the
+# audience is unset or empty (the API server's own) or one of service_accounts.api_audiences. The pod
+# gets such a token whatever automountServiceAccountToken says. A token for another audience (Azure
+# workload identity's api://AzureADTokenExchange, Vault) is not a Kubernetes API credential.
+api_token_projections := [{"path": spec_path(["volumes", i, "projected", "sources", j, "serviceAccountToken"]), "volume": object.get(vol, "name", ""), "audience": audience} |
+	some i, vol in object.get(input.pod.spec, "volumes", [])
+	some j, source in object.get(object.get(vol, "projected", {}), "sources", [])
+	is_object(source.serviceAccountToken)
+	audience := token_audience(source.serviceAccountToken)
+	api_audience(audience)
+]
+
+token_audience(token) := a if {
+	a := token.audience
+	is_string(a)
+} else := ""
+
+api_audience("") := true
+
+api_audience(a) if a in {x | some x in object.get(data.stockade.config, ["service_accounts", "api_audiences"], default_api_audiences)}
+
+default_api_audiences := [
+	"https://kubernetes.default.svc",
+	"https://kubernetes.default.svc.cluster.local",
+	"kubernetes.default.svc",
+]

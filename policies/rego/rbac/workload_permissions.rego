@@ -10,7 +10,8 @@
 #   inventory of the gate (the scanned set, the webhook's cache, the audited cluster). A pod that reads
 #   a legacy ServiceAccount token Secret (type kubernetes.io/service-account-token: a volume, a
 #   projected source, an env var) holds that account's permissions too, whatever its own account and
-#   automount setting: one finding per such Secret.
+#   automount setting: one finding per such Secret. A projected serviceAccountToken the API server
+#   accepts (lib/pods.rego api_token_projections) is a mounted token whatever automount says.
 # custom:
 #   id: STK-RBAC-030
 #   severity: high
@@ -29,6 +30,9 @@ facts := input.facts.rbac if is_object(input.facts.rbac)
 max_length := object.get(data.stockade.config, ["rbac", "max_path_length"], 3)
 
 mounted if facts.tokenMounted == true
+
+# a projected token the API server accepts is mounted whatever automountServiceAccountToken says
+mounted if count(pods.api_token_projections) > 0
 
 sa_path := pods.spec_path(["serviceAccountName"])
 

@@ -69,3 +69,12 @@ test_a_token_secret_that_only_escalates_within_the_limit if {
 	some v in vs
 	endswith(v.msg, "escalates to ServiceAccount ml/admin")
 }
+
+test_projected_api_token_is_mounted if {
+	# issue 23: automount off, but a projected serviceAccountToken the API server accepts
+	spec := {"serviceAccountName": "t", "automountServiceAccountToken": false, "volumes": [{"name": "tok", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]}
+	i := object.union(inp(false, []), {"pod": {"spec": spec, "metadata": {}, "path": ["spec", "template"]}})
+	count(deny(i, 3)) == 2
+	other := json.patch(spec, [{"op": "add", "path": "/volumes/0/projected/sources/0/serviceAccountToken/audience", "value": "vault"}])
+	count(deny(object.union(inp(false, []), {"pod": {"spec": other, "metadata": {}, "path": ["spec", "template"]}}), 3)) == 0
+}

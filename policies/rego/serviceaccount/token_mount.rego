@@ -11,7 +11,11 @@
 #   anything). Whether the token is mounted is decided as Kubernetes does: the pod's
 #   automountServiceAccountToken if set, else the ServiceAccount's, else true. The ServiceAccount's
 #   setting comes from input.facts.serviceAccount (computed from the inventory of the gate); without
-#   facts only the pod's own setting is known and an unset one counts as mounted.
+#   facts only the pod's own setting is known and an unset one counts as mounted. A projected
+#   serviceAccountToken volume source is a mounted token too, whatever automountServiceAccountToken
+#   says, when the API server accepts it: its audience is unset (the API server's own) or listed in
+#   service_accounts.api_audiences. A token for another audience (Azure workload identity's
+#   api://AzureADTokenExchange, Vault) is not a Kubernetes API credential.
 # custom:
 #   id: STK-SA-001
 #   severity: medium
@@ -97,3 +101,23 @@ deny contains v if {
 		"details": {"serviceAccount": sa_name},
 	}
 }
+
+# A projected token the API server accepts, whatever automountServiceAccountToken says (the pod asked
+# for it by name). Reported only where the automounted token is not reported already.
+deny contains v if {
+	not mount[0] == true
+	not api_client
+	some p in pods.api_token_projections
+	v := {
+		"msg": sprintf(
+			"volume %q projects a token of ServiceAccount %q that the Kubernetes API accepts (%s) but the workload is not an API client (service_accounts.api_clients)",
+			[p.volume, sa_name, audience_text(p.audience)],
+		),
+		"path": p.path,
+		"details": {"serviceAccount": sa_name, "volume": p.volume},
+	}
+}
+
+audience_text("") := "no audience: the API server's own"
+
+audience_text(a) := sprintf("audience %q", [a]) if a != ""

@@ -98,3 +98,46 @@ test_namespace_from_gate if {
 	count(token_mount.deny) == 0 with input as i with data.stockade.config as cfg([{"namespaces": ["argo"]}])
 	count(token_mount.deny) == 1 with input as i with data.stockade.config as cfg([{"namespaces": ["other"]}])
 }
+
+projected(audience) := {"volumes": [{"name": "kube-api", "projected": {"sources": [
+	{"configMap": {"name": "kube-root-ca.crt"}},
+	{"serviceAccountToken": object.union({"path": "token", "expirationSeconds": 3600}, audience)},
+]}}]}
+
+test_projected_token_counts_even_with_automount_off if {
+	# issue 23: a projected serviceAccountToken source is a mounted token; automount false does not stop it
+	spec := object.union(projected({}), {"automountServiceAccountToken": false, "serviceAccountName": "controller"})
+	vs := deny(spec, {}, [])
+	count(vs) == 1
+	some v in vs
+	v.path == ["spec", "template", "spec", "volumes", 0, "projected", "sources", 1, "serviceAccountToken"]
+	contains(v.msg, "no audience")
+	contains(v.msg, "\"controller\"")
+}
+
+test_projected_token_for_the_api_audience_denied if {
+	spec := object.union(projected({"audience": "https://kubernetes.default.svc"}), {"automountServiceAccountToken": false})
+	count(deny(spec, {}, [])) == 1
+	# an empty audience is the API server's own too
+	count(deny(object.union(projected({"audience": ""}), {"automountServiceAccountToken": false}), {}, [])) == 1
+}
+
+test_projected_token_for_another_audience_allowed if {
+	# Azure workload identity's token is exchanged with Entra ID; the API server rejects it
+	spec := object.union(projected({"audience": "api://AzureADTokenExchange"}), {"automountServiceAccountToken": false})
+	count(deny(spec, {}, [])) == 0
+}
+
+test_projected_token_for_an_accepted_audience_denied if {
+	# the cluster's API server accepts that audience (service_accounts.api_audiences)
+	spec := object.union(projected({"audience": "api://AzureADTokenExchange"}), {"automountServiceAccountToken": false})
+	d := token_mount.deny with input as inp(spec, {}) with data.stockade.config as {"service_accounts": {"api_audiences": ["api://AzureADTokenExchange"]}}
+	count(d) == 1
+}
+
+test_projected_token_not_reported_twice if {
+	# the automounted token is reported already: one finding
+	count(deny(object.union(projected({}), {"serviceAccountName": "controller"}), sa(true, true), [])) == 1
+	# an API client may have both
+	count(deny(object.union(projected({}), {"automountServiceAccountToken": false}), {}, [{"namespaces": ["argo"]}])) == 0
+}
