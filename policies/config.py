@@ -423,6 +423,13 @@ class StorageConfig(_Model):
     required_subresources: tuple[str, ...] = ("blob",)
 
 
+class CredentialsConfig(_Model):
+    """Plaintext credentials in manifests (STK-CRED-001)."""
+
+    # Env var names and ConfigMap keys (globs, case-insensitive) never reported as credentials.
+    allowed_names: tuple[str, ...] = ()
+
+
 class AzureConfig(_Model):
     """The Azure side of the fleet (audit with credentials, ARM / terraform scans)."""
 
@@ -529,6 +536,7 @@ class Config(_Model):
     rbac: RBACConfig = RBACConfig()
     admission: AdmissionConfig = AdmissionConfig()
     storage: StorageConfig = StorageConfig()
+    credentials: CredentialsConfig = CredentialsConfig()
     azure: AzureConfig = AzureConfig()
     workloads: tuple[WorkloadKind, ...] = ()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
@@ -754,6 +762,12 @@ storage:
   #  - stmlprod*
   forbidden_secret_keys: [azurestorageaccountkey, azurestorageaccountsastoken]
   required_subresources: [blob]
+
+# Plaintext credentials in manifests: env var names and ConfigMap keys (globs) never reported.
+credentials:
+  allowed_names: []
+  #  - GRAFANA_ADMIN_PASSWORD
+
 azure:
   gpu_vm_sizes: ["Standard_N*"]
 

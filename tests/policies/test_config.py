@@ -101,5 +101,6 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "service_accounts",
         "rbac",
         "storage",
+        "credentials",
         "azure",
     }

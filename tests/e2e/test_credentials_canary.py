@@ -1,0 +1,225 @@
+"""Plaintext credentials (STK-CRED-001) are found at all three gates and never printed.
+
+Canary credentials, one per published format the rule knows and a few plain values under credential
+names, are put into a Deployment (env, args, an annotation, the last-applied-configuration
+annotation) and a ConfigMap. Then:
+
+- the scan CLI (``stockade scan``) in every report format: STK-CRED-001 at each field, and no canary
+  in stdout or stderr;
+- the webhook: a real uvicorn HTTPS server on 127.0.0.1 answering a real AdmissionReview v1 (httpx
+  client): denied, and no canary in the response or in any log record;
+- the audit: ``run_audit`` through the real ``kubernetes`` client against the fake API server of
+  ``examples/fleet/apiserver.py`` on loopback; the same findings as the scan, and no canary in any
+  report format or in the PolicyReports.
+
+The canaries are assembled at import time so that no token-shaped string is committed; none of them
+is a real credential.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import ssl
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from stockade.admission.app import WebhookState
+from stockade.cli.main import build
+from stockade.policies.config import load_config, parse_config
+from stockade.policies.evaluate import Evaluator
+from stockade.policies.model import Finding
+from stockade.scanner.audit import Target, run_audit
+from stockade.scanner.policyreports import build_reports
+from stockade.scanner.reports import FORMATS, get_report
+from stockade.scanner.sources.cluster import ClusterReader
+from tests.reviews import admission_review
+from tests.tls_webhook import CA, Server
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "examples" / "fleet"))
+fake: Any = importlib.import_module("apiserver")
+
+
+def _repeat(unit: str, n: int) -> str:
+    return unit * n
+
+
+CANARIES: dict[str, str] = {
+    "GitHub token": "gh" + "p_" + "R7wQ2mZ9xK4vT1nB8cJ3hL6sD0fG5aY2uE9i",
+    "Hugging Face token": "hf" + "_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi",
+    "Azure storage account key": "DefaultEndpointsProtocol=https;AccountName=stml;AccountKey="
+    + _repeat("Zq9/", 21)
+    + "Zk==;EndpointSuffix=core.windows.net",
+    "Azure SAS token": "https://stml.blob.core.windows.net/m?sv=2022-11-02&sp=r&sig="
+    + "Qm9ndXNTaWduYXR1cmVGb3JUZXN0aW5nT25seTEyMzQ1Njc4"
+    + "%3D",
+    "Entra ID client secret": "aB3" + "8Q~" + "Zx9.Wv8_Ut7-Sr6~Qp5.On4_Ml3-Kj2~",
+    "AWS access key id": "AK" + "IA" + "QYLPMN5HHHFPZAM2",
+    "OpenAI API key": "sk-" + "proj-" + _repeat("Ab9_", 12),
+    "Anthropic API key": "sk-" + "ant-api03-" + _repeat("Xy7-", 23) + "AA",
+    "private key": "-----BEGIN " + "EC PRIVATE KEY-----\nMHcCAQEEIB\n-----END EC PRIVATE KEY-----",
+    "URL with a password": "postgres://trainer:" + "Canary-Pw-42" + "@db.internal:5432/runs",
+}
+PLAIN = {"AZURE_CLIENT_SECRET": "canary-plain-client-secret", "dbPassword": "canary-plain-db-pw"}
+CM_PLAIN = "canary-configmap-api-key"
+SECRET_PARTS = [*CANARIES.values(), *PLAIN.values(), CM_PLAIN, "Canary-Pw-42"]
+
+
+def _deployment() -> dict[str, Any]:
+    env = [{"name": f"V{i}", "value": v} for i, v in enumerate(CANARIES.values())]
+    env += [{"name": k, "value": v} for k, v in PLAIN.items()]
+    container = {
+        "name": "app",
+        "image": "registry.example/app:1.0",
+        "env": env,
+        "args": ["--hub-token", CANARIES["Hugging Face token"]],
+    }
+    pod = {"containers": [{"name": "app", "env": env}]}
+    applied = {"kind": "Deployment", "spec": {"template": {"spec": pod}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": "trainer",
+            "namespace": "ml",
+            "annotations": {
+                "ci.example/token": CANARIES["GitHub token"],
+                "kubectl.kubernetes.io/last-applied-configuration": json.dumps(applied),
+            },
+        },
+        "spec": {
+            "selector": {"matchLabels": {"app": "trainer"}},
+            "template": {"metadata": {"labels": {"app": "trainer"}}, "spec": {"containers": [container]}},
+        },
+    }
+
+
+CONFIGMAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "settings", "namespace": "ml"},
+    "data": {"api-key": CM_PLAIN, "storage": CANARIES["Azure storage account key"], "log-level": "debug"},
+}
+NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+OBJECTS = [NAMESPACE, _deployment(), CONFIGMAP]
+EXPECTED_PATHS = {
+    *(("Deployment", ("spec", "template", "spec", "containers", 0, "env", i, "value")) for i in range(12)),
+    ("Deployment", ("spec", "template", "spec", "containers", 0, "args", 1)),
+    ("Deployment", ("metadata", "annotations", "ci.example/token")),
+    ("Deployment", ("metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")),
+    ("ConfigMap", ("data", "api-key")),
+    ("ConfigMap", ("data", "storage")),
+}
+
+
+def _assert_clean(text: str, where: str) -> None:
+    leaked = [s for s in SECRET_PARTS if s in text]
+    assert not leaked, f"{where} prints {len(leaked)} canary value(s)"
+
+
+def _cred(findings: list[Finding]) -> set[tuple[str, tuple[Any, ...], str]]:
+    return {(f.resource.kind, tuple(f.path), f.message) for f in findings if f.rule.id == "STK-CRED-001"}
+
+
+def test_every_canary_type_is_found_in_env() -> None:
+    evaluator = Evaluator.default(parse_config(""))
+    from stockade.policies.evaluate import InventoryFacts
+    from stockade.policies.facts import inventory_of
+    from stockade.policies.model import Operation, Resource
+
+    facts = InventoryFacts(inventory_of(OBJECTS, complete=True))
+    obj = OBJECTS[1]
+    found = evaluator.evaluate(Resource(obj), operation=Operation.SCAN, facts=facts.facts(obj))
+    by_path = {tuple(f.path): f for f in found if f.rule.id == "STK-CRED-001"}
+    for i, kind in enumerate(CANARIES):
+        finding = by_path[("spec", "template", "spec", "containers", 0, "env", i, "value")]
+        assert kind in finding.details["types"], kind
+    assert {(k, p) for k, p, _ in _cred(found)} == {(k, p) for k, p in EXPECTED_PATHS if k == "Deployment"}
+
+
+@pytest.fixture(scope="module")
+def manifests(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("canary")
+    (folder / "app.yaml").write_text(yaml.safe_dump_all(OBJECTS, sort_keys=False))
+    return folder
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+def test_scan_reports_every_field_and_prints_no_value(manifests: Path, fmt: str) -> None:
+    result = CliRunner().invoke(build(), ["scan", str(manifests), "--format", fmt])
+    assert result.exit_code == 1, result.output
+    _assert_clean(result.stdout + result.stderr, f"scan --format {fmt}")
+    if fmt == "json":
+        report = json.loads(result.stdout)
+        found = {
+            (f["resource"]["kind"], f["location"]["path"])
+            for f in report["findings"]
+            if f["rule"]["id"] == "STK-CRED-001"
+        }
+        assert len(found) == len(EXPECTED_PATHS)
+        assert ("ConfigMap", "data.api-key") in found
+
+
+@pytest.fixture
+def webhook(tmp_path: Path) -> Iterator[httpx.Client]:
+    ca = CA()
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    ca.issue(cert, key)
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text("{}\n")
+    srv = Server(WebhookState(config=load_config(config_path), config_path=config_path), cert, key)
+    ctx = ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt")))
+    client = httpx.Client(base_url=f"https://127.0.0.1:{srv.port}", verify=ctx)
+    try:
+        yield client
+    finally:
+        client.close()
+        srv.stop()
+
+
+def test_webhook_denies_and_neither_answers_nor_logs_a_value(
+    webhook: httpx.Client, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    for obj in OBJECTS[1:]:
+        r = webhook.post("/validate", json=admission_review(obj, "ml"))
+        assert r.status_code == 200
+        response = r.json()["response"]
+        assert response["allowed"] is False
+        assert "STK-CRED-001" in response["status"]["message"]
+        _assert_clean(r.text, f"the webhook's answer for the {obj['kind']}")
+    _assert_clean("\n".join(rec.getMessage() for rec in caplog.records), "the webhook's log")
+
+
+def _reader(url: str) -> ClusterReader:
+    from kubernetes import client as k8s_client
+
+    cfg = k8s_client.Configuration()
+    cfg.host = url
+    cfg.api_key = {"authorization": fake.TOKEN}
+    cfg.api_key_prefix = {"authorization": "Bearer"}
+    cfg.retries = False
+    return ClusterReader(k8s_client.ApiClient(cfg), "gpu-1", sleep=lambda s: None)
+
+
+def test_audit_finds_the_same_and_reports_no_value(manifests: Path) -> None:
+    evaluator = Evaluator.default(parse_config(""))
+    # no pods (simulate=False): the audit judges the Deployment's template, as scan and webhook do
+    cluster = fake.FakeCluster.from_objects("gpu-1", OBJECTS, nodes=1, simulate=False)
+    with fake.ServedCluster(cluster) as served:
+        result = run_audit([Target("gpu-1", lambda: _reader(served.url))], evaluator, version="t")
+    assert result.errors == [], result.errors
+    found = {(kind, path) for kind, path, _ in _cred(result.findings)}
+    assert found == EXPECTED_PATHS
+    for fmt in sorted(FORMATS):
+        _assert_clean(get_report(fmt).render(result), f"audit --format {fmt}")
+    _assert_clean(json.dumps(build_reports(result.findings, now=0)), "the PolicyReports")
