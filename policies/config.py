@@ -65,6 +65,27 @@ class ImagesConfig(_Model):
     allowed_registries: tuple[str, ...] = ()
     # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
     require_digest_namespaces: tuple[str, ...] = ()
+    # Tags publishers move (STK-IMG-002, besides "latest" and no tag): case-insensitive globs.
+    floating_tags: tuple[str, ...] = (
+        "latest",
+        "stable",
+        "main",
+        "master",
+        "dev",
+        "develop",
+        "development",
+        "nightly",
+        "edge",
+        "canary",
+        "snapshot",
+        "unstable",
+        "beta",
+        "alpha",
+        "next",
+        "head",
+        "current",
+        "lts",
+    )
 
 
 class ResourcesConfig(_Model):
@@ -423,6 +444,46 @@ class StorageConfig(_Model):
     required_subresources: tuple[str, ...] = ("blob",)
 
 
+class SensitivePort(_Model):
+    """An interface without authentication of its own, by port number and port names."""
+
+    what: str
+    port: int = Field(ge=1, le=65535)
+    names: tuple[str, ...] = ()
+
+
+class ExposureConfig(_Model):
+    """What must not be reachable from outside the cluster without authentication (STK-EXP-001)."""
+
+    sensitive_ports: tuple[SensitivePort, ...] = (
+        SensitivePort(what="Ray dashboard and Jobs API", port=8265, names=("dashboard",)),
+        SensitivePort(what="Ray client", port=10001, names=("client", "ray-client")),
+        SensitivePort(what="Ray GCS", port=6379, names=("gcs", "gcs-server", "redis")),
+        SensitivePort(what="Ray dashboard agent", port=52365, names=("dashboard-agent",)),
+        SensitivePort(what="Jupyter", port=8888, names=("jupyter", "notebook", "notebook-port")),
+        SensitivePort(what="TensorBoard", port=6006, names=("tensorboard",)),
+        SensitivePort(what="MLflow", port=5000, names=("mlflow",)),
+        SensitivePort(what="Spark UI", port=4040, names=("spark-ui",)),
+        SensitivePort(what="Dask scheduler", port=8786, names=("dask-scheduler",)),
+        SensitivePort(what="Dask dashboard", port=8787, names=("dask-dashboard",)),
+        SensitivePort(what="Gradio", port=7860, names=("gradio",)),
+        SensitivePort(what="Streamlit", port=8501, names=("streamlit",)),
+        SensitivePort(what="Ollama", port=11434, names=("ollama",)),
+        SensitivePort(what="Argo Workflows server", port=2746, names=("argo-server",)),
+    )
+    # Ingress annotations by which the controller authenticates requests (any non-empty value).
+    ingress_auth_annotations: tuple[str, ...] = (
+        "nginx.ingress.kubernetes.io/auth-url",
+        "nginx.ingress.kubernetes.io/auth-type",
+        "nginx.ingress.kubernetes.io/auth-tls-verify-client",
+        "alb.ingress.kubernetes.io/auth-type",
+        "traefik.ingress.kubernetes.io/router.middlewares",
+        "haproxy-ingress.github.io/auth-url",
+        "haproxy-ingress.github.io/auth-type",
+        "konghq.com/plugins",
+    )
+
+
 class CredentialsConfig(_Model):
     """Plaintext credentials in manifests (STK-CRED-001)."""
 
@@ -537,6 +598,7 @@ class Config(_Model):
     admission: AdmissionConfig = AdmissionConfig()
     storage: StorageConfig = StorageConfig()
     credentials: CredentialsConfig = CredentialsConfig()
+    exposure: ExposureConfig = ExposureConfig()
     azure: AzureConfig = AzureConfig()
     workloads: tuple[WorkloadKind, ...] = ()
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
@@ -651,6 +713,9 @@ images:
   #  - myregistry.azurecr.io/
   #  - mcr.microsoft.com/
   require_digest_namespaces: []
+  # Tags publishers move, reported like "latest" (case-insensitive globs)
+  floating_tags: [latest, stable, main, master, dev, develop, development, nightly, edge, canary,
+                  snapshot, unstable, beta, alpha, next, head, current, lts]
 
 # Requests and limits every container must declare.
 resources:
@@ -722,7 +787,10 @@ service_accounts:
   #  - {namespaces: [argo], kinds: [Deployment], names: [workflow-controller]}
   # Audiences the API server accepts (its --api-audiences; on AKS add the cluster's https://<fqdn>):
   # a projected serviceAccountToken for one of them, or with no audience, is an API credential.
-  api_audiences: [https://kubernetes.default.svc, https://kubernetes.default.svc.cluster.local, kubernetes.default.svc]
+  api_audiences:
+  - https://kubernetes.default.svc
+  - https://kubernetes.default.svc.cluster.local
+  - kubernetes.default.svc
 
 # RBAC least privilege. Bindings to privileged_roles are reported unless every subject is a
 # break-glass subject; escalation paths are followed up to max_path_length "can act as" steps.
@@ -762,6 +830,23 @@ storage:
   #  - stmlprod*
   forbidden_secret_keys: [azurestorageaccountkey, azurestorageaccountsastoken]
   required_subresources: [blob]
+
+# Interfaces without authentication of their own that must not be exposed outside the cluster
+# (LoadBalancer/NodePort Services, Ingresses without an authenticating annotation, Ray head Services).
+# Setting sensitive_ports replaces the whole default list (Ray, Jupyter, TensorBoard, MLflow, Spark,
+# Dask, Gradio, Streamlit, Ollama, Argo Workflows).
+exposure:
+  # sensitive_ports:
+  #   - {what: Ray dashboard and Jobs API, port: 8265, names: [dashboard]}
+  ingress_auth_annotations:
+  - nginx.ingress.kubernetes.io/auth-url
+  - nginx.ingress.kubernetes.io/auth-type
+  - nginx.ingress.kubernetes.io/auth-tls-verify-client
+  - alb.ingress.kubernetes.io/auth-type
+  - traefik.ingress.kubernetes.io/router.middlewares
+  - haproxy-ingress.github.io/auth-url
+  - haproxy-ingress.github.io/auth-type
+  - konghq.com/plugins
 
 # Plaintext credentials in manifests: env var names and ConfigMap keys (globs) never reported.
 credentials:

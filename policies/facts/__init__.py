@@ -10,11 +10,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stockade.policies.facts import azure, egress, rbac, sandbox, serviceaccounts
+from stockade.policies.facts import azure, credentials, egress, exposure, rbac, sandbox, serviceaccounts
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.facts.workloads import pod_template
 
-ANALYZERS = (serviceaccounts.facts, rbac.facts, sandbox.facts, egress.facts, azure.facts)
+ANALYZERS = (
+    serviceaccounts.facts,
+    rbac.facts,
+    sandbox.facts,
+    egress.facts,
+    azure.facts,
+    exposure.facts,
+    credentials.facts,
+)
 
 __all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
 

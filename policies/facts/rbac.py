@@ -1414,7 +1414,7 @@ def facts(
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
     mounted: list[dict[str, Any]] = []
-    for path, secret in _secret_references(pod.get("spec")):
+    for path, secret in serviceaccounts.secret_references(pod.get("spec")):
         account = inventory.token_account(namespace, secret)
         if account is None or any(m["secret"] == secret for m in mounted):
             continue
@@ -1448,34 +1448,3 @@ def facts(
     if mounted:
         out["tokenSecrets"] = mounted
     return {"rbac": out}
-
-
-def _secret_references(spec: Any) -> Iterator[tuple[list[Any], str]]:
-    """(path in the pod spec, Secret name) of every Secret a pod reads: secret volumes, projected
-    secret sources, and environment variables from Secrets (a legacy token Secret's `token` key)."""
-    if not isinstance(spec, Mapping):
-        return
-    for i, vol in enumerate(spec.get("volumes") or ()):
-        if not isinstance(vol, Mapping):
-            continue
-        secret = vol.get("secret")
-        if isinstance(secret, Mapping) and isinstance(secret.get("secretName"), str):
-            yield ["volumes", i, "secret", "secretName"], secret["secretName"]
-        projected = vol.get("projected")
-        for j, source in enumerate(projected.get("sources") or () if isinstance(projected, Mapping) else ()):
-            ref = source.get("secret") if isinstance(source, Mapping) else None
-            if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
-                yield ["volumes", i, "projected", "sources", j, "secret", "name"], ref["name"]
-    for group in ("initContainers", "containers", "ephemeralContainers"):
-        for c, container in enumerate(spec.get(group) or ()):
-            if not isinstance(container, Mapping):
-                continue
-            for e, env in enumerate(container.get("env") or ()):
-                value_from = env.get("valueFrom") if isinstance(env, Mapping) else None
-                ref = value_from.get("secretKeyRef") if isinstance(value_from, Mapping) else None
-                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
-                    yield [group, c, "env", e, "valueFrom", "secretKeyRef", "name"], ref["name"]
-            for e, source in enumerate(container.get("envFrom") or ()):
-                ref = source.get("secretRef") if isinstance(source, Mapping) else None
-                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
-                    yield [group, c, "envFrom", e, "secretRef", "name"], ref["name"]

@@ -11,12 +11,15 @@ another object, so it is computed here:
         "automountServiceAccountToken": true | false | null,   # the ServiceAccount's own setting
         "annotations": {...},         # the ServiceAccount's annotations (workload identity)
         "tokenMounted": true | false, # the effective answer for the pods
+        "legacyTokens": [             # legacy token Secrets the pods read (a volume, a projected
+            {"path": [...], "secret": "s", "serviceAccount": "sa"},   # source, an env var), when
+        ],                            # the inventory holds the Secret
     }
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from stockade.policies.facts.inventory import Inventory
@@ -48,5 +51,46 @@ def facts(
             "automountServiceAccountToken": sa_setting if isinstance(sa_setting, bool) else None,
             "annotations": dict(sa_md.get("annotations") or {}),
             "tokenMounted": mounted,
+            "legacyTokens": _legacy_tokens(spec, str(namespace or "default"), inventory),
         }
     }
+
+
+def _legacy_tokens(spec: Mapping[str, Any], namespace: str, inventory: Inventory) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path, secret in secret_references(spec):
+        account = inventory.token_account(namespace, secret)
+        if account is not None:
+            out.append({"path": path, "secret": secret, "serviceAccount": account})
+    return out
+
+
+def secret_references(spec: Any) -> Iterator[tuple[list[Any], str]]:
+    """(path in the pod spec, Secret name) of every Secret a pod reads: secret volumes, projected
+    secret sources, and environment variables from Secrets (a legacy token Secret's `token` key)."""
+    if not isinstance(spec, Mapping):
+        return
+    for i, vol in enumerate(spec.get("volumes") or ()):
+        if not isinstance(vol, Mapping):
+            continue
+        secret = vol.get("secret")
+        if isinstance(secret, Mapping) and isinstance(secret.get("secretName"), str):
+            yield ["volumes", i, "secret", "secretName"], secret["secretName"]
+        projected = vol.get("projected")
+        for j, source in enumerate(projected.get("sources") or () if isinstance(projected, Mapping) else ()):
+            ref = source.get("secret") if isinstance(source, Mapping) else None
+            if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                yield ["volumes", i, "projected", "sources", j, "secret", "name"], ref["name"]
+    for group in ("initContainers", "containers", "ephemeralContainers"):
+        for c, container in enumerate(spec.get(group) or ()):
+            if not isinstance(container, Mapping):
+                continue
+            for e, env in enumerate(container.get("env") or ()):
+                value_from = env.get("valueFrom") if isinstance(env, Mapping) else None
+                ref = value_from.get("secretKeyRef") if isinstance(value_from, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    yield [group, c, "env", e, "valueFrom", "secretKeyRef", "name"], ref["name"]
+            for e, source in enumerate(container.get("envFrom") or ()):
+                ref = source.get("secretRef") if isinstance(source, Mapping) else None
+                if isinstance(ref, Mapping) and isinstance(ref.get("name"), str):
+                    yield [group, c, "envFrom", e, "secretRef", "name"], ref["name"]

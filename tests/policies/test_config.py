@@ -102,5 +102,6 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "rbac",
         "storage",
         "credentials",
+        "exposure",
         "azure",
     }

@@ -73,6 +73,7 @@ POLARIS: dict[str, Peer] = {
     "pullPolicyNotAlways": Peer(("STK-IMG-004",)),
     "hostPathSet": Peer(("STK-POD-005",)),
     "automountServiceAccountToken": Peer(("STK-SA-001",)),
+    "notReadOnlyRootFilesystem": Peer(("STK-POD-202",)),
 }
 
 # Kubescape's exact runtime-socket paths (rules/containers-mounting-docker-socket): /var/run/docker is
@@ -99,6 +100,7 @@ KUBESCAPE: dict[str, Peer] = {
     "agent-sandbox-image-registry-allowlist": Peer(("STK-IMG-001",), allowlist_from_row=True),
     "automount-service-account": Peer(("STK-SA-001",)),  # C-0034, C-0190
     "serviceaccount-token-mount": Peer(("STK-SA-001",)),  # C-0261
+    "immutable-container-filesystem": Peer(("STK-POD-202",)),  # C-0017
     "alert-any-hostpath": Peer(("STK-POD-005",)),  # C-0048
     "containers-mounting-docker-socket": Peer(  # C-0074
         ("STK-POD-201",), {"host_paths": {"forbidden": [*DEFAULT_FORBIDDEN_HOST_PATHS, *KUBESCAPE_SOCKETS]}}
@@ -185,13 +187,10 @@ DELIBERATE: tuple[Deliberate, ...] = (
         ),
     ),
     Deliberate(
-        "Kubescape's floatingImageTags input (dev, nightly) marks more tags as mutable; stockade treats "
-        'only "latest" and no tag as mutable and asks for digests where it matters (STK-IMG-003).',
-        (
-            "regolibrary/agent-sandbox-image-tag-provenance/failed-floating-dev",
-            "regolibrary/agent-sandbox-image-tag-provenance/failed-floating-nightly",
-            "regolibrary/agent-sandbox-image-tag-provenance/failed-mixed-floating",
-        ),
+        "stockade's default images.floating_tags holds the release channels publishers move (dev, "
+        "nightly, stable, main...); Kubescape reports them only when its floatingImageTags input lists "
+        "them (its rows that list dev or nightly agree with stockade).",
+        ("regolibrary/agent-sandbox-image-tag-provenance/success-dev-tag-no-floating-config",),
     ),
     Deliberate(
         "Kubescape's imageDigestExemptRepositories exempts repositories from digest pinning; stockade has "

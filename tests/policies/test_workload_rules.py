@@ -88,7 +88,11 @@ def container(name: str, image: str = GOOD_IMAGE, **extra: Any) -> dict[str, Any
         "name": name,
         "image": image,
         "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}, "limits": {"memory": "1Gi"}},
-        "securityContext": {"allowPrivilegeEscalation": False, "capabilities": {"drop": ["ALL"]}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "readOnlyRootFilesystem": True,
+        },
     }
     c.update(extra)
     return c

@@ -91,8 +91,11 @@ def test_example_audit_clusterrole_is_the_least_the_audit_needs() -> None:
     )
     reader = shipped[0]
     assert all(rule["verbs"] == ["list"] for rule in reader["rules"])
-    # Secrets are listed only for the rule that reads their data key names (STK-STO-004)
+    # Secrets are listed only for the rules that read their data key names or type (STK-STO-004,
+    # STK-SA-003)
     assert [r["resources"] for r in reader["rules"] if "secrets" in r["resources"]]
-    off = Evaluator.default(parse_config("rules: {STK-STO-004: {enabled: false}}"))
+    off = Evaluator.default(
+        parse_config("rules: {STK-STO-004: {enabled: false}, STK-SA-003: {enabled: false}}")
+    )
     without = audit_cluster_roles(kinds_to_list(off))[0]
     assert not any("secrets" in rule["resources"] for rule in without["rules"])

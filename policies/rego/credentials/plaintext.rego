@@ -14,7 +14,8 @@
 #   api_key, access_key, connection_string...; references such as $(VAR) or {{ .Values.x }}, paths,
 #   placeholders, numbers and booleans are not credentials). Names listed in
 #   credentials.allowed_names (globs, case-insensitive) are never reported. The finding names the field
-#   and the type of credential, never the value.
+#   and the type of credential, never the value. Found by policies/facts/credentials.py
+#   (input.facts.credentials), the same code in every gate.
 # custom:
 #   id: STK-CRED-001
 #   severity: high
@@ -27,88 +28,37 @@
 #     the last-applied-configuration annotation, which still holds it.
 package stockade.credentials.plaintext
 
-import data.stockade.lib.credentials
-import data.stockade.lib.pods
 import rego.v1
 
 last_applied := "kubectl.kubernetes.io/last-applied-configuration"
 
-annotations := object.get(object.get(input.object, "metadata", {}), "annotations", {})
+allowed_names := object.get(data.stockade.config, ["credentials", "allowed_names"], [])
 
-# [path in the object, type]
-found contains [array.concat(pods.spec_base, p), t] if {
-	is_object(input.pod.spec)
-	some [p, t] in credentials.found_in(input.pod.spec)
-}
-
-found contains [array.concat(pods.metadata_base, ["annotations", k]), t] if {
-	is_object(input.pod.metadata)
-	some k, v in object.get(input.pod.metadata, "annotations", {})
-	k != last_applied
-	some t in credentials.types_of(v)
-}
-
-found contains [["metadata", "annotations", k], t] if {
-	some k, v in annotations
-	k != last_applied
-	some t in credentials.types_of(v)
-}
-
-found contains [["data", k], t] if {
-	input.object.kind == "ConfigMap"
-	some [p, t] in credentials.found_in(object.get(input.object, "data", {}))
-	k := p[0]
-}
-
-found contains [["data", k], t] if {
-	input.object.kind == "ConfigMap"
-	some [[k], t] in credentials.named_keys(object.get(input.object, "data", {}))
+allowed(entry) if {
+	is_string(entry.name)
+	some pattern in allowed_names
+	glob.match(lower(pattern), [], lower(entry.name))
 }
 
 deny contains v if {
-	some path in {p | some [p, _] in found}
-	types := sort({t | some [q, t] in found; q == path})
+	some entry in input.facts.credentials
+	entry.inside == null
+	not allowed(entry)
 	v := {
-		"msg": sprintf("plaintext credential (%s) at %s", [concat(", ", types), path_text(path)]),
-		"path": path,
-		"details": {"types": types},
+		"msg": sprintf("plaintext credential (%s) at %s", [concat(", ", entry.types), path_text(entry.path)]),
+		"path": entry.path,
+		"details": {"types": entry.types},
 	}
 }
 
-# The last-applied-configuration annotation: kubectl's copy of what was applied, decoded.
-applied := json.unmarshal(annotations[last_applied]) if {
-	is_string(annotations[last_applied])
-	json.is_valid(annotations[last_applied])
-}
-
-applied_found contains [p, t] if {
-	some [p, t] in credentials.found_in(applied)
-}
-
-applied_found contains [["data", k], t] if {
-	applied.kind == "ConfigMap"
-	some [[k], t] in credentials.named_keys(object.get(applied, "data", {}))
-}
-
 deny contains v if {
-	some inner in {p | some [p, _] in applied_found}
-	types := sort({t | some [q, t] in applied_found; q == inner})
+	some entry in input.facts.credentials
+	entry.inside != null
+	not allowed(entry)
 	v := {
-		"msg": sprintf("plaintext credential (%s) in the %s annotation, at %s", [concat(", ", types), last_applied, path_text(inner)]),
-		"path": ["metadata", "annotations", last_applied],
-		"details": {"types": types, "field": path_text(inner)},
-	}
-}
-
-# The last-applied annotation is not JSON: it cannot be checked, and it may hold anything.
-deny contains v if {
-	is_string(annotations[last_applied])
-	not json.is_valid(annotations[last_applied])
-	some t in credentials.types_of(annotations[last_applied])
-	v := {
-		"msg": sprintf("plaintext credential (%s) in the %s annotation", [t, last_applied]),
-		"path": ["metadata", "annotations", last_applied],
-		"details": {"types": [t]},
+		"msg": sprintf("plaintext credential (%s) in the %s annotation, at %s", [concat(", ", entry.types), last_applied, path_text(entry.inside)]),
+		"path": entry.path,
+		"details": {"types": entry.types, "field": path_text(entry.inside)},
 	}
 }
 

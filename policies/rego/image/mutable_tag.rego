@@ -1,9 +1,11 @@
 # METADATA
-# title: Image tag "latest" or no tag
+# title: Image tag "latest", floating, or no tag
 # description: >-
 #   An image named by the tag "latest", or by no tag at all (which the runtime resolves to "latest"),
 #   runs whatever the registry serves at pull time: replicas and restarts can run different code and a
-#   rollback has nothing to roll back to. Checked on containers, init and ephemeral containers and image
+#   rollback has nothing to roll back to. The same holds for the release channels publishers move
+#   (images.floating_tags: stable, main, dev, nightly, edge, canary...; case-insensitive, globs
+#   allowed). Checked on containers, init and ephemeral containers and image
 #   volumes. A reference with a well-formed digest is pinned whatever its tag ("app:latest@sha256:..."
 #   runs the digest). References are parsed like the runtime does: "registry:5000/app" has no tag (5000
 #   is the registry port), and "app@sha256:abc" (a malformed digest) pins nothing.
@@ -32,6 +34,8 @@ deny contains v if {
 
 problem(ref) := "uses the mutable tag \"latest\"" if {
 	ref.tag == "latest"
+} else := sprintf("uses the floating tag %q (images.floating_tags)", [ref.tag]) if {
+	ref.tag != ""
 } else := sprintf("has no tag and a malformed digest %q", [ref.digest]) if {
 	ref.digest != ""
 } else := "has no tag (it resolves to \"latest\")"

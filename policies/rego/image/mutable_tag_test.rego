@@ -21,7 +21,7 @@ test_version_tags_allowed if {
 	allowed("nginx:1.25")
 	allowed("myacr.azurecr.io/team/app:v1.2.3")
 	allowed("reg:5000/app:1.0")
-	allowed("localhost:5000/app:dev")
+	allowed("localhost:5000/app:v2")
 }
 
 test_latest_denied if {
@@ -71,4 +71,23 @@ test_init_and_ephemeral_checked if {
 		["spec", "initContainers", 0, "image"],
 		["spec", "ephemeralContainers", 0, "image"],
 	}
+}
+
+test_floating_tags_denied if {
+	denied("localhost:5000/app:dev")
+	denied("registry.example/app:Stable")
+	some v in mutable_tag.deny with input as images(["registry.example/app:nightly"])
+	contains(v.msg, "uses the floating tag \"nightly\" (images.floating_tags)")
+	# a digest pins whatever the tag
+	allowed(concat("", ["registry.example/app:nightly@", digest]))
+}
+
+test_floating_tags_configurable if {
+	d := mutable_tag.deny with input as images(["registry.example/app:rolling-2026"]) with data.stockade.config as {"images": {"floating_tags": ["rolling-*"]}}
+	count(d) == 1
+	e := mutable_tag.deny with input as images(["registry.example/app:nightly"]) with data.stockade.config as {"images": {"floating_tags": []}}
+	count(e) == 0
+	# an empty list still reports "latest" and no tag
+	f := mutable_tag.deny with input as images(["registry.example/app:latest"]) with data.stockade.config as {"images": {"floating_tags": []}}
+	count(f) == 1
 }

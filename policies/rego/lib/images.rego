@@ -100,11 +100,29 @@ pinned(digest) := true if {
 	valid_digest(digest)
 } else := false
 
-# The tag is mutable: "latest", or no tag at all, on a reference without a valid digest.
+# The tag is mutable: "latest", no tag at all, or a floating tag (images.floating_tags: the release
+# channels publishers move, compared case-insensitively, globs allowed), on a reference without a
+# valid digest.
 mutable_tag(ref) if {
 	not ref.pinned
 	ref.tag in {"", "latest"}
 }
+
+mutable_tag(ref) if {
+	not ref.pinned
+	floating_tag(ref.tag)
+}
+
+floating_tag(tag) if {
+	tag != ""
+	some pattern in object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)
+	glob.match(lower(pattern), [], lower(tag))
+}
+
+default_floating_tags := [
+	"latest", "stable", "main", "master", "dev", "develop", "development", "nightly", "edge", "canary",
+	"snapshot", "unstable", "beta", "alpha", "next", "head", "current", "lts",
+]
 
 # Kubernetes' default imagePullPolicy (SetDefaults_Container): Always when the tag is "latest" or
 # there is neither a tag nor a digest, else IfNotPresent.

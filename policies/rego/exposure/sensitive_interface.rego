@@ -1,0 +1,82 @@
+# METADATA
+# title: Unauthenticated AI interface exposed outside the cluster
+# description: >-
+#   The Ray dashboard and Jobs API, the Ray client and GCS ports, Jupyter, TensorBoard, MLflow, Spark
+#   and Dask dashboards, Gradio, Streamlit, Ollama and the Argo Workflows server have no
+#   authentication of their own (or none by default): whoever reaches them runs code on the cluster or
+#   reads its data. Reported when one is exposed beyond the cluster: a LoadBalancer or NodePort Service
+#   port (matched by port, targetPort or port name, exposure.sensitive_ports), an Ingress backend on
+#   such a port without an authenticating annotation of the ingress controller
+#   (exposure.ingress_auth_annotations: nginx auth-url/auth-type, ALB auth-type, Traefik middlewares,
+#   ...), or a Ray head Service of type LoadBalancer or NodePort (a RayCluster's, RayJob's or
+#   RayService's headGroupSpec.serviceType or headService). An internal load balancer still exposes
+#   the interface to the whole network.
+# custom:
+#   id: STK-EXP-001
+#   severity: critical
+#   kinds: [Service, Ingress, "@workloads"]
+#   frameworks: [NSA-CISA, exposure-best-practice]
+#   remediation: >-
+#     Keep the Service ClusterIP and reach it with kubectl port-forward, or put it behind an
+#     authenticating proxy (oauth2-proxy, the ingress controller's external auth) and restrict it with
+#     a NetworkPolicy. For Ray, leave headGroupSpec.serviceType at ClusterIP.
+package stockade.exposure.sensitive_interface
+
+import data.stockade.lib.exposure
+import rego.v1
+
+md := object.get(input.object, "metadata", {})
+
+annotations := object.get(md, "annotations", {})
+
+deny contains v if {
+	input.object.kind == "Service"
+	type := object.get(input.object.spec, "type", "ClusterIP")
+	type in {"LoadBalancer", "NodePort"}
+	some i, port in object.get(input.object.spec, "ports", [])
+	whats := exposure.interfaces(port)
+	count(whats) > 0
+	v := {
+		"msg": sprintf("%s Service exposes the %s (port %v) outside the cluster, and it has no authentication of its own", [type, concat(" / ", sort(whats)), port.port]),
+		"path": ["spec", "ports", i],
+		"details": {"interfaces": sort(whats), "type": type},
+	}
+}
+
+backends contains [path, backend] if {
+	some i, rule in object.get(input.object.spec, "rules", [])
+	some j, p in object.get(object.get(rule, "http", {}), "paths", [])
+	backend := p.backend.service
+	path := ["spec", "rules", i, "http", "paths", j, "backend", "service"]
+}
+
+backends contains [["spec", "defaultBackend", "service"], input.object.spec.defaultBackend.service]
+
+authenticated if {
+	some key in exposure.ingress_auth_annotations
+	is_string(annotations[key])
+	annotations[key] != ""
+}
+
+deny contains v if {
+	input.object.kind == "Ingress"
+	not authenticated
+	some [path, backend] in backends
+	port := object.get(backend, "port", {})
+	whats := exposure.interfaces({"port": object.get(port, "number", null), "name": object.get(port, "name", null)})
+	count(whats) > 0
+	v := {
+		"msg": sprintf("Ingress routes to the %s of Service %q without authentication (no exposure.ingress_auth_annotations annotation)", [concat(" / ", sort(whats)), object.get(backend, "name", "")]),
+		"path": path,
+		"details": {"interfaces": sort(whats), "service": object.get(backend, "name", "")},
+	}
+}
+
+deny contains v if {
+	some head in input.facts.exposure.rayHead
+	v := {
+		"msg": sprintf("the Ray head Service is of type %s: the Ray dashboard and Jobs API (8265), client (10001) and GCS (6379) are reachable outside the cluster without authentication", [head.type]),
+		"path": head.path,
+		"details": {"interfaces": ["Ray dashboard and Jobs API", "Ray client", "Ray GCS"], "type": head.type},
+	}
+}

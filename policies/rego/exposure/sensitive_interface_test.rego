@@ -1,0 +1,62 @@
+package stockade.exposure.sensitive_interface_test
+
+import data.stockade.exposure.sensitive_interface
+import rego.v1
+
+deny(obj) := d if {
+	d := sensitive_interface.deny with input as {"object": obj} with data.stockade.config as {}
+}
+
+svc(type, ports) := {"kind": "Service", "metadata": {"name": "ray-head"}, "spec": {"type": type, "ports": ports}}
+
+test_load_balancer_dashboard_denied if {
+	vs := deny(svc("LoadBalancer", [{"name": "http", "port": 80, "targetPort": 8080}, {"name": "dashboard", "port": 8265}]))
+	count(vs) == 1
+	some v in vs
+	v.path == ["spec", "ports", 1]
+	v.msg == "LoadBalancer Service exposes the Ray dashboard and Jobs API (port 8265) outside the cluster, and it has no authentication of its own"
+}
+
+test_node_port_by_target_port_and_name if {
+	count(deny(svc("NodePort", [{"port": 80, "targetPort": 8888}]))) == 1
+	count(deny(svc("NodePort", [{"port": 80, "targetPort": "tensorboard"}]))) == 1
+	count(deny(svc("NodePort", [{"port": 443, "name": "Jupyter"}]))) == 1
+}
+
+test_cluster_ip_allowed if {
+	count(deny(svc("ClusterIP", [{"name": "dashboard", "port": 8265}]))) == 0
+	count(deny({"kind": "Service", "spec": {"ports": [{"port": 8265}]}})) == 0
+	count(deny(svc("LoadBalancer", [{"name": "https", "port": 443}]))) == 0
+}
+
+ingress(annotations, port) := {
+	"kind": "Ingress",
+	"metadata": {"name": "ray", "annotations": annotations},
+	"spec": {"rules": [{"http": {"paths": [{"path": "/", "backend": {"service": {"name": "ray-head", "port": port}}}]}}]},
+}
+
+test_ingress_without_auth_denied if {
+	vs := deny(ingress({}, {"number": 8265}))
+	some v in vs
+	v.path == ["spec", "rules", 0, "http", "paths", 0, "backend", "service"]
+	count(deny(ingress({}, {"name": "dashboard"}))) == 1
+	count(deny(ingress({}, {"number": 443}))) == 0
+}
+
+test_ingress_with_auth_allowed if {
+	count(deny(ingress({"nginx.ingress.kubernetes.io/auth-url": "https://oauth2-proxy/oauth2/auth"}, {"number": 8265}))) == 0
+	# an empty value authenticates nothing
+	count(deny(ingress({"nginx.ingress.kubernetes.io/auth-url": ""}, {"number": 8265}))) == 1
+}
+
+test_ray_head_service_type_from_facts if {
+	i := {"object": {"kind": "RayCluster"}, "pod": {"spec": {}}, "facts": {"exposure": {"rayHead": [{"path": ["spec", "headGroupSpec", "serviceType"], "type": "LoadBalancer"}]}}}
+	vs := sensitive_interface.deny with input as i with data.stockade.config as {}
+	some v in vs
+	v.path == ["spec", "headGroupSpec", "serviceType"]
+}
+
+test_configured_ports if {
+	d := sensitive_interface.deny with input as {"object": svc("LoadBalancer", [{"port": 9999}])} with data.stockade.config as {"exposure": {"sensitive_ports": [{"what": "X", "port": 9999}]}}
+	count(d) == 1
+}
