@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from stockade.policies.facts.inventory import Inventory
 
 STORAGE_ACCOUNT = "Microsoft.Storage/storageAccounts"
+BLOB_CONTAINER = "Microsoft.Storage/storageAccounts/blobServices/containers"
 MANAGED_CLUSTER = "Microsoft.ContainerService/managedClusters"
 AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
 PRIVATE_ENDPOINT = "Microsoft.Network/privateEndpoints"
@@ -54,6 +55,7 @@ RULE_COLLECTION_GROUP = "Microsoft.Network/firewallPolicies/ruleCollectionGroups
 #: the ARM types stockade reads, in their canonical spelling
 ARM_TYPES: tuple[str, ...] = (
     STORAGE_ACCOUNT,
+    BLOB_CONTAINER,
     MANAGED_CLUSTER,
     AGENT_POOL,
     PRIVATE_ENDPOINT,

@@ -31,6 +31,7 @@ from typing import Any
 
 from stockade.policies.facts.azure import (
     AGENT_POOL,
+    BLOB_CONTAINER,
     DNS_LINK,
     DNS_ZONE,
     FIREWALL,
@@ -379,8 +380,32 @@ def _storage(v: Mapping[str, Any], ids: _Ids) -> _Arm:
         ("allowSharedKeyAccess", "shared_access_key_enabled"),
         ("minimumTlsVersion", "min_tls_version"),
         ("isHnsEnabled", "is_hns_enabled"),
+        ("isSftpEnabled", "sftp_enabled"),
+        ("isLocalUserEnabled", "local_user_enabled"),
     ):
         a.set((*p, arm_key), v.get(tf_key), (tf_key,))
+    # azurerm 4 renamed enable_https_traffic_only
+    https, key = _either(v, "https_traffic_only_enabled", "enable_https_traffic_only")
+    a.set((*p, "supportsHttpsTrafficOnly"), https, (key,))
+    return a
+
+
+#: azurerm_storage_container container_access_type -> the ARM publicAccess value
+_ACCESS = {"private": "None", "blob": "Blob", "container": "Container"}
+
+
+def _container(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_storage_container: a child of its account (storage_account_id in azurerm 4,
+    storage_account_name before), named account/default/container as ARM names it."""
+    account_id = v.get("storage_account_id") or ids.ref(address, "storage_account_id") or ""
+    account = str(v.get("storage_account_name") or ids.name_of(str(account_id)))
+    a = _Arm(BLOB_CONTAINER, f"{account}/default/{v.get('name') or ''}", None)
+    access = v.get("container_access_type")
+    a.set(
+        ("properties", "publicAccess"),
+        _ACCESS.get(str(access).lower(), access) if access is not None else None,
+        ("container_access_type",),
+    )
     return a
 
 
@@ -578,6 +603,7 @@ def _rule_collection_group(v: Mapping[str, Any], ids: _Ids, address: str) -> _Ar
 _Builder = Callable[[Mapping[str, Any], "_Ids", str], _Arm]
 _TF: dict[str, _Builder] = {
     "azurerm_storage_account": lambda v, ids, _: _storage(v, ids),
+    "azurerm_storage_container": _container,
     "azurerm_kubernetes_cluster": _cluster,
     "azurerm_kubernetes_cluster_node_pool": _node_pool,
     "azurerm_private_endpoint": _endpoint,
@@ -703,7 +729,20 @@ def _attach(
     by_type_name = {(o["type"], str(o["name"]).lower()): o for o in objs}
     for _, res in resources:
         v, address, kind = res.get("values") or {}, str(res.get("address")), res.get("type")
-        if kind == "azurerm_subnet_route_table_association":
+        if kind == "azurerm_storage_account_network_rules":
+            # the account's network rules as a resource of their own: they replace the account's
+            account_id = v.get("storage_account_id") or ids.ref(address, "storage_account_id")
+            account = (
+                by_id.get(str(account_id).lower())
+                if account_id
+                else by_type_name.get((STORAGE_ACCOUNT, str(v.get("storage_account_name") or "").lower()))
+            )
+            if account is not None:
+                acls = account.setdefault("properties", {}).setdefault("networkAcls", {})
+                acls["defaultAction"] = v.get("default_action")
+                acls["ipRules"] = [{"value": r} for r in v.get("ip_rules") or []]
+                acls["virtualNetworkRules"] = [{"id": r} for r in v.get("virtual_network_subnet_ids") or []]
+        elif kind == "azurerm_subnet_route_table_association":
             subnet = by_id.get(str(v.get("subnet_id") or ids.ref(address, "subnet_id") or "").lower())
             table = v.get("route_table_id") or ids.ref(address, "route_table_id")
             if subnet is not None and table:

@@ -10,6 +10,7 @@ template expressions that the file decides are evaluated.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 import pytest
@@ -213,3 +214,90 @@ def test_an_export_without_properties_is_an_input_error() -> None:
     error, zone = list(parse_text(text, "list.json", json_file=True))
     assert not isinstance(error, Resource) and error.line == 2
     assert "az graph query" in error.message and isinstance(zone, Resource)
+
+
+def _plan_with(tmp_path: Path, edit: Any) -> Result:
+    plan = orjson.loads((AZURE / "ml-platform.tfplan.json").read_bytes())
+    edit(plan["planned_values"]["root_module"]["resources"], plan)
+    path = tmp_path / "edited.tfplan.json"
+    path.write_bytes(orjson.dumps(plan, option=orjson.OPT_INDENT_2))
+    return _scan_path(path)
+
+
+def _account(resources: list[dict[str, Any]]) -> dict[str, Any]:
+    (account,) = [r for r in resources if r["type"] == "azurerm_storage_account"]
+    return account
+
+
+def test_terraform_https_and_sftp_attributes(tmp_path: Path) -> None:
+    def edit(resources: list[dict[str, Any]], _: Any) -> None:
+        _account(resources)["values"].update({"https_traffic_only_enabled": False, "sftp_enabled": True})
+
+    found = {f.rule.id: f for f in _plan_with(tmp_path, edit).findings}
+    assert {"STK-AZ-007", "STK-AZ-008"} <= set(found)
+
+    # azurerm 3's name for the same attribute
+    def old(resources: list[dict[str, Any]], _: Any) -> None:
+        _account(resources)["values"]["enable_https_traffic_only"] = False
+
+    assert "STK-AZ-007" in {f.rule.id for f in _plan_with(tmp_path, old).findings}
+
+
+def test_terraform_separate_network_rules_resource_replaces_the_accounts(tmp_path: Path) -> None:
+    """azurerm_storage_account_network_rules: a plan that sets Deny there is not reported as Allow."""
+
+    def open_account(resources: list[dict[str, Any]], _: Any) -> None:
+        values = _account(resources)["values"]
+        values["public_network_access_enabled"] = True
+        values.pop("network_rules")
+
+    assert "STK-AZ-001" in {f.rule.id for f in _plan_with(tmp_path, open_account).findings}
+
+    def with_rules(resources: list[dict[str, Any]], plan: Any) -> None:
+        open_account(resources, plan)
+        resources.append(
+            {
+                "address": "azurerm_storage_account_network_rules.checkpoints",
+                "mode": "managed",
+                "type": "azurerm_storage_account_network_rules",
+                "name": "checkpoints",
+                "values": {"default_action": "Deny", "ip_rules": [], "virtual_network_subnet_ids": []},
+            }
+        )
+        plan["configuration"]["root_module"]["resources"].append(
+            {
+                "address": "azurerm_storage_account_network_rules.checkpoints",
+                "type": "azurerm_storage_account_network_rules",
+                "expressions": {
+                    "storage_account_id": {
+                        "references": [
+                            "azurerm_storage_account.checkpoints.id",
+                            "azurerm_storage_account.checkpoints",
+                        ]
+                    }
+                },
+            }
+        )
+
+    assert "STK-AZ-001" not in {f.rule.id for f in _plan_with(tmp_path, with_rules).findings}
+
+
+def test_terraform_public_container(tmp_path: Path) -> None:
+    def edit(resources: list[dict[str, Any]], _: Any) -> None:
+        resources.append(
+            {
+                "address": "azurerm_storage_container.models",
+                "mode": "managed",
+                "type": "azurerm_storage_container",
+                "name": "models",
+                "values": {
+                    "name": "models",
+                    "storage_account_name": "stcheckpointseastus",
+                    "container_access_type": "blob",
+                },
+            }
+        )
+
+    (finding,) = [f for f in _plan_with(tmp_path, edit).findings if f.rule.id == "STK-AZ-009"]
+    assert finding.resource.name == "stcheckpointseastus/default/models"
+    assert finding.details == {"publicAccess": "Blob"}
