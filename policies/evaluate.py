@@ -103,7 +103,9 @@ class InventoryFacts:
     """Facts from a fixed inventory: the scanned set, a test's objects, or nothing (`--no-inventory`)."""
 
     def __init__(self, inventory: Inventory | None = None) -> None:
-        self.inventory = inventory or Inventory(complete=False)
+        # not `inventory or ...`: an Inventory has a length, and one holding no indexed objects (only
+        # pods, say) is falsy although complete
+        self.inventory = inventory if inventory is not None else Inventory(complete=False)
 
     def namespace(self, name: str | None) -> dict[str, Any]:
         obj = self.inventory.get("Namespace", None, name) if name else None

@@ -138,8 +138,8 @@ NOT_COMPARED: dict[str, str] = {
         "cannot express safely."
     ),
     "kubescape/non-existent-service-account": (
-        "C-0307 (ServiceAccount does not exist) is not a stockade rule yet; the fact exists "
-        "(input.facts.serviceAccount.exists)."
+        "C-0307 is STK-SA-005, decided only where the inventory is complete (audit, synced webhook): "
+        "compared in tests/policies/test_missing_account_conformance.py with a complete inventory."
     ),
     "kubescape/deprecated-service-account-field": "C-0294 (spec.serviceAccount) is not a stockade rule.",
     "polaris/<admission-webhook harness>": (
