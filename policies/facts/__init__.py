@@ -10,7 +10,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from stockade.policies.facts import azure, credentials, egress, exposure, rbac, sandbox, serviceaccounts
+from stockade.policies.facts import (
+    azure,
+    credentials,
+    egress,
+    exposure,
+    netpol_use,
+    rbac,
+    sandbox,
+    serviceaccounts,
+)
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.facts.workloads import pod_template
 
@@ -22,6 +31,7 @@ ANALYZERS = (
     azure.facts,
     exposure.facts,
     credentials.facts,
+    netpol_use.facts,
 )
 
 __all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]

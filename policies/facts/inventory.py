@@ -70,6 +70,7 @@ INDEXED_ARM_TYPES = frozenset(
 #: version keys of the two projections below (Inventory.versions), read by the RBAC graph's cache
 RUNS = "@runs-as"
 TOKEN_SECRETS = "@token-secrets"
+POD_LABELS = "@pod-labels"
 TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
 TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
 
@@ -87,6 +88,18 @@ def _runs_as(obj: Mapping[str, Any]) -> frozenset[str] | None:
         spec = pod.get("spec") or {}
         name = spec.get("serviceAccountName") or spec.get("serviceAccount")
         out.add(name if isinstance(name, str) and name else "default")
+    return frozenset(out)
+
+
+def _pod_labels(obj: Mapping[str, Any]) -> frozenset[frozenset[tuple[str, str]]]:
+    """The label sets of the pods a workload or Pod runs (one per pod template)."""
+    from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+
+    out = set()
+    for pod in DEFAULT_WORKLOADS.pods(obj):
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if isinstance(labels, Mapping):
+            out.add(frozenset((str(k), str(v)) for k, v in labels.items()))
     return frozenset(out)
 
 
@@ -124,6 +137,10 @@ class Inventory:
         # an account starts or stops running somewhere, not on every pod (the webhook sees pods churn)
         self._running: dict[str, dict[str, int]] = {}
         self._token_secrets: dict[tuple[str, str], str] = {}
+        # namespace -> the label sets of the pods its workloads and Pods run, with how many objects
+        # run each (policies/facts/netpol_use.py: which NetworkPolicies select no pod)
+        self._labels: dict[tuple[str, str, str], frozenset[frozenset[tuple[str, str]]]] = {}
+        self._label_sets: dict[str, dict[frozenset[tuple[str, str]], int]] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
         azure = arm_type(obj)
@@ -139,6 +156,7 @@ class Inventory:
             accounts = _runs_as(obj)
             if accounts is not None:
                 self._set_runs((kind, *key), accounts)
+                self._set_labels((kind, *key), _pod_labels(obj))
             elif kind == "Secret":
                 account = _token_account(obj)
                 if account is not None or key in self._token_secrets:
@@ -155,6 +173,7 @@ class Inventory:
         self.versions[kind] = self.versions.get(kind, 0) + 1
         self._objects.get(kind, {}).pop((namespace or "", name), None)
         self._set_runs((kind, namespace or "", name), frozenset())
+        self._set_labels((kind, namespace or "", name), frozenset())
         if kind == "Secret" and self._token_secrets.pop((namespace or "", name), None) is not None:
             self.versions[TOKEN_SECRETS] = self.versions.get(TOKEN_SECRETS, 0) + 1
 
@@ -176,6 +195,27 @@ class Inventory:
             del self._running[key[1]]
         if changed:
             self.versions[RUNS] = self.versions.get(RUNS, 0) + 1
+
+    def _set_labels(self, key: tuple[str, str, str], sets: frozenset[frozenset[tuple[str, str]]]) -> None:
+        old = self._labels.pop(key, frozenset())
+        if sets:
+            self._labels[key] = sets
+        if old == sets:
+            return
+        counts = self._label_sets.setdefault(key[1], {})
+        for ls in old - sets:
+            counts[ls] -= 1
+            if not counts[ls]:
+                del counts[ls]
+        for ls in sets - old:
+            counts[ls] = counts.get(ls, 0) + 1
+        if not counts:
+            del self._label_sets[key[1]]
+        self.versions[POD_LABELS] = self.versions.get(POD_LABELS, 0) + 1
+
+    def pod_label_sets(self, namespace: str) -> list[dict[str, str]]:
+        """The label sets of the pods that workloads and Pods of a namespace run."""
+        return [dict(ls) for ls in self._label_sets.get(namespace, {})]
 
     def running_accounts(self) -> dict[str, frozenset[str]]:
         """namespace -> the ServiceAccounts its workloads' and pods' pods run as."""
