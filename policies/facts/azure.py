@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 STORAGE_ACCOUNT = "Microsoft.Storage/storageAccounts"
 BLOB_CONTAINER = "Microsoft.Storage/storageAccounts/blobServices/containers"
+STORAGE_SYNC = "Microsoft.StorageSync/storageSyncServices"
 MANAGED_CLUSTER = "Microsoft.ContainerService/managedClusters"
 AGENT_POOL = "Microsoft.ContainerService/managedClusters/agentPools"
 PRIVATE_ENDPOINT = "Microsoft.Network/privateEndpoints"
@@ -56,6 +57,7 @@ RULE_COLLECTION_GROUP = "Microsoft.Network/firewallPolicies/ruleCollectionGroups
 ARM_TYPES: tuple[str, ...] = (
     STORAGE_ACCOUNT,
     BLOB_CONTAINER,
+    STORAGE_SYNC,
     MANAGED_CLUSTER,
     AGENT_POOL,
     PRIVATE_ENDPOINT,

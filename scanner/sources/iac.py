@@ -41,6 +41,7 @@ from stockade.policies.facts.azure import (
     ROUTE_TABLE,
     RULE_COLLECTION_GROUP,
     STORAGE_ACCOUNT,
+    STORAGE_SYNC,
     SUBNET,
     VNET,
     canonical_type,
@@ -409,6 +410,18 @@ def _container(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
     return a
 
 
+def _storage_sync(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_storage_sync: incoming_traffic_policy (AllowAllTraffic, the default, or
+    AllowVirtualNetworksOnly)."""
+    a = _Arm(STORAGE_SYNC, str(v.get("name") or ""), v.get("id"))
+    a.set(
+        ("properties", "incomingTrafficPolicy"),
+        v.get("incoming_traffic_policy"),
+        ("incoming_traffic_policy",),
+    )
+    return a
+
+
 def _pool(
     a: _Arm, base: JSONPath, tf_base: JSONPath, pool: Mapping[str, Any], ids: _Ids, address: str, attr: str
 ) -> None:
@@ -604,6 +617,7 @@ _Builder = Callable[[Mapping[str, Any], "_Ids", str], _Arm]
 _TF: dict[str, _Builder] = {
     "azurerm_storage_account": lambda v, ids, _: _storage(v, ids),
     "azurerm_storage_container": _container,
+    "azurerm_storage_sync": _storage_sync,
     "azurerm_kubernetes_cluster": _cluster,
     "azurerm_kubernetes_cluster_node_pool": _node_pool,
     "azurerm_private_endpoint": _endpoint,

@@ -301,3 +301,29 @@ def test_terraform_public_container(tmp_path: Path) -> None:
     (finding,) = [f for f in _plan_with(tmp_path, edit).findings if f.rule.id == "STK-AZ-009"]
     assert finding.resource.name == "stcheckpointseastus/default/models"
     assert finding.details == {"publicAccess": "Blob"}
+
+
+def test_terraform_storage_sync_traffic_policy(tmp_path: Path) -> None:
+    def sync(policy: str | None) -> Any:
+        def edit(resources: list[dict[str, Any]], _: Any) -> None:
+            values: dict[str, Any] = {"name": "sync-ml", "resource_group_name": "rg", "location": "eastus"}
+            if policy is not None:
+                values["incoming_traffic_policy"] = policy
+            resources.append(
+                {
+                    "address": "azurerm_storage_sync.ml",
+                    "mode": "managed",
+                    "type": "azurerm_storage_sync",
+                    "name": "ml",
+                    "values": values,
+                }
+            )
+
+        return edit
+
+    def found(policy: str | None) -> list[Any]:
+        return [f for f in _plan_with(tmp_path, sync(policy)).findings if f.rule.id == "STK-AZ-017"]
+
+    assert [f.resource.name for f in found(None)] == ["sync-ml"]  # the default is AllowAllTraffic
+    assert len(found("AllowAllTraffic")) == 1
+    assert found("AllowVirtualNetworksOnly") == []
