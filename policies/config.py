@@ -452,6 +452,13 @@ class SensitivePort(_Model):
     names: tuple[str, ...] = ()
 
 
+class SensitiveImage(_Model):
+    """An interface without authentication of its own, by the images (globs) its pods run."""
+
+    what: str
+    images: tuple[str, ...]
+
+
 class ExposureConfig(_Model):
     """What must not be reachable from outside the cluster without authentication (STK-EXP-001)."""
 
@@ -470,6 +477,28 @@ class ExposureConfig(_Model):
         SensitivePort(what="Streamlit", port=8501, names=("streamlit",)),
         SensitivePort(what="Ollama", port=11434, names=("ollama",)),
         SensitivePort(what="Argo Workflows server", port=2746, names=("argo-server",)),
+    )
+    # Where no port tells: the images of the pods a LoadBalancer/NodePort Service selects.
+    sensitive_images: tuple[SensitiveImage, ...] = (
+        SensitiveImage(
+            what="Ray", images=("rayproject/ray*", "*/rayproject/ray*", "anyscale/ray*", "*/anyscale/ray*")
+        ),
+        SensitiveImage(
+            what="Jupyter",
+            images=(
+                "jupyter/*",
+                "*/jupyter/*",
+                "kubeflownotebookswg/jupyter*",
+                "*/kubeflownotebookswg/jupyter*",
+            ),
+        ),
+        SensitiveImage(what="TensorBoard", images=("*tensorboard*",)),
+        SensitiveImage(what="MLflow", images=("*mlflow*",)),
+        SensitiveImage(what="Argo Workflows server", images=("argoproj/argocli*", "*/argoproj/argocli*")),
+        SensitiveImage(
+            what="vLLM OpenAI-compatible server", images=("vllm/vllm-openai*", "*/vllm/vllm-openai*")
+        ),
+        SensitiveImage(what="Ollama", images=("ollama/ollama*", "*/ollama/ollama*")),
     )
     # Ingress annotations by which the controller authenticates requests (any non-empty value).
     ingress_auth_annotations: tuple[str, ...] = (
@@ -838,6 +867,8 @@ storage:
 exposure:
   # sensitive_ports:
   #   - {what: Ray dashboard and Jobs API, port: 8265, names: [dashboard]}
+  # sensitive_images:      # where no port tells: the images of the pods a Service selects
+  #   - {what: Ray, images: ["rayproject/ray*", "*/rayproject/ray*"]}
   ingress_auth_annotations:
   - nginx.ingress.kubernetes.io/auth-url
   - nginx.ingress.kubernetes.io/auth-type

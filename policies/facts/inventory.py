@@ -70,6 +70,8 @@ INDEXED_ARM_TYPES = frozenset(
 #: version keys of the two projections below (Inventory.versions), read by the RBAC graph's cache
 RUNS = "@runs-as"
 TOKEN_SECRETS = "@token-secrets"
+#: the labels and images of one pod template
+PodShape = tuple[frozenset[tuple[str, str]], frozenset[str]]
 POD_LABELS = "@pod-labels"
 TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
 TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
@@ -91,15 +93,22 @@ def _runs_as(obj: Mapping[str, Any]) -> frozenset[str] | None:
     return frozenset(out)
 
 
-def _pod_labels(obj: Mapping[str, Any]) -> frozenset[frozenset[tuple[str, str]]]:
-    """The label sets of the pods a workload or Pod runs (one per pod template)."""
+def _pod_labels(obj: Mapping[str, Any]) -> frozenset[PodShape]:
+    """(labels, images) of the pods a workload or Pod runs (one per pod template)."""
     from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 
     out = set()
     for pod in DEFAULT_WORKLOADS.pods(obj):
         labels = (pod.get("metadata") or {}).get("labels") or {}
+        spec = pod.get("spec") or {}
+        images = frozenset(
+            str(c["image"])
+            for group in ("initContainers", "containers")
+            for c in (spec.get(group) or ())
+            if isinstance(c, Mapping) and isinstance(c.get("image"), str)
+        )
         if isinstance(labels, Mapping):
-            out.add(frozenset((str(k), str(v)) for k, v in labels.items()))
+            out.add((frozenset((str(k), str(v)) for k, v in labels.items()), images))
     return frozenset(out)
 
 
@@ -139,8 +148,8 @@ class Inventory:
         self._token_secrets: dict[tuple[str, str], str] = {}
         # namespace -> the label sets of the pods its workloads and Pods run, with how many objects
         # run each (policies/facts/netpol_use.py: which NetworkPolicies select no pod)
-        self._labels: dict[tuple[str, str, str], frozenset[frozenset[tuple[str, str]]]] = {}
-        self._label_sets: dict[str, dict[frozenset[tuple[str, str]], int]] = {}
+        self._labels: dict[tuple[str, str, str], frozenset[PodShape]] = {}
+        self._label_sets: dict[str, dict[PodShape, int]] = {}
 
     def add(self, obj: Mapping[str, Any]) -> None:
         azure = arm_type(obj)
@@ -196,7 +205,7 @@ class Inventory:
         if changed:
             self.versions[RUNS] = self.versions.get(RUNS, 0) + 1
 
-    def _set_labels(self, key: tuple[str, str, str], sets: frozenset[frozenset[tuple[str, str]]]) -> None:
+    def _set_labels(self, key: tuple[str, str, str], sets: frozenset[PodShape]) -> None:
         old = self._labels.pop(key, frozenset())
         if sets:
             self._labels[key] = sets
@@ -215,7 +224,11 @@ class Inventory:
 
     def pod_label_sets(self, namespace: str) -> list[dict[str, str]]:
         """The label sets of the pods that workloads and Pods of a namespace run."""
-        return [dict(ls) for ls in self._label_sets.get(namespace, {})]
+        return [dict(labels) for labels in {labels for labels, _ in self._label_sets.get(namespace, {})}]
+
+    def pod_shapes(self, namespace: str) -> list[tuple[dict[str, str], frozenset[str]]]:
+        """(labels, images) of the pods that workloads and Pods of a namespace run."""
+        return [(dict(labels), images) for labels, images in self._label_sets.get(namespace, {})]
 
     def running_accounts(self) -> dict[str, frozenset[str]]:
         """namespace -> the ServiceAccounts its workloads' and pods' pods run as."""

@@ -157,6 +157,24 @@ NOTEBOOK_INGRESS = {
     },
 }
 
+VLLM = _deployment(
+    "vllm",
+    {
+        "automountServiceAccountToken": False,
+        "containers": [{"name": "server", "image": "vllm/vllm-openai:v0.6.3"}],
+    },
+)
+VLLM_LB = {
+    "apiVersion": "v1",
+    "kind": "Service",
+    "metadata": {"name": "vllm", "namespace": "build"},
+    "spec": {
+        "type": "LoadBalancer",
+        "selector": {"app": "vllm"},
+        "ports": [{"name": "http", "port": 80, "targetPort": 8000}],
+    },
+}
+
 # (case, objects, {(kind, name): expected rule ids among RULES})
 RULES = ("STK-SA-001", "STK-SA-003", "STK-SA-004", "STK-RBAC-030", "STK-EXP-001", "STK-EXP-002", "STK-RT-007")
 CASES = [
@@ -176,6 +194,11 @@ CASES = [
             ("Service", "api"): set(),
             ("Ingress", "notebooks"): {"STK-EXP-001"},
         },
+    ),
+    (
+        "exposed-by-image",
+        [VLLM, VLLM_LB],
+        {("Deployment", "vllm"): set(), ("Service", "vllm"): {"STK-EXP-001", "STK-EXP-002"}},
     ),
 ]
 

@@ -37,7 +37,7 @@ allowed_names := object.get(data.stockade.config, ["credentials", "allowed_names
 allowed(entry) if {
 	is_string(entry.name)
 	some pattern in allowed_names
-	glob.match(lower(pattern), [], lower(entry.name))
+	glob.match(lower(pattern), null, lower(entry.name))
 }
 
 deny contains v if {

@@ -5,7 +5,9 @@
 #   and Dask dashboards, Gradio, Streamlit, Ollama and the Argo Workflows server have no
 #   authentication of their own (or none by default): whoever reaches them runs code on the cluster or
 #   reads its data. Reported when one is exposed beyond the cluster: a LoadBalancer or NodePort Service
-#   port (matched by port, targetPort or port name, exposure.sensitive_ports), an Ingress backend on
+#   port (matched by port, targetPort or port name, exposure.sensitive_ports) or, where no port tells,
+#   a LoadBalancer or NodePort Service whose selected pods run such an interface's image
+#   (exposure.sensitive_images; the pods come from the gate's inventory), an Ingress backend on
 #   such a port without an authenticating annotation of the ingress controller
 #   (exposure.ingress_auth_annotations: nginx auth-url/auth-type, ALB auth-type, Traefik middlewares,
 #   ...), or a Ray head Service of type LoadBalancer or NodePort (a RayCluster's, RayJob's or
@@ -29,17 +31,37 @@ md := object.get(input.object, "metadata", {})
 
 annotations := object.get(md, "annotations", {})
 
-deny contains v if {
-	input.object.kind == "Service"
-	type := object.get(input.object.spec, "type", "ClusterIP")
-	type in {"LoadBalancer", "NodePort"}
+service_type := object.get(input.object.spec, "type", "ClusterIP") if input.object.kind == "Service"
+
+exposed_ports contains [i, whats] if {
+	service_type in {"LoadBalancer", "NodePort"}
 	some i, port in object.get(input.object.spec, "ports", [])
 	whats := exposure.interfaces(port)
 	count(whats) > 0
+}
+
+deny contains v if {
+	some [i, whats] in exposed_ports
+	type := service_type
+	port := input.object.spec.ports[i]
 	v := {
 		"msg": sprintf("%s Service exposes the %s (port %v) outside the cluster, and it has no authentication of its own", [type, concat(" / ", sort(whats)), port.port]),
 		"path": ["spec", "ports", i],
 		"details": {"interfaces": sort(whats), "type": type},
+	}
+}
+
+# No port tells, but the pods behind the Service run such an interface (their images).
+deny contains v if {
+	service_type in {"LoadBalancer", "NodePort"}
+	count(exposed_ports) == 0
+	images := {img | some img in input.facts.exposure.selectedImages; count(exposure.image_interfaces(img)) > 0}
+	count(images) > 0
+	whats := {w | some img in images; some w in exposure.image_interfaces(img)}
+	v := {
+		"msg": sprintf("%s Service exposes the %s (pods running %s) outside the cluster, and it has no authentication of its own", [service_type, concat(" / ", sort(whats)), concat(", ", sort(images))]),
+		"path": ["spec", "type"],
+		"details": {"interfaces": sort(whats), "type": service_type, "images": sort(images)},
 	}
 }
 

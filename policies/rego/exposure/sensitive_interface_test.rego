@@ -60,3 +60,23 @@ test_configured_ports if {
 	d := sensitive_interface.deny with input as {"object": svc("LoadBalancer", [{"port": 9999}])} with data.stockade.config as {"exposure": {"sensitive_ports": [{"what": "X", "port": 9999}]}}
 	count(d) == 1
 }
+
+test_selected_images_when_no_port_tells if {
+	i := {"object": svc("LoadBalancer", [{"name": "http", "port": 80, "targetPort": 9376}]), "facts": {"exposure": {"selectedImages": ["quay.io/argoproj/argocli:v3.5.0", "nginx:1.25"]}}}
+	vs := sensitive_interface.deny with input as i with data.stockade.config as {}
+	count(vs) == 1
+	some v in vs
+	v.path == ["spec", "type"]
+	v.details.images == ["quay.io/argoproj/argocli:v3.5.0"]
+	contains(v.msg, "Argo Workflows server")
+}
+
+test_selected_images_not_reported_twice_or_for_cluster_ip if {
+	# a port already tells: one finding, on the port
+	i := {"object": svc("LoadBalancer", [{"name": "dashboard", "port": 8265}]), "facts": {"exposure": {"selectedImages": ["rayproject/ray:2.9.0"]}}}
+	vs := sensitive_interface.deny with input as i with data.stockade.config as {}
+	{v.path | some v in vs} == {["spec", "ports", 0]}
+	j := {"object": svc("ClusterIP", [{"port": 80}]), "facts": {"exposure": {"selectedImages": ["rayproject/ray:2.9.0"]}}}
+	ws := sensitive_interface.deny with input as j with data.stockade.config as {}
+	count(ws) == 0
+}

@@ -66,3 +66,24 @@ internal_load_balancer := {
 	["cloud.google.com/load-balancer-type", "internal"],
 	["service.beta.kubernetes.io/oci-load-balancer-internal", "true"],
 }
+
+# Images of interfaces without authentication of their own (or none by default), for Services whose
+# ports do not tell (C-0021 in Kubescape recognises them this way too). Globs over the whole image
+# reference.
+default_sensitive_images := [
+	{"what": "Ray", "images": ["rayproject/ray*", "*/rayproject/ray*", "anyscale/ray*", "*/anyscale/ray*"]},
+	{"what": "Jupyter", "images": ["jupyter/*", "*/jupyter/*", "kubeflownotebookswg/jupyter*", "*/kubeflownotebookswg/jupyter*"]},
+	{"what": "TensorBoard", "images": ["*tensorboard*"]},
+	{"what": "MLflow", "images": ["*mlflow*"]},
+	{"what": "Argo Workflows server", "images": ["argoproj/argocli*", "*/argoproj/argocli*"]},
+	{"what": "vLLM OpenAI-compatible server", "images": ["vllm/vllm-openai*", "*/vllm/vllm-openai*"]},
+	{"what": "Ollama", "images": ["ollama/ollama*", "*/ollama/ollama*"]},
+]
+
+sensitive_images := object.get(data.stockade.config, ["exposure", "sensitive_images"], default_sensitive_images)
+
+image_interfaces(image) := {entry.what |
+	some entry in sensitive_images
+	some pattern in entry.images
+	glob.match(pattern, null, image)
+}

@@ -116,7 +116,7 @@ mutable_tag(ref) if {
 floating_tag(tag) if {
 	tag != ""
 	some pattern in object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)
-	glob.match(lower(pattern), [], lower(tag))
+	glob.match(lower(pattern), null, lower(tag))
 }
 
 default_floating_tags := [

@@ -1,0 +1,57 @@
+"""STK-EXP-001 against Kubescape C-0021 (``exposed-sensitive-interfaces-v1``) in
+``../shared/corpora/kubescape_regolibrary.jsonl``: a LoadBalancer or NodePort Service in front of a
+workload that runs an interface without authentication of its own. Each row's objects are the
+inventory (the Service's pods come from it, as in every gate). Rows stockade decides the other way on
+purpose are listed in ``DELIBERATE``; the test checks they do go the other way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stockade.policies.config import parse_config
+from stockade.policies.evaluate import Evaluator, InventoryFacts
+from stockade.policies.facts import inventory_of
+from stockade.policies.model import Operation, Resource
+from tests.corpora import corpus_rows, requires_corpus
+
+pytestmark = requires_corpus("kubescape_regolibrary.jsonl")
+
+ROWS = [
+    r
+    for r in corpus_rows("kubescape_regolibrary.jsonl")
+    if (r.get("policy") or {}).get("rule") == "exposed-sensitive-interfaces-v1"
+]
+DELIBERATE = {
+    "regolibrary/exposed-sensitive-interfaces-v1/workloads2": (
+        "Jenkins asks for credentials by default (its setup wizard creates an admin); stockade's "
+        "exposure.sensitive_images lists interfaces that have no authentication of their own"
+    ),
+}
+
+
+def _flags(row: dict[str, Any], evaluator: Evaluator) -> bool:
+    facts = InventoryFacts(inventory_of(row["objects"], complete=True))
+    return any(
+        f.rule.id == "STK-EXP-001"
+        for obj in row["objects"]
+        for f in evaluator.evaluate(Resource(obj), operation=Operation.AUDIT, facts=facts.facts(obj))
+    )
+
+
+@pytest.fixture(scope="module")
+def evaluator() -> Evaluator:
+    return Evaluator.default(parse_config(""))
+
+
+def test_rows_exist() -> None:
+    assert len(ROWS) >= 5
+    assert set(DELIBERATE) <= {r["id"] for r in ROWS}
+
+
+@pytest.mark.parametrize("row", ROWS, ids=[r["id"] for r in ROWS])
+def test_row(row: dict[str, Any], evaluator: Evaluator) -> None:
+    kubescape = row["expect"] == "deny"
+    assert _flags(row, evaluator) == (not kubescape if row["id"] in DELIBERATE else kubescape)
