@@ -162,6 +162,14 @@ ClusterName = Annotated[
     str | None,
     typer.Option("--cluster", help="The cluster's name, as audits name it (`webhook serve --cluster`)."),
 ]
+PriorityClass = Annotated[
+    str | None,
+    typer.Option(
+        "--priority-class",
+        help="PriorityClass of the webhook pods (system-cluster-critical needs a ResourceQuota outside"
+        " kube-system).",
+    ),
+]
 PolicyDirs = Annotated[
     list[Path] | None,
     typer.Option("--policy-dir", help="Extra Rego and Gatekeeper templates, shipped in a ConfigMap."),
@@ -183,6 +191,7 @@ def _options(
     apiserver_cidr: list[str] | None,
     cluster: str | None = None,
     policy_dir: list[Path] | None = None,
+    priority_class: str | None = None,
 ) -> Options:
     config_text = STARTER_CONFIG
     if config is not None:
@@ -207,6 +216,7 @@ def _options(
         apiserver_cidrs=tuple(apiserver_cidr or ()),
         cluster=cluster,
         policy_files=_policy_files(policy_dir),
+        priority_class=priority_class,
     )
     try:
         options.validate()
@@ -225,9 +235,11 @@ def _policy_files(dirs: list[Path] | None) -> tuple[tuple[str, str], ...]:
         fail(f"--policy-dir: {exc}")
 
 
-def _library_kinds(dirs: list[Path] | None = None) -> list[str]:
+def _library_kinds(dirs: list[Path] | None = None, config_text: str | None = None) -> list[str]:
+    """The kinds to register: those the enabled rules decide (the config's `rules:` may disable some)."""
     try:
-        return covered_kinds(load_library(dirs or ()))
+        config = parse_config(config_text) if config_text is not None else None
+        return covered_kinds(load_library(dirs or ()), config)
     except PolicyError as exc:
         fail(str(exc))
 
@@ -247,6 +259,7 @@ def manifests(
     apiserver_cidr: ApiserverCidr = None,
     cluster: ClusterName = None,
     policy_dir: PolicyDirs = None,
+    priority_class: PriorityClass = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -268,6 +281,7 @@ def manifests(
         apiserver_cidr,
         cluster,
         policy_dir,
+        priority_class,
     )
     if not cert_manager:
         if certs_dir is None:
@@ -280,7 +294,7 @@ def manifests(
         if host not in serving_dns_names(certs_dir):
             fail(f"{certs_dir}/tls.crt does not name {host}: run `stockade webhook certs -n {namespace}`")
     try:
-        objects = render(options, _library_kinds(policy_dir))
+        objects = render(options, _library_kinds(policy_dir, options.config_text))
     except (ManifestError, UnknownKind) as exc:
         fail(str(exc))
     if kustomize_dir is not None:
@@ -373,6 +387,7 @@ def install_cmd(
     apiserver_cidr: ApiserverCidr = None,
     cluster: ClusterName = None,
     policy_dir: PolicyDirs = None,
+    priority_class: PriorityClass = None,
     wait: Annotated[
         int,
         typer.Option(
@@ -394,10 +409,11 @@ def install_cmd(
         apiserver_cidr,
         cluster,
         policy_dir,
+        priority_class,
     )
     if not cert_manager and certs_dir is None:
         fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")
-    kinds = _library_kinds(policy_dir)
+    kinds = _library_kinds(policy_dir, options.config_text)
     try:
         objects, report = install_objects(options, kinds, certs_dir)
     except (ManifestError, UnknownKind, OSError, ValueError) as exc:

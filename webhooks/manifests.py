@@ -31,8 +31,9 @@ from typing import Any, Literal
 import yaml
 
 from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
-from stockade.policies.config import STARTER_CONFIG, ConfigError, parse_config
+from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, parse_config
 from stockade.policies.engine import Library
+from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.webhooks.kinds import resource_of
 
@@ -62,6 +63,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 MATCH_CONDITIONS = [{"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"}]
 #: cert-manager's cainjector copies the named Certificate's CA into the caBundle.
 CA_INJECT_ANNOTATION = "cert-manager.io/inject-ca-from"
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -104,6 +106,9 @@ class Options:
     #: extra Rego and Gatekeeper templates/constraints (`--policy-dir`): (ConfigMap key, content),
     #: shipped in a ConfigMap mounted at /policies and served with `--policy-dir /policies`
     policy_files: tuple[tuple[str, str], ...] = ()
+    #: the webhook pods' PriorityClass (`--priority-class`): a fail-closed webhook preempted on a busy
+    #: GPU cluster blocks every write it judges; None: the cluster's default priority
+    priority_class: str | None = None
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.namespace):
@@ -120,6 +125,8 @@ class Options:
             raise ManifestError(
                 f"--image-digest must look like sha256:<64 hex digits>, not {self.image_digest!r}"
             )
+        if self.priority_class is not None and not _DNS_SUBDOMAIN.match(self.priority_class):
+            raise ManifestError(f"--priority-class {self.priority_class!r} is not a valid PriorityClass name")
         if "@" in self.image and self.image_digest:
             raise ManifestError("--image already has a digest; drop --image-digest")
         try:
@@ -168,12 +175,25 @@ def policy_files(dirs: Iterable[Path]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def covered_kinds(library: Library) -> list[str]:
-    """The Kubernetes kinds the library's rules cover, in a stable order (`*` if any rule covers every kind).
+def covered_kinds(library: Library, config: Config | None = None) -> list[str]:
+    """The Kubernetes kinds the enabled rules of the library cover, in a stable order (`*` if any rule
+    covers every kind). A kind whose rules are all disabled in `config` (``rules: {ID: {enabled:
+    false}}``) is not sent: a fail-closed webhook must not stand in the way of writes it never judges.
 
     Azure resource types (`Microsoft.Storage/storageAccounts`) are not sent by an API server: skipped.
+    Calico's namespaced NetworkPolicy (projectcalico.org/v3, kind NetworkPolicy too) is decided by
+    the rules that understand Calico (those that list GlobalNetworkPolicy) under the kind
+    NetworkPolicy: it is registered as its own resource.
     """
-    return sorted({k for rule in library.rules.values() for k in rule.kinds if "/" not in k})
+    rules = [
+        rule
+        for rule in library.rules.values()
+        if config is None or config.rules.get(rule.id) is None or config.rules[rule.id].enabled
+    ]
+    kinds = {k for rule in rules for k in rule.kinds if "/" not in k}
+    if any({"NetworkPolicy", "GlobalNetworkPolicy"} <= set(rule.kinds) for rule in rules):
+        kinds.add(CALICO_NETWORK_POLICY)
+    return sorted(kinds)
 
 
 def _meta(name: str, namespace: str | None = None, **extra: Any) -> Obj:
@@ -412,6 +432,7 @@ def _deployment(options: Options) -> Obj:
             "template": {
                 "metadata": {"labels": dict(LABELS)},
                 "spec": {
+                    **({"priorityClassName": options.priority_class} if options.priority_class else {}),
                     "serviceAccountName": NAME,
                     "automountServiceAccountToken": True,
                     "enableServiceLinks": False,

@@ -164,6 +164,42 @@ def test_every_kind_the_library_covers_is_mapped_and_sent() -> None:
     assert all(rule["operations"] == ["CREATE", "UPDATE"] for rule in hook["rules"])
 
 
+def _sent(config_text: str) -> set[tuple[str, str]]:
+    config = parse_config(config_text)
+    kinds = covered_kinds(load_library(), config)
+    hook = one(
+        render(Options(ca_bundle=CA_PEM, config_text=config_text), kinds), "ValidatingWebhookConfiguration"
+    )
+    return {
+        (g, r) for rule in hook["webhooks"][0]["rules"] for g in rule["apiGroups"] for r in rule["resources"]
+    }
+
+
+def test_registration_follows_the_library_and_the_config() -> None:
+    """Every kind an enabled rule decides is sent, derived from the library's METADATA; a kind whose
+    rules are all disabled is not (issue 21: Helm release Secrets, cert-manager's and Argo CD's must not
+    go through a fail-closed webhook that judges none of them)."""
+    library = load_library()
+    by_kind: dict[str, set[str]] = {}
+    for rule in library.rules.values():
+        for kind in rule.kinds:
+            if "/" not in kind and kind != WORKLOAD_ALIAS:
+                by_kind.setdefault(kind, set()).add(rule.id)
+    sent = _sent("{}")
+    for kind in by_kind:
+        resource = resource_of(kind)
+        assert (resource.group, resource.plural) in sent, kind
+    # Calico's namespaced NetworkPolicy is decided by the Calico-aware STK-NET rules: sent too
+    assert ("projectcalico.org", "networkpolicies") in sent
+    for kind in ("Secret", "ConfigMap", "Ingress"):
+        off = "rules:\n" + "".join(f"  {rid}: {{enabled: false}}\n" for rid in sorted(by_kind[kind]))
+        resource = resource_of(kind)
+        assert (resource.group, resource.plural) not in _sent(off), kind
+    # one of two rules off: still sent
+    first = sorted(by_kind["Secret"])[0]
+    assert ("", "secrets") in _sent(f"rules:\n  {first}: {{enabled: false}}\n")
+
+
 def test_a_new_rule_area_is_sent_without_changes_here(tmp_path: Path) -> None:
     (tmp_path / "priority.rego").write_text(
         "# METADATA\n# title: t\n# description: d\n# custom:\n#   id: STK-TST-001\n#   severity: low\n"
@@ -270,6 +306,20 @@ def test_deployment_shape() -> None:
     assert one(objs, "PodDisruptionBudget")["spec"]["maxUnavailable"] == 1
     namespace = one(objs, "Namespace")["metadata"]["labels"]
     assert namespace["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_priority_class_is_set_when_asked() -> None:
+    spec = one(objects(), "Deployment")["spec"]["template"]["spec"]
+    assert "priorityClassName" not in spec  # the cluster's default unless told
+    spec = one(objects(priority_class="stockade-critical"), "Deployment")["spec"]["template"]["spec"]
+    assert spec["priorityClassName"] == "stockade-critical"
+    with pytest.raises(ManifestError, match="--priority-class"):
+        objects(priority_class="Not_A_Name")
+    result = CliRunner().invoke(
+        app, ["webhook", "manifests", "--cert-manager", "--priority-class", "system-cluster-critical"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "priorityClassName: system-cluster-critical" in result.stdout
 
 
 def test_tag_only_image_is_always_pulled() -> None:
