@@ -28,6 +28,7 @@ from stockade.webhooks.kinds import UnknownKind
 from stockade.webhooks.manifests import (
     CA_INJECT_ANNOTATION,
     DEFAULT_NAMESPACE,
+    REGISTRATION_DIR,
     ManifestError,
     Options,
     cert_manager_objects,
@@ -35,6 +36,7 @@ from stockade.webhooks.manifests import (
     default_image,
     policy_files,
     render,
+    split_registration,
     to_documents,
     write_kustomize,
 )
@@ -266,8 +268,19 @@ def manifests(
     kustomize_dir: Annotated[
         Path | None, typer.Option("--kustomize-dir", help="Write a kustomize base (one file per object).")
     ] = None,
+    registration: Annotated[
+        bool,
+        typer.Option(
+            "--registration",
+            help="Only the ValidatingWebhookConfiguration, to apply once the webhook has rolled out.",
+        ),
+    ] = False,
 ) -> None:
-    """Render everything the webhook needs in a cluster (never the TLS key: `install` creates that Secret)."""
+    """Render everything the webhook needs in a cluster (never the TLS key: `install` creates that Secret).
+
+    The ValidatingWebhookConfiguration is left out (`--registration` prints it): applied together,
+    the API server would call a fail-closed webhook before any replica is ready. With
+    `--kustomize-dir` it goes into the base's `registration/` folder."""
     options = _options(
         namespace,
         replicas,
@@ -299,8 +312,22 @@ def manifests(
         fail(str(exc))
     if kustomize_dir is not None:
         write_kustomize(objects, kustomize_dir)
-        typer.echo(f"wrote {len(objects)} objects and kustomization.yaml to {kustomize_dir}", err=True)
-    text = to_documents(objects)
+        typer.echo(
+            f"wrote {len(objects)} objects to {kustomize_dir} (the webhook configuration in"
+            f" {kustomize_dir / REGISTRATION_DIR}: apply it once the webhook has rolled out)",
+            err=True,
+        )
+    base, hook = split_registration(objects)
+    if registration:
+        text = to_documents(hook)
+    else:
+        text = to_documents(base) + (
+            "# The ValidatingWebhookConfiguration is not in this output: a fail-closed webhook registered\n"
+            "# before a replica is ready rejects every write it judges. Once the webhook is ready:\n"
+            f"#   kubectl -n {namespace} rollout status deployment/{WEBHOOK} --timeout=5m\n"
+            "#   stockade webhook manifests --registration <the same options> | kubectl apply -f -\n"
+            "# (`stockade webhook install` does both in order.)\n"
+        )
     if output is not None:
         output.write_text(text, encoding="utf-8")
     elif kustomize_dir is None:

@@ -634,10 +634,24 @@ def kustomize_files(objects: Sequence[Obj]) -> dict[str, str]:
     return {"kustomization.yaml": KUSTOMIZE_HEADER + to_yaml(kustomization), **files}
 
 
-def write_kustomize(objects: Sequence[Obj], directory: Path) -> list[Path]:
-    """Write the base, removing generated YAML files that no longer correspond to an object."""
+#: where the kustomize base keeps the webhook configuration, apart from what it calls
+REGISTRATION_DIR = "registration"
+REGISTRATION_KINDS = frozenset({"ValidatingWebhookConfiguration"})
+
+
+def split_registration(objects: Sequence[Obj]) -> tuple[list[Obj], list[Obj]]:
+    """(what the webhook needs, the webhook configuration). Applied in one go, `kubectl apply` would
+    register a fail-closed webhook before any replica is ready, and every write it judges would be
+    rejected until one is (or forever, if the image cannot be pulled): the registration is applied
+    apart, once the Deployment has rolled out. `install` does the same in one command."""
+    return (
+        [o for o in objects if o["kind"] not in REGISTRATION_KINDS],
+        [o for o in objects if o["kind"] in REGISTRATION_KINDS],
+    )
+
+
+def _write_files(files: dict[str, str], directory: Path) -> list[Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    files = kustomize_files(objects)
     for stale in directory.glob("*.yaml"):
         if stale.name not in files and stale.read_text(encoding="utf-8").startswith(KUSTOMIZE_HEADER):
             stale.unlink()
@@ -646,4 +660,15 @@ def write_kustomize(objects: Sequence[Obj], directory: Path) -> list[Path]:
         path = directory / name
         path.write_text(text, encoding="utf-8")
         written.append(path)
+    return written
+
+
+def write_kustomize(objects: Sequence[Obj], directory: Path) -> list[Path]:
+    """Write the base (everything but the webhook configuration) and, in `registration/`, a second
+    base holding the webhook configuration, to apply once the webhook is ready; generated YAML files
+    that no longer correspond to an object are removed."""
+    base, registration = split_registration(objects)
+    written = _write_files(kustomize_files(base), directory)
+    if registration:
+        written += _write_files(kustomize_files(registration), directory / REGISTRATION_DIR)
     return written

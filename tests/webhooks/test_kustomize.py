@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from stockade.cli.main import app
 from stockade.policies.engine import load_library
-from stockade.webhooks.manifests import Options, covered_kinds, kustomize_files, render
+from stockade.webhooks.manifests import Options, covered_kinds, kustomize_files, render, split_registration
 
 BASE = Path(__file__).resolve().parents[2] / "webhooks" / "deploy"
 REGENERATE = "stockade webhook manifests --cert-manager --kustomize-dir webhooks/deploy"
@@ -33,12 +33,15 @@ def test_committed_base_is_what_the_code_renders(tmp_path: Path) -> None:
         app, ["webhook", "manifests", "--cert-manager", "--kustomize-dir", str(tmp_path)]
     )
     assert result.exit_code == 0, result.output
-    fresh = {p.name: p.read_text() for p in tmp_path.iterdir()}
-    committed = {p.name: p.read_text() for p in BASE.iterdir() if p.suffix == ".yaml"}
+    fresh = {p.relative_to(tmp_path).as_posix(): p.read_text() for p in tmp_path.rglob("*.yaml")}
+    committed = {p.relative_to(BASE).as_posix(): p.read_text() for p in BASE.rglob("*.yaml")}
     assert sorted(committed) == sorted(fresh), f"webhooks/deploy is out of date: run `{REGENERATE}`"
     for name, text in fresh.items():
         assert committed[name] == text, f"webhooks/deploy/{name} is out of date: run `{REGENERATE}`"
-    assert set(fresh) == set(kustomize_files(rendered()))
+    base, registration = split_registration(rendered())
+    assert set(fresh) == set(kustomize_files(base)) | {
+        f"registration/{n}" for n in kustomize_files(registration)
+    }
 
 
 def test_regenerating_removes_stale_generated_files(tmp_path: Path) -> None:
@@ -55,9 +58,13 @@ def test_regenerating_removes_stale_generated_files(tmp_path: Path) -> None:
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not on PATH")
 def test_kubectl_kustomize_builds_the_same_objects() -> None:
-    out = subprocess.run(
-        ["kubectl", "kustomize", str(BASE)], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
-    built = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out)}
+    built = {}
+    for directory in (BASE, BASE / "registration"):  # the registration is applied once ready
+        out = subprocess.run(
+            ["kubectl", "kustomize", str(directory)], capture_output=True, text=True, check=True, timeout=60
+        ).stdout
+        part = {(d["kind"], d["metadata"]["name"]): d for d in yaml.safe_load_all(out)}
+        assert ("ValidatingWebhookConfiguration" in {k for k, _ in part}) == (directory != BASE)
+        built.update(part)
     expected = {(o["kind"], o["metadata"]["name"]): o for o in rendered()}
     assert built == expected

@@ -373,13 +373,21 @@ def test_manifests_command(tmp_path: Path) -> None:
     runner = CliRunner()
     certs = tmp_path / "certs"
     assert runner.invoke(app, ["webhook", "certs", "--output-dir", str(certs)]).exit_code == 0
-    result = runner.invoke(app, ["webhook", "manifests", "--certs-dir", str(certs), "--image-digest", DIGEST])
+    args = ["webhook", "manifests", "--certs-dir", str(certs), "--image-digest", DIGEST]
+    result = runner.invoke(app, args)
     assert result.exit_code == 0, result.output
-    docs = list(yaml.safe_load_all(result.stdout))
-    assert [d["kind"] for d in docs] == [o["kind"] for o in objects()]
-    hook = one(docs, "ValidatingWebhookConfiguration")["webhooks"][0]
+    docs = [d for d in yaml.safe_load_all(result.stdout) if d]
+    # issue 21: `kubectl apply -f` of the default output cannot register the webhook before a replica
+    # is ready: the webhook configuration is printed apart, by --registration
+    expected = [o["kind"] for o in objects()]
+    assert [d["kind"] for d in docs] == [k for k in expected if k != "ValidatingWebhookConfiguration"]
+    assert "stockade webhook manifests --registration" in result.stdout
+    registration = runner.invoke(app, [*args, "--registration"])
+    assert registration.exit_code == 0, registration.output
+    (hook_doc,) = list(yaml.safe_load_all(registration.stdout))
+    hook = hook_doc["webhooks"][0]
     assert base64.b64decode(hook["clientConfig"]["caBundle"]) == (certs / "ca.crt").read_bytes()
-    assert "PRIVATE KEY" not in result.output
+    assert "PRIVATE KEY" not in result.output + registration.output
 
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: Config\nimages: {allowed_registry: []}\n")
@@ -471,7 +479,8 @@ def test_policy_dirs_ship_in_a_configmap_and_extend_the_registered_kinds(tmp_pat
     # the CLI renders it too, and the sample constraints' kinds stay registered
     out = tmp_path / "out.yaml"
     result = CliRunner().invoke(
-        app, ["webhook", "manifests", "--cert-manager", "--policy-dir", str(gk), "-o", str(out)]
+        app,
+        ["webhook", "manifests", "--cert-manager", "--policy-dir", str(gk), "--registration", "-o", str(out)],
     )
     assert result.exit_code == 0, result.output
     rendered = list(yaml.safe_load_all(out.read_text()))
