@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stockade.policies.config import AdmissionConfig
+from stockade.policies.decode import MAX_DEPTH, deeper_than
 from stockade.policies.facts.workloads import WorkloadKinds
 from stockade.policies.model import format_path
 from stockade.policies.shape import at, problems
@@ -93,6 +94,9 @@ def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKin
 
 def malformed(obj: Mapping[str, Any], kinds: WorkloadKinds) -> str | None:
     """The object's field-type problems as one line (paths and expected types only), or None."""
+    if deeper_than(obj):
+        # as the scan's decoders say; the policy engines' encoders stop near 255 levels
+        return f"nesting deeper than {MAX_DEPTH} levels"
     found = problems(obj, kinds)
     if not found:
         return None

@@ -34,7 +34,7 @@ import calendar
 import math
 import re
 import struct
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -57,6 +57,24 @@ _RESOLVABLE = frozenset({"!!str", "!!bool", "!!int", "!!float", "!!null", "!!tim
 MERGE = "<<"
 
 INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
+
+
+def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether decoded JSON nests collections deeper than `limit` (iteratively: a hostile document
+    cannot exhaust the stack). The JSON readers' counterpart of the YAML decoder's check."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, Mapping):
+            children: Iterable[Any] = node.values()
+        elif isinstance(node, list):
+            children = node
+        else:
+            continue
+        if depth >= limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 class DecodeError(ValueError):

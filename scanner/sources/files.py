@@ -33,6 +33,7 @@ from typing import Any
 
 import orjson
 
+from stockade.policies.decode import MAX_DEPTH, deeper_than
 from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
 from stockade.policies.shape import problems
 from stockade.policies.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
@@ -192,6 +193,10 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
                 yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
             else:
                 yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion or kind key in it")
+            return
+        if deeper_than(value):
+            # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
+            yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
             return
         lazy = LazyFile(text)
         azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans

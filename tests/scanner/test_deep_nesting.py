@@ -1,0 +1,70 @@
+"""A document nested deeper than the decoders accept (policies/decode.py MAX_DEPTH) is a one-line
+error naming the file in a scan, and a denial in the webhook: never a traceback (the policy engines'
+JSON encoders stop near 255 levels, which a JSON manifest could otherwise reach)."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from pathlib import Path
+from typing import Any
+
+import httpx
+from typer.testing import CliRunner
+
+from stockade.admission.app import WebhookState
+from stockade.admission.bounds import malformed
+from stockade.cli.main import build
+from stockade.policies.config import load_config
+from stockade.policies.decode import MAX_DEPTH, deeper_than
+from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+from tests.reviews import admission_review
+from tests.tls_webhook import CA, Server
+
+
+def _deep(levels: int) -> dict[str, Any]:
+    inner: dict[str, Any] = {"a": "x"}
+    for _ in range(levels):
+        inner = {"n": inner}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "deep", "namespace": "ml"},
+        "spec": {"template": {"spec": {"containers": [{"name": "c", "image": "x:1"}], "extra": inner}}},
+    }
+
+
+def test_depth_is_measured_without_recursion() -> None:
+    assert not deeper_than(_deep(MAX_DEPTH - 10))
+    assert deeper_than(_deep(MAX_DEPTH))
+    assert deeper_than(_deep(50_000))  # far beyond Python's recursion limit
+
+
+def test_scan_of_a_deep_json_file_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(_deep(600)))
+    result = CliRunner().invoke(build(), ["scan", str(path)])
+    assert result.exit_code == 2, result.output
+    assert f"deep.json: nesting deeper than {MAX_DEPTH} levels" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_webhook_denies_a_deep_object(tmp_path: Path) -> None:
+    assert malformed(_deep(600), DEFAULT_WORKLOADS) == f"nesting deeper than {MAX_DEPTH} levels"
+    ca = CA()
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    ca.issue(cert, key)
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text("{}\n")
+    srv = Server(WebhookState(config=load_config(config_path), config_path=config_path), cert, key)
+    ctx = ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt")))
+    try:
+        with httpx.Client(base_url=f"https://127.0.0.1:{srv.port}", verify=ctx) as client:
+            body = json.dumps(admission_review(_deep(600), "ml")).encode()
+            r = client.post("/validate", content=body, headers={"content-type": "application/json"})
+    finally:
+        srv.stop()
+    assert r.status_code == 200
+    response = r.json()["response"]
+    assert response["allowed"] is False
+    assert "nesting deeper than" in response["status"]["message"]
