@@ -68,3 +68,40 @@ def test_webhook_denies_a_deep_object(tmp_path: Path) -> None:
     response = r.json()["response"]
     assert response["allowed"] is False
     assert "nesting deeper than" in response["status"]["message"]
+
+
+def test_audit_reports_a_deep_object_as_an_error_of_that_object() -> None:
+    """Through the real `kubernetes` client against the fake API server of examples/fleet/apiserver.py
+    on loopback: a custom resource may keep unknown fields, so a live object can be deeper than any
+    decoder would accept. 270 levels: beyond the engines' encoders (255)."""
+    import importlib
+    import sys
+
+    from kubernetes import client as k8s_client
+
+    from stockade.policies.config import parse_config
+    from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.audit import Target, run_audit
+    from stockade.scanner.sources.cluster import ClusterReader
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "examples" / "fleet"))
+    fake: Any = importlib.import_module("apiserver")
+    deep = _deep(270)
+    deep["spec"]["selector"] = {"matchLabels": {"a": "b"}}
+    deep["spec"]["template"]["metadata"] = {"labels": {"a": "b"}}
+    ns = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+    cluster = fake.FakeCluster.from_objects("c1", [ns, deep], nodes=1, simulate=False)
+    with fake.ServedCluster(cluster) as served:
+
+        def reader() -> ClusterReader:
+            cfg = k8s_client.Configuration()
+            cfg.host = served.url
+            cfg.api_key = {"authorization": fake.TOKEN}
+            cfg.api_key_prefix = {"authorization": "Bearer"}
+            cfg.retries = False
+            return ClusterReader(k8s_client.ApiClient(cfg), "c1", sleep=lambda s: None)
+
+        result = run_audit([Target("c1", reader)], Evaluator.default(parse_config("")), version="t")
+    assert [(e.file, e.message) for e in result.errors] == [
+        ("c1/Deployment/ml/deep", f"nesting deeper than {MAX_DEPTH} levels: not evaluated")
+    ]
