@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from stockade.policies.decode import MAX_DEPTH, deeper_than
 from stockade.policies.engine import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
@@ -336,7 +337,17 @@ def evaluate_snapshot(
     here, so exception usage is counted once.
     """
     source = InventoryFacts(snap.inventory)
-    todo = [t for t in _evaluable(snap) if evaluator.in_scope(t[0])]
+    todo = []
+    for t in _evaluable(snap):
+        if not evaluator.in_scope(t[0]):
+            continue
+        if deeper_than(t[0].obj):
+            # objects from a cluster are not read by the decoders (a custom resource keeps unknown
+            # fields): nesting the engines cannot encode is an error of that object, not a crash
+            message = f"nesting deeper than {MAX_DEPTH} levels: not evaluated"
+            result.errors.append(InputError(f"{snap.name}/{t[0].ref().display()}", message))
+            continue
+        todo.append(t)
     progress.evaluating(snap.name, len(todo))
     jobs: list[Job] = [
         (

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.config import Config
-from stockade.policies.decode import MAX_DEPTH, deeper_than
 from stockade.policies.engine import RuleEvaluationError
 from stockade.policies.evaluate import EngineInput, Evaluator, InventoryFacts, evaluate_inputs, namespace_for
 from stockade.policies.facts import inventory_of
@@ -260,8 +259,6 @@ Position = tuple[str, int, JSONPath]
 Job = tuple[int, list[EngineInput], Position | None]
 Outcome = list[Violation] | str  # violations, or why the engine could not evaluate the object
 Lines = dict[JSONPath, int | None]
-#: levels the engine input adds above the object (input.object, input.pod.spec, facts)
-INPUT_LEVELS = 10
 
 
 def _disk_position(origin: Origin) -> Position | None:
@@ -272,10 +269,6 @@ def _disk_position(origin: Origin) -> Position | None:
 
 
 def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:
-    # an object read from a cluster (a custom resource keeps unknown fields) is not decoded by our
-    # decoders: nesting the engines' encoders cannot take is an error of that object, not a crash
-    if any(deeper_than(inp, MAX_DEPTH + INPUT_LEVELS) for _, inp in inputs):
-        return f"nesting deeper than {MAX_DEPTH} levels: not evaluated"
     try:
         return evaluate_inputs(evaluator.engine, inputs)
     except RuleEvaluationError as exc:

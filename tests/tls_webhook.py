@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
+import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import uvicorn
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.admission.server import Limits, bind, serve_on
+from stockade.policies.config import load_config
 from stockade.webhooks.certs import CertificateAuthority
 
 
@@ -62,3 +67,20 @@ class Server:
         self._server.should_exit = True
         self.thread.join(timeout=15)
         assert not self.thread.is_alive()
+
+
+@contextlib.contextmanager
+def webhook_client(tmp_path: Path, config_text: str = "{}\n") -> Iterator[httpx.Client]:
+    """A real TLS webhook on loopback serving `config_text`, and an HTTPS client that trusts its CA."""
+    ca = CA()
+    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
+    ca.issue(cert, key)
+    config_path = tmp_path / "stockade.yaml"
+    config_path.write_text(config_text)
+    srv = Server(WebhookState(config=load_config(config_path), config_path=config_path), cert, key)
+    ctx = ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt")))
+    try:
+        with httpx.Client(base_url=f"https://127.0.0.1:{srv.port}", verify=ctx) as client:
+            yield client
+    finally:
+        srv.stop()

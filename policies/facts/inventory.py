@@ -77,30 +77,20 @@ TOKEN_SECRET_TYPE = "kubernetes.io/service-account-token"
 TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
 
 
-def _runs_as(obj: Mapping[str, Any]) -> frozenset[str] | None:
-    """The ServiceAccounts the pods of a workload or Pod run as (`default` when none is named), or
-    None for an object that runs no pods."""
+def _pod_projection(obj: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[PodShape]] | None:
+    """For a workload or Pod, in one pass over its pod templates: the ServiceAccounts its pods run as
+    (`default` when none is named) and their (labels, images); None for an object that runs no pods."""
     from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 
     info = DEFAULT_WORKLOADS.info(obj)
     if info is None or not info.runs_pods:
         return None
-    out = set()
+    accounts, shapes = set(), set()
     for pod in DEFAULT_WORKLOADS.pods(obj):
         spec = pod.get("spec") or {}
         name = spec.get("serviceAccountName") or spec.get("serviceAccount")
-        out.add(name if isinstance(name, str) and name else "default")
-    return frozenset(out)
-
-
-def _pod_labels(obj: Mapping[str, Any]) -> frozenset[PodShape]:
-    """(labels, images) of the pods a workload or Pod runs (one per pod template)."""
-    from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
-
-    out = set()
-    for pod in DEFAULT_WORKLOADS.pods(obj):
+        accounts.add(name if isinstance(name, str) and name else "default")
         labels = (pod.get("metadata") or {}).get("labels") or {}
-        spec = pod.get("spec") or {}
         images = frozenset(
             str(c["image"])
             for group in ("initContainers", "containers")
@@ -108,8 +98,23 @@ def _pod_labels(obj: Mapping[str, Any]) -> frozenset[PodShape]:
             if isinstance(c, Mapping) and isinstance(c.get("image"), str)
         )
         if isinstance(labels, Mapping):
-            out.add((frozenset((str(k), str(v)) for k, v in labels.items()), images))
-    return frozenset(out)
+            shapes.add((frozenset((str(k), str(v)) for k, v in labels.items()), images))
+    return frozenset(accounts), frozenset(shapes)
+
+
+def _shift(counts: dict[Any, int], old: frozenset[Any], new: frozenset[Any]) -> bool:
+    """Move one object's contribution to per-item counts from `old` to `new`; whether an item
+    appeared or disappeared (the set of counted items changed)."""
+    changed = False
+    for item in old - new:
+        counts[item] -= 1
+        if not counts[item]:
+            del counts[item]
+            changed = True
+    for item in new - old:
+        counts[item] = counts.get(item, 0) + 1
+        changed = changed or counts[item] == 1
+    return changed
 
 
 def _token_account(obj: Mapping[str, Any]) -> str | None:
@@ -162,10 +167,10 @@ class Inventory:
         md = obj.get("metadata") or {}
         key = (str(md.get("namespace") or ""), str(md.get("name") or ""))
         if kind not in INDEXED_KINDS:
-            accounts = _runs_as(obj)
-            if accounts is not None:
-                self._set_runs((kind, *key), accounts)
-                self._set_labels((kind, *key), _pod_labels(obj))
+            projection = _pod_projection(obj)
+            if projection is not None:
+                self._set_runs((kind, *key), projection[0])
+                self._set_labels((kind, *key), projection[1])
             elif kind == "Secret":
                 account = _token_account(obj)
                 if account is not None or key in self._token_secrets:
@@ -191,15 +196,7 @@ class Inventory:
         if accounts:
             self._runs[key] = accounts
         counts = self._running.setdefault(key[1], {})
-        changed = False
-        for sa in old - accounts:
-            counts[sa] -= 1
-            if not counts[sa]:
-                del counts[sa]
-                changed = True
-        for sa in accounts - old:
-            counts[sa] = counts.get(sa, 0) + 1
-            changed = changed or counts[sa] == 1
+        changed = _shift(counts, old, accounts)
         if not counts:
             del self._running[key[1]]
         if changed:
@@ -212,12 +209,7 @@ class Inventory:
         if old == sets:
             return
         counts = self._label_sets.setdefault(key[1], {})
-        for ls in old - sets:
-            counts[ls] -= 1
-            if not counts[ls]:
-                del counts[ls]
-        for ls in sets - old:
-            counts[ls] = counts.get(ls, 0) + 1
+        _shift(counts, old, sets)
         if not counts:
             del self._label_sets[key[1]]
         self.versions[POD_LABELS] = self.versions.get(POD_LABELS, 0) + 1

@@ -18,11 +18,8 @@ is a real credential.
 
 from __future__ import annotations
 
-import importlib
 import json
 import logging
-import ssl
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -32,21 +29,15 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from stockade.admission.app import WebhookState
 from stockade.cli.main import build
-from stockade.policies.config import load_config, parse_config
+from stockade.policies.config import parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Finding
-from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.policyreports import build_reports
 from stockade.scanner.reports import FORMATS, get_report
-from stockade.scanner.sources.cluster import ClusterReader
+from tests.fleet import audit_objects
 from tests.reviews import admission_review
-from tests.tls_webhook import CA, Server
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "fleet"))
-fake: Any = importlib.import_module("apiserver")
+from tests.tls_webhook import webhook_client
 
 
 def _repeat(unit: str, n: int) -> str:
@@ -171,19 +162,8 @@ def test_scan_reports_every_field_and_prints_no_value(manifests: Path, fmt: str)
 
 @pytest.fixture
 def webhook(tmp_path: Path) -> Iterator[httpx.Client]:
-    ca = CA()
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    ca.issue(cert, key)
-    config_path = tmp_path / "stockade.yaml"
-    config_path.write_text("{}\n")
-    srv = Server(WebhookState(config=load_config(config_path), config_path=config_path), cert, key)
-    ctx = ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt")))
-    client = httpx.Client(base_url=f"https://127.0.0.1:{srv.port}", verify=ctx)
-    try:
+    with webhook_client(tmp_path) as client:
         yield client
-    finally:
-        client.close()
-        srv.stop()
 
 
 def test_webhook_denies_and_neither_answers_nor_logs_a_value(
@@ -200,23 +180,10 @@ def test_webhook_denies_and_neither_answers_nor_logs_a_value(
     _assert_clean("\n".join(rec.getMessage() for rec in caplog.records), "the webhook's log")
 
 
-def _reader(url: str) -> ClusterReader:
-    from kubernetes import client as k8s_client
-
-    cfg = k8s_client.Configuration()
-    cfg.host = url
-    cfg.api_key = {"authorization": fake.TOKEN}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    cfg.retries = False
-    return ClusterReader(k8s_client.ApiClient(cfg), "gpu-1", sleep=lambda s: None)
-
-
 def test_audit_finds_the_same_and_reports_no_value(manifests: Path) -> None:
     evaluator = Evaluator.default(parse_config(""))
     # no pods (simulate=False): the audit judges the Deployment's template, as scan and webhook do
-    cluster = fake.FakeCluster.from_objects("gpu-1", OBJECTS, nodes=1, simulate=False)
-    with fake.ServedCluster(cluster) as served:
-        result = run_audit([Target("gpu-1", lambda: _reader(served.url))], evaluator, version="t")
+    result = audit_objects(OBJECTS, evaluator)
     assert result.errors == [], result.errors
     found = {(kind, path) for kind, path, _ in _cred(result.findings)}
     assert found == EXPECTED_PATHS

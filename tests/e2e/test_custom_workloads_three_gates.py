@@ -16,10 +16,6 @@ are identical: rule, path, pod spec name, action and message.
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -31,16 +27,11 @@ from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
 from stockade.policies.model import Finding, Resource
-from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.scan import ScanOptions, scan
-from stockade.scanner.sources.cluster import ClusterReader
 from tests.corpora import corpus_rows
+from tests.fleet import audit_objects, fake
 from tests.reviews import admission_review
 from tests.workloads import build_workload, with_violations_in_last_pod_spec
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "fleet"))
-fake: ModuleType = importlib.import_module("apiserver")
 
 NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {"team": "ml"}}}
 SERVICE_ACCOUNT = {
@@ -105,20 +96,7 @@ def _webhook(evaluator: Evaluator, obj: dict[str, Any]) -> set[Key]:
 
 def _audit(evaluator: Evaluator, objects: list[dict[str, Any]], *, simulate: bool = True) -> list[Finding]:
     """One audit, through the real `kubernetes` client, of a fake cluster holding `objects`."""
-    from kubernetes import client as k8s_client
-
-    cluster = fake.FakeCluster.from_objects("gpu-1", [*CONTEXT, *objects], nodes=1, simulate=simulate)
-    with fake.ServedCluster(cluster) as served:
-
-        def reader() -> ClusterReader:
-            cfg = k8s_client.Configuration()
-            cfg.host = served.url
-            cfg.api_key = {"authorization": fake.TOKEN}
-            cfg.api_key_prefix = {"authorization": "Bearer"}
-            cfg.retries = False
-            return ClusterReader(k8s_client.ApiClient(cfg), "gpu-1", sleep=lambda s: None)
-
-        result = run_audit([Target("gpu-1", reader)], evaluator, version="t")
+    result = audit_objects([*CONTEXT, *objects], evaluator, simulate=simulate)
     assert result.errors == [], result.errors
     return result.findings
 

@@ -13,9 +13,6 @@ For each case (a set of objects), the findings of the rules under test on each o
 
 from __future__ import annotations
 
-import importlib
-import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -26,14 +23,9 @@ from stockade.policies.config import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Finding, Resource
-from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.scan import ScanOptions, scan
-from stockade.scanner.sources.cluster import ClusterReader
+from tests.fleet import audit_objects
 from tests.reviews import admission_review
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "fleet"))
-fake: Any = importlib.import_module("apiserver")
 
 NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "build"}}
 
@@ -219,20 +211,7 @@ def evaluator() -> Evaluator:
 
 
 def _audit(evaluator: Evaluator, objects: list[dict[str, Any]]) -> list[Finding]:
-    from kubernetes import client as k8s_client
-
-    cluster = fake.FakeCluster.from_objects("gpu-1", [NAMESPACE, *objects], nodes=1, simulate=False)
-    with fake.ServedCluster(cluster) as served:
-
-        def reader() -> ClusterReader:
-            cfg = k8s_client.Configuration()
-            cfg.host = served.url
-            cfg.api_key = {"authorization": fake.TOKEN}
-            cfg.api_key_prefix = {"authorization": "Bearer"}
-            cfg.retries = False
-            return ClusterReader(k8s_client.ApiClient(cfg), "gpu-1", sleep=lambda s: None)
-
-        result = run_audit([Target("gpu-1", reader)], evaluator, version="t")
+    result = audit_objects([NAMESPACE, *objects], evaluator)
     assert result.errors == [], result.errors
     return result.findings
 

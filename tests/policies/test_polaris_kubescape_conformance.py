@@ -139,7 +139,7 @@ NOT_COMPARED: dict[str, str] = {
     ),
     "kubescape/non-existent-service-account": (
         "C-0307 is STK-SA-005, decided only where the inventory is complete (audit, synced webhook): "
-        "compared in tests/policies/test_missing_account_conformance.py with a complete inventory."
+        "compared in tests/policies/test_inventory_conformance.py with a complete inventory."
     ),
     "kubescape/deprecated-service-account-field": "C-0294 (spec.serviceAccount) is not a stockade rule.",
     "polaris/<admission-webhook harness>": (

@@ -7,14 +7,11 @@ paginated LISTs, 403/404 Status bodies and injected 429/503/410 failures; the sa
 
 from __future__ import annotations
 
-import importlib
 import math
 import re
 import socket
-import sys
 from collections import Counter
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -32,26 +29,14 @@ from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.cluster import ClusterReader, ListError, RateLimiter
 from stockade.scanner.sources.files import FileSource
+from tests.fleet import fake, reader
 
 ROOT = Path(__file__).resolve().parents[2]
 FLEET = ROOT / "examples" / "fleet" / "fleet.yaml"
 
 
-# The fake lives with the fleet it serves (make demo runs it without the test extras).
-sys.path.insert(0, str(ROOT / "examples" / "fleet"))
-fake: ModuleType = importlib.import_module("apiserver")
-
-
 def _reader(url: str, name: str = "c", **options: Any) -> ClusterReader:
-    from kubernetes import client as k8s_client
-
-    cfg = k8s_client.Configuration()
-    cfg.host = url
-    cfg.api_key = {"authorization": fake.TOKEN}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    cfg.retries = False  # as ClusterReader.from_kubeconfig does: every retry is the reader's own
-    options.setdefault("sleep", lambda s: None)
-    return ClusterReader(k8s_client.ApiClient(cfg), name, **options)
+    return reader(url, name, **options)
 
 
 def _audit(served: list[Any], evaluator: Evaluator, **options: Any) -> Result:

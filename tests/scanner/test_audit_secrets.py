@@ -7,11 +7,7 @@ server does; the reader must reduce it before anything else sees it.
 
 from __future__ import annotations
 
-import importlib
 import logging
-import sys
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import orjson
@@ -22,24 +18,14 @@ from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.reports import FORMATS, get_report
 from stockade.scanner.sources.cluster import ClusterReader
-
-ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "examples" / "fleet"))
-fake: ModuleType = importlib.import_module("apiserver")
+from tests.fleet import fake, reader
 
 KEY_VALUE = "bm90LWEtcmVhbC1rZXktYnV0LW5ldmVyLXByaW50LW1l"
 SAS_VALUE = "sv=2022-11-02&ss=b&sig=do-not-print-this"
 
 
 def _reader(url: str) -> ClusterReader:
-    from kubernetes import client as k8s_client
-
-    cfg = k8s_client.Configuration()
-    cfg.host = url
-    cfg.api_key = {"authorization": fake.TOKEN}
-    cfg.api_key_prefix = {"authorization": "Bearer"}
-    cfg.retries = False
-    return ClusterReader(k8s_client.ApiClient(cfg), "c", sleep=lambda s: None)
+    return reader(url)
 
 
 def test_no_secret_value_reaches_a_report_or_a_log(caplog: pytest.LogCaptureFixture) -> None:
