@@ -218,6 +218,10 @@ class Inventory:
         """The label sets of the pods that workloads and Pods of a namespace run."""
         return [dict(labels) for labels in {labels for labels, _ in self._label_sets.get(namespace, {})}]
 
+    def pod_namespaces(self) -> list[str]:
+        """The namespaces whose workloads and Pods run pods."""
+        return sorted(self._label_sets)
+
     def pod_shapes(self, namespace: str) -> list[tuple[dict[str, str], frozenset[str]]]:
         """(labels, images) of the pods that workloads and Pods of a namespace run."""
         return [(dict(labels), images) for labels, images in self._label_sets.get(namespace, {})]

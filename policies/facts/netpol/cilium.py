@@ -66,7 +66,8 @@ class RuleSet:
         return endpoint_matches(self.selector, wl, namespace_labels)
 
 
-def _strip(key: str) -> str:
+def strip_source(key: str) -> str:
+    """A label key without its ``k8s:`` or ``any:`` source prefix."""
     for prefix in ("k8s:", "any:"):
         if key.startswith(prefix):
             return key[len(prefix) :]
@@ -76,11 +77,11 @@ def _strip(key: str) -> str:
 def _normalize(selector: Selector) -> dict[str, Any]:
     out: dict[str, Any] = {}
     if isinstance(selector.get("matchLabels"), Mapping):
-        out["matchLabels"] = {_strip(str(k)): v for k, v in selector["matchLabels"].items()}
+        out["matchLabels"] = {strip_source(str(k)): v for k, v in selector["matchLabels"].items()}
     exprs = selector.get("matchExpressions")
     if isinstance(exprs, list):
         out["matchExpressions"] = [
-            {**e, "key": _strip(str(e.get("key")))} for e in exprs if isinstance(e, Mapping)
+            {**e, "key": strip_source(str(e.get("key")))} for e in exprs if isinstance(e, Mapping)
         ]
     return out
 
@@ -92,8 +93,15 @@ def names_namespace(selector: Selector) -> bool:
 
 
 def endpoint_matches(selector: Selector, wl: Workload, namespace_labels: Mapping[str, str]) -> bool:
-    labels = dict(wl.labels)
-    labels[NAMESPACE_KEY] = wl.namespace
+    return labels_match(selector, wl.labels, wl.namespace, namespace_labels)
+
+
+def labels_match(
+    selector: Selector, pod_labels: Mapping[str, str], namespace: str, namespace_labels: Mapping[str, str]
+) -> bool:
+    """Whether an endpointSelector selects a pod with these labels in this namespace."""
+    labels = dict(pod_labels)
+    labels[NAMESPACE_KEY] = namespace
     for k, v in namespace_labels.items():
         labels[NAMESPACE_LABEL_PREFIX + k] = v
     return selector_matches(_normalize(selector), labels)

@@ -18,3 +18,10 @@ test_selecting_or_unknown_allowed if {
 	d2 := dangling_policy.deny with input as inp({})
 	count(d2) == 0
 }
+
+test_cilium_path_and_clusterwide_message if {
+	vs := dangling_policy.deny with input as {"object": {"kind": "CiliumClusterwideNetworkPolicy", "metadata": {"name": "gpu"}, "spec": {"endpointSelector": {"matchLabels": {"app": "x"}}}}, "facts": {"networkPolicy": {"selectsPods": false, "path": ["spec", "endpointSelector"]}}}
+	some v in vs
+	v.path == ["spec", "endpointSelector"]
+	v.msg == "CiliumClusterwideNetworkPolicy \"gpu\" selects no pod: it isolates nothing"
+}
