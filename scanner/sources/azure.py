@@ -5,9 +5,11 @@
   carries ``azure.workload.identity/client-id``), or ``default`` (``DefaultAzureCredential``'s chain).
   A token is requested once before anything is listed, so a missing credential is one actionable
   message (:class:`AzureAuthError`), never a pile of failed calls.
-- **Only list operations** of the management clients are called (storage accounts, private
-  endpoints, VNets, route tables, firewalls, firewall policy rule collection groups, private DNS
-  zones and their VNet links, AKS clusters). Never ``list_keys``, ``regenerate_key``, or any SAS
+- **Only list operations** of the management clients are called (storage accounts and the blob
+  containers of each account that has a blob service, Storage Sync Services, private endpoints,
+  VNets, route tables, firewalls, firewall policy rule collection groups, private DNS zones and their
+  VNet links, AKS clusters). Containers cost one call per account: their ``publicAccess`` is not in
+  the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
   operation: stockade needs no data-plane access and asks for none (Reader is enough).
 - **Paging and throttling** are the SDK's: ``nextLink`` pages are followed by its pagers, and its
   retry policy retries 429 and 5xx with ``Retry-After`` honoured (``retry_total`` attempts).
@@ -98,6 +100,7 @@ class AzureReader:
         from azure.mgmt.network import NetworkManagementClient
         from azure.mgmt.privatedns import PrivateDnsManagementClient
         from azure.mgmt.storage import StorageManagementClient
+        from azure.mgmt.storagesync import StorageSyncMgmtClient
 
         options = {"retry_total": RETRY_TOTAL, **client_options}
         self.subscription = subscription
@@ -105,9 +108,10 @@ class AzureReader:
         self.network = NetworkManagementClient(credential, subscription, **options)
         self.dns = PrivateDnsManagementClient(credential, subscription, **options)
         self.aks = ContainerServiceClient(credential, subscription, **options)
+        self.sync = StorageSyncMgmtClient(credential, subscription, **options)
 
     def close(self) -> None:
-        for client in (self.storage, self.network, self.dns, self.aks):
+        for client in (self.storage, self.network, self.dns, self.aks, self.sync):
             client.close()
 
     def __enter__(self) -> AzureReader:
@@ -118,7 +122,7 @@ class AzureReader:
 
     def snapshot(self) -> SubscriptionSnapshot:
         snap = SubscriptionSnapshot(self.subscription)
-        net = self.network
+        net, sync = self.network, self.sync.storage_sync_services
         listings: list[tuple[str, Callable[[], Iterable[Any]]]] = [
             ("Microsoft.Storage/storageAccounts", self.storage.storage_accounts.list),
             ("Microsoft.ContainerService/managedClusters", self.aks.managed_clusters.list),
@@ -128,6 +132,10 @@ class AzureReader:
             ("Microsoft.Network/azureFirewalls", net.azure_firewalls.list_all),
             ("Microsoft.Network/firewallPolicies", net.firewall_policies.list_all),
             ("Microsoft.Network/privateDnsZones", self.dns.private_zones.list),
+            (
+                "Microsoft.StorageSync/storageSyncServices",
+                sync.list_by_subscription,
+            ),
         ]
         for kind, call in listings:
             snap.resources.extend(self._list(snap, kind, call))
@@ -139,6 +147,14 @@ class AzureReader:
                         snap,
                         "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
                         functools.partial(self.dns.virtual_network_links.list, rg, name),
+                    )
+                )
+            elif obj["type"] == "Microsoft.Storage/storageAccounts" and rg and _has_blob_service(obj):
+                snap.resources.extend(
+                    self._list(
+                        snap,
+                        "Microsoft.Storage/storageAccounts/blobServices/containers",
+                        functools.partial(self.storage.blob_containers.list, rg, name),
                     )
                 )
             elif obj["type"] == "Microsoft.Network/firewallPolicies" and rg:
@@ -174,6 +190,11 @@ class AzureReader:
             )
             return []
         return out
+
+
+def _has_blob_service(account: dict[str, Any]) -> bool:
+    """FileStorage accounts hold file shares only; every other kind has a blob service."""
+    return str(account.get("kind") or "") != "FileStorage"
 
 
 def _resource_group(resource_id: str) -> str:

@@ -107,6 +107,13 @@ class FakeArm(HttpTransport):
                 for r in self.resources
                 if r["type"].endswith("virtualnetworklinks") and f"/{zone}/" in r["id"].lower()
             ]
+        elif path.endswith("/blobservices/default/containers"):
+            account = path.split("/blobservices/")[0]
+            items = [
+                r
+                for r in self.resources
+                if r["type"].lower().endswith("/containers") and r["id"].lower().startswith(account + "/")
+            ]
         else:
             kind = "/".join(path.split("/providers/")[-1].split("/")[:2])
             items = [r for r in self.resources if r["type"].lower() == kind]
@@ -195,10 +202,52 @@ def test_live_audit_decides_as_the_offline_scan_of_the_same_resources(arm: FakeA
     assert {f.resource.cluster for f in live.findings if "storageAccounts" in f.resource.kind} == {None}
 
 
+def test_blob_containers_and_storage_sync_services_are_listed(tmp_path: Path) -> None:
+    """STK-AZ-009 and STK-AZ-017 decide live resources too: each account's containers are listed (one
+    call per account with a blob service), and the subscription's Storage Sync Services."""
+    resources = _resources()
+    (account, *_) = [r for r in resources if r["type"].endswith("storageaccounts")]
+    base = f"/subscriptions/{SUB}/resourceGroups/rg-ml-prod-eastus/providers"
+    resources += [
+        {
+            "id": f"{account['id']}/blobServices/default/containers/{name}",
+            "name": name,
+            "type": "Microsoft.Storage/storageAccounts/blobServices/containers",
+            "properties": {"publicAccess": access},
+        }
+        for name, access in (("datasets", "Container"), ("checkpoints", "None"))
+    ]
+    resources += [
+        {
+            "id": f"{base}/Microsoft.StorageSync/storageSyncServices/{name}",
+            "name": name,
+            "type": "Microsoft.StorageSync/storageSyncServices",
+            "location": "eastus",
+            "properties": {"incomingTrafficPolicy": policy},
+        }
+        for name, policy in (("sync-open", "AllowAllTraffic"), ("sync-private", "AllowVirtualNetworksOnly"))
+    ]
+    arm = FakeArm(resources)
+    live = _stage(arm, tmp_path)
+    assert live.errors == []
+    container_lists = {urlsplit(u).path for _, u in arm.requests if "/containers" in u}
+    assert len(container_lists) == 2  # one list per StorageV2 account (its pages aside)
+    found = {(f.rule.id, f.resource.name) for f in live.findings}
+    assert ("STK-AZ-009", "datasets") in found and ("STK-AZ-017", "sync-open") in found
+    assert not {n for r, n in found if r in ("STK-AZ-009", "STK-AZ-017")} & {"checkpoints", "sync-private"}
+    # the same verdicts as an offline scan of the same resources (a Resource Graph export)
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps({"data": resources}))
+    offline = run_scan(
+        FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert found == {(f.rule.id, f.resource.name) for f in offline.findings}
+
+
 def test_paging_throttling_and_list_errors(arm: FakeArm, tmp_path: Path) -> None:
     result = _stage(arm, tmp_path)
     urls = [u for _, u in arm.requests]
-    storage = [u for u in urls if "storageAccounts" in u]
+    storage = [u for u in urls if "storageAccounts" in u and "/containers" not in u]
     assert len(storage) == 3  # 429, then page 1, then the nextLink page
     assert any("skip=1" in u for u in storage)
     assert [g.scope for g in result.gaps] == [f"azure/{SUB}/Microsoft.Network/azureFirewalls"]

@@ -5,7 +5,8 @@
 #   listing) to anyone on the internet without credentials, as soon as the account allows public
 #   access (STK-AZ-002 reports the account setting, this rule the container that would be exposed).
 #   Read from ARM templates (Microsoft.Storage/storageAccounts/blobServices/containers) and terraform
-#   plans (azurerm_storage_container container_access_type); a live audit does not list containers.
+#   plans (azurerm_storage_container container_access_type); a live audit lists each account's
+#   containers.
 # custom:
 #   id: STK-AZ-009
 #   severity: high

@@ -4,8 +4,8 @@
 #   A Storage Sync Service whose incomingTrafficPolicy is AllowAllTraffic (the default) accepts its
 #   servers' sync traffic on a public endpoint; with AllowVirtualNetworksOnly it is reachable only
 #   through its private endpoint, as private-linked storage should be. Read from ARM templates,
-#   Resource Graph exports and terraform plans (azurerm_storage_sync incoming_traffic_policy); a live
-#   audit does not list Storage Sync Services.
+#   Resource Graph exports, terraform plans (azurerm_storage_sync incoming_traffic_policy) and the
+#   live audit.
 # custom:
 #   id: STK-AZ-017
 #   severity: medium
