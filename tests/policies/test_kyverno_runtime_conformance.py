@@ -123,7 +123,14 @@ def flagged(row: Row) -> bool:
         found = ev.evaluate(
             Resource(obj), namespace=namespace_info(None, ns), facts=facts_for(obj, inventory)
         )
-        hits |= {f.rule.id for f in found if f.rule.id.startswith("STK-RT-")}
+        # the rows do not set automountServiceAccountToken: STK-RT-007's automounted-token finding in
+        # their high-risk pods is not what the peer's row decides
+        hits |= {
+            f.rule.id
+            for f in found
+            if f.rule.id.startswith("STK-RT-")
+            and not (f.rule.id == "STK-RT-007" and list(f.path[-1:]) == ["automountServiceAccountToken"])
+        }
     assert hits <= {peer.rule}, f"other sandbox rules fired: {hits}"
     return peer.rule in hits
 

@@ -5,8 +5,10 @@
 #   credential the pod holds, that code holds. Pods that are high-risk or run in a sandbox class must
 #   not receive a projected serviceAccountToken source (of any audience), a projected
 #   clusterTrustBundle or a projected podCertificate (a private key and certificate the kubelet issues
-#   for the pod), as agent-sandbox's own admission policy requires. The automounted token is
-#   STK-SA-001's finding, for sandboxes as for every workload.
+#   for the pod), nor the automounted ServiceAccount token (automountServiceAccountToken decided as
+#   Kubernetes does, from the pod's setting, else its ServiceAccount's, else true), as agent-sandbox's
+#   own admission policy requires. Unlike STK-SA-001 this holds for API clients too: a sandbox that
+#   needs the API gets it through a proxy outside the sandbox.
 # custom:
 #   id: STK-RT-007
 #   severity: high
@@ -20,6 +22,7 @@ package stockade.runtime.sandbox_identity
 
 import data.stockade.lib.pods
 import data.stockade.lib.sandbox
+import data.stockade.lib.tokens
 import rego.v1
 
 projected := {"serviceAccountToken": "a projected ServiceAccount token", "clusterTrustBundle": "a projected ClusterTrustBundle", "podCertificate": "a projected pod certificate"}
@@ -30,6 +33,10 @@ credentials contains [sprintf("%s (volume %q)", [what, object.get(vol, "name", "
 	some j, source in object.get(object.get(vol, "projected", {}), "sources", [])
 	some field, what in projected
 	is_object(source[field])
+}
+
+credentials contains [sprintf("the automounted token of ServiceAccount %q (%s)", [tokens.sa_name, tokens.mount[1]]), pods.spec_path(["automountServiceAccountToken"])] if {
+	tokens.mount[0] == true
 }
 
 deny contains v if {

@@ -21,9 +21,20 @@ test_projected_credentials_in_a_sandbox_denied if {
 	}
 }
 
-test_automounted_token_is_not_this_rules_finding if {
-	# STK-SA-001 reports it, for sandboxes as for every workload
-	paths(f.pod(f.spec({}), f.ns_sandbox, f.rc_unknown(null))) == set()
+test_automounted_token_denied_in_a_sandbox_even_for_api_clients if {
+	# unset on the pod and no ServiceAccount facts: mounted, as Kubernetes defaults
+	paths(f.pod(f.spec({}), f.ns_sandbox, f.rc_unknown(null))) == {["spec", "automountServiceAccountToken"]}
+
+	# the pod's declared intent (STK-SA-001's API client) does not make it acceptable in a sandbox
+	paths(f.pod(f.spec({"automountServiceAccountToken": true}), f.ns_sandbox, f.rc_unknown(null))) == {["spec", "automountServiceAccountToken"]}
+	msgs := {v.msg | some v in sandbox_identity.deny with input as f.pod(f.spec({"automountServiceAccountToken": true}), f.ns_sandbox, f.rc_unknown(null))}
+	some m in msgs
+	contains(m, "the automounted token of ServiceAccount \"default\" (the pod sets automountServiceAccountToken)")
+}
+
+test_automount_off_on_the_service_account_allowed if {
+	inp := object.union(f.pod(f.spec({}), f.ns_sandbox, f.rc_unknown(null)), {"facts": {"serviceAccount": {"name": "agent", "tokenMounted": false}}})
+	paths(inp) == set()
 }
 
 test_ordinary_pods_allowed if {
