@@ -12,6 +12,7 @@ from typing import Annotated, Any
 
 import typer
 import urllib3
+from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from starlette.applications import Starlette
 
@@ -23,7 +24,16 @@ from stockade.policies.engine import PolicyError, load_library
 from stockade.policies.evaluate import InventoryFacts
 from stockade.policies.facts import Inventory
 from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
-from stockade.webhooks.install import InstallError, install, install_objects, uninstall, uninstall_objects
+from stockade.webhooks.helmchart import chart_files
+from stockade.webhooks.install import (
+    InstallError,
+    install,
+    install_objects,
+    register,
+    uninstall,
+    uninstall_objects,
+    unregister,
+)
 from stockade.webhooks.kinds import UnknownKind
 from stockade.webhooks.manifests import (
     CA_INJECT_ANNOTATION,
@@ -38,6 +48,7 @@ from stockade.webhooks.manifests import (
     render,
     split_registration,
     to_documents,
+    webhook_configuration,
     write_kustomize,
 )
 from stockade.webhooks.manifests import NAME as WEBHOOK
@@ -473,3 +484,80 @@ def uninstall_cmd(
         api_client,
         lambda: uninstall(api_client, objects, keep_namespace, on_outcome=lambda o: typer.echo(str(o))),
     )
+
+
+@app.command("register")
+def register_cmd(
+    context: Context = None,
+    kubeconfig: Kubeconfig = None,
+    in_cluster: Annotated[
+        bool, typer.Option("--in-cluster", help="Use the pod's ServiceAccount (the Helm chart's hooks).")
+    ] = False,
+    namespace: Namespace = DEFAULT_NAMESPACE,
+    failure_policy: FailurePolicy = "Fail",
+    timeout: Timeout = 5,
+    cert_manager: CertManager = False,
+    ca_bundle_file: Annotated[
+        Path | None,
+        typer.Option("--ca-bundle", help="PEM file of the CA that signed the serving certificate."),
+    ] = None,
+    config: ConfigFile = None,
+    policy_dir: PolicyDirs = None,
+    wait: Annotated[
+        int, typer.Option("--wait", help="Seconds to wait for the webhook's rollout first (0: no).")
+    ] = 300,
+    delete: Annotated[bool, typer.Option("--delete", help="Remove the registration instead.")] = False,
+) -> None:
+    """Register the webhook (apply its ValidatingWebhookConfiguration) once its Deployment has rolled
+    out, or remove the registration with --delete: the Helm chart's post-install and pre-delete hooks."""
+    api_client = _in_cluster_client() if in_cluster else _api_client(kubeconfig, context)
+    if delete:
+        _run_against_cluster(api_client, lambda: typer.echo(str(unregister(api_client))))
+        return
+    options = _options(
+        namespace, 2, failure_policy, timeout, cert_manager, None, None, config, None, None, None, policy_dir
+    )
+    if not cert_manager:
+        if ca_bundle_file is None:
+            fail("give --ca-bundle FILE (the CA's PEM) or --cert-manager")
+        try:
+            options = replace(options, ca_bundle=ca_bundle_file.read_bytes())
+        except OSError as exc:
+            fail(f"--ca-bundle {ca_bundle_file}: {exc.strerror or exc}")
+        if b"-----BEGIN CERTIFICATE-----" not in (options.ca_bundle or b""):
+            fail(f"--ca-bundle {ca_bundle_file}: not a PEM certificate")
+    try:
+        configuration = webhook_configuration(options, _library_kinds(policy_dir, options.config_text))
+    except (ManifestError, UnknownKind) as exc:
+        fail(str(exc))
+    _run_against_cluster(
+        api_client, lambda: typer.echo(str(register(api_client, configuration, namespace, float(wait))))
+    )
+
+
+def _in_cluster_client() -> Any:
+    configuration = k8s_client.Configuration()
+    try:
+        load: Any = k8s_config.load_incluster_config  # untyped in some client versions
+        load(client_configuration=configuration)
+    except k8s_config.ConfigException as exc:
+        fail(f"--in-cluster: {exc}")
+    return k8s_client.ApiClient(configuration)
+
+
+@app.command("chart")
+def chart_cmd(
+    output: Annotated[Path, typer.Option("--output", "-o", help="The chart's directory (written).")] = Path(
+        "webhooks/chart/stockade"
+    ),
+) -> None:
+    """Write the Helm chart, generated from the same renderer as `manifests` (so the two never drift)."""
+    files = chart_files()
+    for stale in (output / "templates").glob("*") if (output / "templates").is_dir() else ():
+        if f"templates/{stale.name}" not in files:
+            stale.unlink()
+    for name, text in files.items():
+        path = output / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    typer.echo(f"wrote {len(files)} files to {output}", err=True)

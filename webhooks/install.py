@@ -220,6 +220,24 @@ def install(
     return outcomes
 
 
+def register(
+    api_client: Any, configuration: Obj, namespace: str, wait_seconds: float, poll: float = 2.0
+) -> Outcome:
+    """Apply the webhook configuration once the Deployment has rolled out (the Helm chart's
+    post-install hook): registered earlier, a fail-closed webhook rejects every write it judges."""
+    if wait_seconds > 0:
+        wait_rolled_out(api_client, namespace, NAME, wait_seconds, poll)
+    return apply_object(api_client, configuration)
+
+
+def unregister(api_client: Any) -> Outcome:
+    """Remove the webhook configuration (the chart's pre-delete hook), before what it calls goes."""
+    return delete_object(
+        api_client,
+        {"apiVersion": "admissionregistration.k8s.io/v1", "kind": WEBHOOK_KIND, "metadata": {"name": NAME}},
+    )
+
+
 def uninstall_objects(namespace: str) -> list[Obj]:
     """Everything any install may have created, whichever certificate mode it used."""
     rendered = render(Options(namespace=namespace, cert_manager=True), [])

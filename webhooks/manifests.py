@@ -261,7 +261,7 @@ def render(
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": dict(SELECTOR)}},
         },
         _network_policy(ns, options.apiserver_cidrs),
-        _webhook_configuration(options, library_kinds),
+        webhook_configuration(options, library_kinds),
     ]
     return objects
 
@@ -536,7 +536,8 @@ def unsent_namespaces(config_text: str) -> list[str]:
     return [n for n in excluded if _DNS_LABEL.match(n)]
 
 
-def _webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Obj:
+def webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Obj:
+    """The ValidatingWebhookConfiguration (`manifests --registration`, `install`, `register`)."""
     client: Obj = {
         "service": {"namespace": options.namespace, "name": NAME, "path": "/validate", "port": 443}
     }
