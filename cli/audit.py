@@ -42,12 +42,48 @@ def contexts_of(kubeconfig: Path | None) -> tuple[list[str], str | None]:
     return [c["name"] for c in contexts], (current or {}).get("name")
 
 
+def _chosen_contexts(kubeconfig: Path | None, context: list[str] | None, all_contexts: bool) -> list[str]:
+    names, current = contexts_of(kubeconfig)
+    if all_contexts:
+        return names
+    if context:
+        unknown = [c for c in context if c not in names]
+        if unknown:
+            fail(f"unknown context(s): {', '.join(unknown)} (known: {', '.join(names) or 'none'})")
+        return list(dict.fromkeys(context))
+    if current:
+        return [current]
+    fail("no --context given and the kubeconfig has no current context")
+
+
 def audit(
     context: Annotated[
         list[str] | None, typer.Option("--context", help="kubeconfig context (repeat).")
     ] = None,
     all_contexts: Annotated[bool, typer.Option("--all-contexts", help="Every context.")] = False,
     kubeconfig: Annotated[Path | None, typer.Option("--kubeconfig", help="kubeconfig file.")] = None,
+    in_cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--in-cluster",
+            metavar="NAME",
+            help="Audit the cluster this pod runs in (its ServiceAccount), named NAME in reports.",
+        ),
+    ] = None,
+    push_metrics: Annotated[
+        str | None,
+        typer.Option(
+            "--push-metrics", metavar="URL", help="Push finding counts to this Prometheus Pushgateway."
+        ),
+    ] = None,
+    metrics_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--metrics-file",
+            metavar="FILE",
+            help="Write finding counts for node_exporter's textfile collector.",
+        ),
+    ] = None,
     format: Annotated[Format, typer.Option("--format", "-f", help="Report format.")] = Format.table,
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
@@ -95,18 +131,15 @@ def audit(
         roles = audit_cluster_roles(kinds_to_list(evaluator))
         typer.echo(yaml.safe_dump_all(roles, sort_keys=False), nl=False)
         raise typer.Exit(0)
-    names, current = contexts_of(kubeconfig)
-    if all_contexts:
-        chosen = names
-    elif context:
-        unknown = [c for c in context if c not in names]
-        if unknown:
-            fail(f"unknown context(s): {', '.join(unknown)} (known: {', '.join(names) or 'none'})")
-        chosen = list(dict.fromkeys(context))
-    elif current:
-        chosen = [current]
+    if in_cluster is not None:
+        if context or all_contexts or kubeconfig or azure_subscription:
+            fail(
+                "--in-cluster audits this cluster only: drop --context, --all-contexts, --kubeconfig"
+                " and --azure-subscription"
+            )
+        chosen = [in_cluster]
     else:
-        fail("no --context given and the kubeconfig has no current context")
+        chosen = _chosen_contexts(kubeconfig, context, all_contexts)
     remote = remote_url(engine, opa_url)
     if remote is not None and framework is not None:
         fail("--framework is not available with --engine opa")
@@ -124,17 +157,21 @@ def audit(
         except FrameworkError as exc:
             fail(str(exc))
     config_file = str(kubeconfig) if kubeconfig else None
-    targets = [
-        Target(name, lambda n=name: ClusterReader.from_kubeconfig(config_file, n, qps=qps, burst=burst))  # type: ignore[misc]
-        for name in chosen
-    ]
+    clients: dict[str, Any] = {}
+    if in_cluster is not None:
+        targets = [Target(in_cluster, lambda: _in_cluster_reader(in_cluster, qps, burst, clients))]
+    else:
+        targets = [
+            Target(name, lambda n=name: ClusterReader.from_kubeconfig(config_file, n, qps=qps, burst=burst))  # type: ignore[misc]
+            for name in chosen
+        ]
     from stockade.cli.main import tool_version
 
     writer = None
     if write_policy_reports:
         from stockade.scanner.policyreports import PolicyReportWriter
 
-        writer = PolicyReportWriter(config_file)
+        writer = PolicyReportWriter(config_file, clients)
     with _progress() as progress:
         result = run_audit(
             targets,
@@ -167,6 +204,7 @@ def audit(
     if writer is not None:
         for line in writer.messages:
             typer.echo(f"stockade: {line}", err=True)
+    _export_metrics(result, push_metrics, metrics_file)
     code = exit_code(result, fail_on)
     if any(not c.reachable for c in result.clusters):
         code = EXIT_USAGE
@@ -179,6 +217,26 @@ def audit(
         )
         code = EXIT_USAGE
     raise typer.Exit(code)
+
+
+def _in_cluster_reader(name: str, qps: float, burst: int, clients: dict[str, Any]) -> ClusterReader:
+    # not in a pod (no token, no KUBERNETES_SERVICE_HOST): the audit reports the cluster as not audited
+    reader = ClusterReader.in_cluster(name, qps=qps, burst=burst)
+    clients[name] = reader.api_client  # the PolicyReports go back through the same identity
+    return reader
+
+
+def _export_metrics(result: Result, push_metrics: str | None, metrics_file: Path | None) -> None:
+    from stockade.scanner import metrics
+
+    if push_metrics:
+        for line in metrics.push(result, push_metrics):
+            typer.echo(f"stockade: {line}", err=True)
+    if metrics_file is not None:
+        try:
+            metrics.write_textfile(result, metrics_file)
+        except OSError as exc:
+            typer.echo(f"stockade: {metrics_file}: metrics not written: {exc.strerror or exc}", err=True)
 
 
 def _summary(result: Result, *, to_stderr: bool) -> None:

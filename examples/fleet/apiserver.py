@@ -486,7 +486,7 @@ class _Handler(BaseHTTPRequestHandler):
         url = urlsplit(self.path)
         query = {k: v[0] for k, v in parse_qs(url.query).items()}
         cluster = self.server.cluster
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+        if not _authorized(self.headers.get("Authorization")):
             status, body, headers = 401, _status(401, "Unauthorized"), {}
         else:
             status, body, headers = cluster.answer(url.path, query)
@@ -509,7 +509,7 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
         status, body = 200, {}
-        if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+        if not _authorized(self.headers.get("Authorization")):
             status, body = 401, _status(401, "Unauthorized")
         elif key is None:
             status, body = 404, _status(404, "not found")
@@ -545,6 +545,13 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     cluster: FakeCluster
     encoder: Callable[[Any], bytes] | None = None
+
+
+def _authorized(header: str | None) -> bool:
+    """The API server's bearer-token check: the scheme is case-insensitive (the in-cluster loader of the
+    kubernetes client sends ``bearer``), the token exact."""
+    scheme, _, token = (header or "").partition(" ")
+    return scheme.lower() == "bearer" and token == TOKEN
 
 
 class ServedCluster:

@@ -159,6 +159,18 @@ class ClusterReader:
         reader._owns_client = True
         return reader
 
+    @classmethod
+    def in_cluster(cls, name: str, **options: Any) -> ClusterReader:
+        """A reader for the cluster this pod runs in, with its ServiceAccount token (`audit --in-cluster`,
+        the audit CronJob); ``name`` is how reports name the cluster."""
+        configuration = k8s_client.Configuration()
+        load: Any = k8s_config.load_incluster_config  # untyped in some client versions
+        load(client_configuration=configuration)
+        configuration.retries = False
+        reader = cls(k8s_client.ApiClient(configuration), name, **options)
+        reader._owns_client = True
+        return reader
+
     def close(self) -> None:
         if self._owns_client:
             with contextlib.suppress(Exception):
