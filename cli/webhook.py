@@ -187,6 +187,18 @@ PolicyDirs = Annotated[
     list[Path] | None,
     typer.Option("--policy-dir", help="Extra Rego and Gatekeeper templates, shipped in a ConfigMap."),
 ]
+AuditSchedule = Annotated[
+    str | None,
+    typer.Option(
+        "--audit",
+        metavar="SCHEDULE",
+        help="Add a CronJob running `stockade audit --in-cluster` on this cron schedule (PolicyReports).",
+    ),
+]
+AuditPush = Annotated[
+    str | None,
+    typer.Option("--audit-push-metrics", metavar="URL", help="The audit CronJob pushes its counts here."),
+]
 Kubeconfig = Annotated[Path | None, typer.Option("--kubeconfig", help="Default: ~/.kube/config.")]
 Context = Annotated[str | None, typer.Option("--context", help="Default: the current context.")]
 
@@ -205,6 +217,8 @@ def _options(
     cluster: str | None = None,
     policy_dir: list[Path] | None = None,
     priority_class: str | None = None,
+    audit_schedule: str | None = None,
+    audit_push_metrics: str | None = None,
 ) -> Options:
     config_text = STARTER_CONFIG
     if config is not None:
@@ -230,6 +244,8 @@ def _options(
         cluster=cluster,
         policy_files=_policy_files(policy_dir),
         priority_class=priority_class,
+        audit_schedule=audit_schedule,
+        audit_push_metrics=audit_push_metrics,
     )
     try:
         options.validate()
@@ -257,6 +273,18 @@ def _library_kinds(dirs: list[Path] | None = None, config_text: str | None = Non
         fail(str(exc))
 
 
+def _audit_roles(
+    options: Options, config: Path | None, policy_dir: list[Path] | None
+) -> list[dict[str, Any]]:
+    """The audit CronJob's least ClusterRoles (`stockade audit --print-rbac` for the same config)."""
+    if options.audit_schedule is None:
+        return []
+    from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
+
+    evaluator, _ = load_evaluator(config, policy_dir or [])
+    return audit_cluster_roles(kinds_to_list(evaluator))
+
+
 @app.command("manifests")
 def manifests(
     namespace: Namespace = DEFAULT_NAMESPACE,
@@ -273,6 +301,8 @@ def manifests(
     cluster: ClusterName = None,
     policy_dir: PolicyDirs = None,
     priority_class: PriorityClass = None,
+    audit: AuditSchedule = None,
+    audit_push_metrics: AuditPush = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -306,6 +336,8 @@ def manifests(
         cluster,
         policy_dir,
         priority_class,
+        audit,
+        audit_push_metrics,
     )
     if not cert_manager:
         if certs_dir is None:
@@ -318,7 +350,11 @@ def manifests(
         if host not in serving_dns_names(certs_dir):
             fail(f"{certs_dir}/tls.crt does not name {host}: run `stockade webhook certs -n {namespace}`")
     try:
-        objects = render(options, _library_kinds(policy_dir, options.config_text))
+        objects = render(
+            options,
+            _library_kinds(policy_dir, options.config_text),
+            audit_roles=_audit_roles(options, config, policy_dir),
+        )
     except (ManifestError, UnknownKind) as exc:
         fail(str(exc))
     if kustomize_dir is not None:
@@ -426,6 +462,8 @@ def install_cmd(
     cluster: ClusterName = None,
     policy_dir: PolicyDirs = None,
     priority_class: PriorityClass = None,
+    audit: AuditSchedule = None,
+    audit_push_metrics: AuditPush = None,
     wait: Annotated[
         int,
         typer.Option(
@@ -448,12 +486,16 @@ def install_cmd(
         cluster,
         policy_dir,
         priority_class,
+        audit,
+        audit_push_metrics,
     )
     if not cert_manager and certs_dir is None:
         fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")
     kinds = _library_kinds(policy_dir, options.config_text)
     try:
-        objects, report = install_objects(options, kinds, certs_dir)
+        objects, report = install_objects(
+            options, kinds, certs_dir, _audit_roles(options, config, policy_dir)
+        )
     except (ManifestError, UnknownKind, OSError, ValueError) as exc:
         fail(str(exc))
     if report is not None:

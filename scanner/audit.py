@@ -468,8 +468,9 @@ def _one_line(exc: BaseException) -> str:
 def audit_cluster_roles(kinds: Sequence[KindInfo]) -> list[dict[str, Any]]:
     """The least RBAC an audit identity needs: `list` on exactly the kinds the audit lists.
 
-    No `get`, no `watch`, no Secrets unless a rule reads them (and then their metadata is all that
-    is requested). A second ClusterRole covers `--write-policy-reports`, which is optional.
+    No `get`, no `watch`, no Secrets unless a rule reads them (then they are listed whole, as RBAC
+    cannot grant less, and reduced to metadata, type and key names as each page is parsed). A second
+    ClusterRole covers `--write-policy-reports`, which is optional.
     """
     by_group: dict[str, list[str]] = {}
     for info in kinds:

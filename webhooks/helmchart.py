@@ -20,6 +20,7 @@ ordering annotations do not exist: a Job that waits is the one readiness-gated s
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -54,6 +55,8 @@ _NS = "stockade-sentinel-ns"
 _IMAGE = "sentinel.invalid/stockade:sentinel"
 _CONFIG = "# stockade-sentinel-config\n"
 _POLICY = ("sentinel.rego", "SENTINEL_POLICY")
+_SCHEDULE = "59 23 31 12 *"
+_GATEWAY = "http://sentinel-gateway.invalid:9191"
 _SENTINELS = Options(
     namespace=_NS,
     replicas=7919,
@@ -69,6 +72,12 @@ _SENTINELS = Options(
 _TOGGLES: tuple[tuple[str, Callable[[Options, bool], Options]], ...] = (
     (".Values.certManager.enabled", lambda o, on: replace(o, cert_manager=on)),
     (".Values.policies", lambda o, on: replace(o, policy_files=(_POLICY,) if on else ())),
+    (".Values.audit.enabled", lambda o, on: replace(o, audit_schedule=_SCHEDULE if on else None)),
+    # a Pushgateway only matters with the audit (it adds egress rules and an argument)
+    (
+        ".Values.audit.pushMetrics",
+        lambda o, on: replace(o, audit_push_metrics=_GATEWAY if on and o.audit_schedule else None),
+    ),
 )
 #: objects the chart leaves to Helm (the namespace) or to the registration hook
 _LEFT_OUT = frozenset({"Namespace", "ValidatingWebhookConfiguration"})
@@ -86,6 +95,13 @@ def _substitute(text: str) -> str:
             r"( *)priorityClassName: sentinel-priority\n",
             r"{{- with .Values.priorityClassName }}\n\1priorityClassName: {{ . }}\n{{- end }}\n",
         ),
+        (
+            r"( *)- --in-cluster\n *- sentinel-cluster\n",
+            r'\1- --in-cluster\n\1- {{ .Values.cluster | default "in-cluster" | quote }}\n',
+        ),
+        (rf"schedule: {re.escape(_SCHEDULE)}\n", "schedule: {{ .Values.audit.schedule | quote }}\n"),
+        (rf"( *)- {re.escape(_GATEWAY)}\n", r"\1- {{ .Values.audit.pushMetrics | quote }}\n"),
+        (r"port: 9191\n", 'port: {{ include "stockade.pushPort" . }}\n'),
         (
             r"( *)- --cluster\n *- sentinel-cluster\n",
             r"{{- with .Values.cluster }}\n\1- --cluster\n\1- {{ . | quote }}\n{{- end }}\n",
@@ -115,13 +131,24 @@ def _substitute(text: str) -> str:
 
 def _variants() -> dict[tuple[bool, ...], dict[tuple[str, str], str]]:
     out: dict[tuple[bool, ...], dict[tuple[str, str], str]] = {}
-    for bits in ((a, b) for a in (False, True) for b in (False, True)):
+    roles = _audit_roles()
+    for bits in itertools.product((False, True), repeat=len(_TOGGLES)):
         options = _SENTINELS
         for (_, setter), on in zip(_TOGGLES, bits, strict=True):
             options = setter(options, on)
-        objects = [o for o in render(options, ["Pod"]) if o["kind"] not in _LEFT_OUT]
+        objects = [o for o in render(options, ["Pod"], audit_roles=roles) if o["kind"] not in _LEFT_OUT]
         out[bits] = {(o["kind"], o["metadata"]["name"]): _substitute(to_yaml(o)) for o in objects}
     return out
+
+
+def _audit_roles() -> list[Obj]:
+    """The audit's least ClusterRoles for the library with the starter configuration: a superset of
+    what a configuration that disables rules needs (`stockade audit --print-rbac` tells exactly)."""
+    from stockade.policies.config import parse_config
+    from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
+
+    return audit_cluster_roles(kinds_to_list(Evaluator.default(parse_config(STARTER_CONFIG))))
 
 
 def _branch(texts: dict[tuple[bool, ...], str | None], depth: int = 0) -> str:
@@ -149,6 +176,13 @@ HELPERS = """{{/* The webhook's image: repository:tag (tag defaults to the chart
 {{- define "stockade.image" -}}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- with .Values.image.digest }}@{{ . }}{{ end -}}
+{{- end -}}
+
+{{/* The Pushgateway's port, for the audit's egress NetworkPolicy. */}}
+{{- define "stockade.pushPort" -}}
+{{- $url := urlParse .Values.audit.pushMetrics -}}
+{{- $host := splitList ":" $url.host -}}
+{{- if eq (len $host) 2 }}{{ index $host 1 }}{{ else if eq $url.scheme "https" }}443{{ else }}80{{ end -}}
 {{- end -}}
 
 {{/* A digest is content-addressed, so a cached copy is the same image; a tag must be re-resolved. */}}
@@ -349,6 +383,7 @@ def values() -> dict[str, Any]:
         "priorityClassName": "",
         "policies": {},
         "config": STARTER_CONFIG,
+        "audit": {"enabled": False, "schedule": "17 */6 * * *", "pushMetrics": ""},
     }
 
 
@@ -383,6 +418,15 @@ def values_schema() -> dict[str, Any]:
             "priorityClassName": string,
             "policies": {"type": "object", "additionalProperties": string},
             "config": string,
+            "audit": {
+                "type": "object",
+                "additionalProperties": False,
+                "properties": {
+                    "enabled": {"type": "boolean"},
+                    "schedule": {"type": "string", "minLength": 1},
+                    "pushMetrics": {"type": "string", "pattern": "^(https?://.+)?$"},
+                },
+            },
         },
     }
 

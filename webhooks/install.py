@@ -179,16 +179,21 @@ def wait_rolled_out(
 
 
 def install_objects(
-    options: Options, library_kinds: Sequence[str], certs_dir: Path | None
+    options: Options,
+    library_kinds: Sequence[str],
+    certs_dir: Path | None,
+    audit_roles: Sequence[Obj] = (),
 ) -> tuple[list[Obj], CertDirReport | None]:
     """What install applies: the rendered objects plus, without cert-manager, the TLS Secret from
     `certs_dir`, whose certificates are created or rotated first (see `ensure_certs`)."""
     if options.cert_manager:
-        return render(options, library_kinds), None
+        return render(options, library_kinds, audit_roles=audit_roles), None
     if certs_dir is None:
         raise InstallError("install needs --certs-dir DIR (created if empty) or --cert-manager")
     report = ensure_certs(certs_dir, options.dns_names)
-    rendered = render(replace(options, ca_bundle=ca_bundle(certs_dir)), library_kinds)
+    rendered = render(
+        replace(options, ca_bundle=ca_bundle(certs_dir)), library_kinds, audit_roles=audit_roles
+    )
     secret = tls_secret(
         options.namespace, (certs_dir / TLS_CERT).read_bytes(), (certs_dir / TLS_KEY).read_bytes()
     )

@@ -66,6 +66,13 @@ CA_INJECT_ANNOTATION = "cert-manager.io/inject-ca-from"
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
 _DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+_CRON = re.compile(r"^(@(yearly|annually|monthly|weekly|daily|midnight|hourly)|(\S+\s+){4}\S+)$")
+AUDIT = "stockade-audit"
+AUDIT_LABELS = {
+    "app.kubernetes.io/name": AUDIT,
+    "app.kubernetes.io/part-of": "stockade",
+    "app.kubernetes.io/component": "audit",
+}
 
 
 class ManifestError(ValueError):
@@ -109,6 +116,11 @@ class Options:
     #: the webhook pods' PriorityClass (`--priority-class`): a fail-closed webhook preempted on a busy
     #: GPU cluster blocks every write it judges; None: the cluster's default priority
     priority_class: str | None = None
+    #: a CronJob that runs `stockade audit --in-cluster` on this schedule (`--audit SCHEDULE`), writing
+    #: PolicyReports; None: no continuous audit
+    audit_schedule: str | None = None
+    #: where the audit CronJob pushes its counts (`--audit-push-metrics URL`, a Pushgateway)
+    audit_push_metrics: str | None = None
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.namespace):
@@ -127,6 +139,16 @@ class Options:
             )
         if self.priority_class is not None and not _DNS_SUBDOMAIN.match(self.priority_class):
             raise ManifestError(f"--priority-class {self.priority_class!r} is not a valid PriorityClass name")
+        if self.audit_schedule is not None and not _CRON.match(self.audit_schedule.strip()):
+            raise ManifestError(
+                f"--audit {self.audit_schedule!r} is not a cron schedule (five fields, or @hourly/@daily/...)"
+            )
+        if self.audit_push_metrics is not None and not re.match(
+            r"^https?://[^\s/]+", self.audit_push_metrics
+        ):
+            raise ManifestError("--audit-push-metrics must be an http(s):// URL of a Pushgateway")
+        if self.audit_push_metrics is not None and self.audit_schedule is None:
+            raise ManifestError("--audit-push-metrics needs --audit SCHEDULE")
         if "@" in self.image and self.image_digest:
             raise ManifestError("--image already has a digest; drop --image-digest")
         try:
@@ -206,10 +228,16 @@ def _meta(name: str, namespace: str | None = None, **extra: Any) -> Obj:
 
 
 def render(
-    options: Options, library_kinds: Iterable[str], watched: Sequence[WatchedKind] = DEFAULT_KINDS
+    options: Options,
+    library_kinds: Iterable[str],
+    watched: Sequence[WatchedKind] = DEFAULT_KINDS,
+    audit_roles: Sequence[Obj] = (),
 ) -> list[Obj]:
-    """Every object, in apply order (the webhook configuration last, after what it calls)."""
+    """Every object, in apply order (the webhook configuration last, after what it calls).
+    `audit_roles`: the audit's least ClusterRoles (`stockade audit --print-rbac`), for the CronJob."""
     options.validate()
+    if options.audit_schedule is not None and not audit_roles:
+        raise ManifestError("the audit CronJob needs the audit's ClusterRoles")
     if not options.cert_manager and not options.ca_bundle:
         raise ManifestError(
             "a caBundle is needed: give --certs-dir (from `stockade webhook certs`) or --cert-manager"
@@ -261,9 +289,159 @@ def render(
             "spec": {"maxUnavailable": 1, "selector": {"matchLabels": dict(SELECTOR)}},
         },
         _network_policy(ns, options.apiserver_cidrs),
-        webhook_configuration(options, library_kinds),
     ]
+    if options.audit_schedule is not None:
+        objects += audit_objects(options, audit_roles)
+    objects.append(webhook_configuration(options, library_kinds))
     return objects
+
+
+def audit_objects(options: Options, roles: Sequence[Obj]) -> list[Obj]:
+    """The continuous audit: a ServiceAccount bound to the audit's least ClusterRoles (list on the kinds
+    the rules read, PolicyReports written back), a CronJob running `stockade audit --in-cluster` with
+    the webhook's stockade.yaml and policies, and its egress NetworkPolicy (the API server; with a
+    Pushgateway, its port, which a name gives no address for)."""
+    ns = options.namespace
+    meta = {"name": AUDIT, "namespace": ns, "labels": dict(AUDIT_LABELS)}
+    out: list[Obj] = [
+        {
+            "apiVersion": "v1",
+            "kind": "ServiceAccount",
+            "metadata": dict(meta),
+            "automountServiceAccountToken": False,
+        }
+    ]
+    for role in roles:
+        name = role["metadata"]["name"]
+        out.append({**role, "metadata": {"name": name, "labels": dict(AUDIT_LABELS)}})
+        out.append(
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": name, "labels": dict(AUDIT_LABELS)},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": name},
+                "subjects": [{"kind": "ServiceAccount", "name": AUDIT, "namespace": ns}],
+            }
+        )
+    args = [
+        "audit",
+        "--in-cluster",
+        options.cluster or "in-cluster",
+        "--config",
+        f"/config/{CONFIG_KEY}",
+        "--write-policy-reports",
+        # findings are the reports' business; a failed Job means the audit could not read everything
+        "--fail-on",
+        "never",
+        "--format",
+        "json",
+        "--output",
+        "/tmp/audit.json",
+        *(["--policy-dir", POLICY_MOUNT] if options.policy_files else []),
+        *(["--push-metrics", options.audit_push_metrics] if options.audit_push_metrics else []),
+    ]
+    mounts: list[Obj] = [
+        {"name": "config", "mountPath": "/config", "readOnly": True},
+        {"name": "tmp", "mountPath": "/tmp"},
+    ]
+    volumes: list[Obj] = [
+        {"name": "config", "configMap": {"name": CONFIG_MAP, "defaultMode": 0o444}},
+        {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "256Mi"}},
+    ]
+    if options.policy_files:
+        mounts.append({"name": "policies", "mountPath": POLICY_MOUNT, "readOnly": True})
+        volumes.append({"name": "policies", "configMap": {"name": POLICY_MAP, "defaultMode": 0o444}})
+    pod = {
+        "metadata": {"labels": dict(AUDIT_LABELS)},
+        "spec": {
+            **({"priorityClassName": options.priority_class} if options.priority_class else {}),
+            "serviceAccountName": AUDIT,
+            "automountServiceAccountToken": True,  # the audit lists the cluster
+            "enableServiceLinks": False,
+            "restartPolicy": "Never",
+            "securityContext": {
+                "runAsNonRoot": True,
+                "runAsUser": RUN_AS,
+                "runAsGroup": RUN_AS,
+                "seccompProfile": {"type": "RuntimeDefault"},
+            },
+            "containers": [
+                {
+                    "name": "audit",
+                    "image": options.image_ref,
+                    "imagePullPolicy": "IfNotPresent" if "@" in options.image_ref else "Always",
+                    "command": ["stockade"],
+                    "args": args,
+                    "resources": {
+                        "requests": {"cpu": "250m", "memory": "512Mi"},
+                        "limits": {"memory": "2Gi"},
+                    },
+                    "securityContext": {
+                        "allowPrivilegeEscalation": False,
+                        "readOnlyRootFilesystem": True,
+                        "runAsNonRoot": True,
+                        "capabilities": {"drop": ["ALL"]},
+                        "seccompProfile": {"type": "RuntimeDefault"},
+                    },
+                    "volumeMounts": mounts,
+                }
+            ],
+            "volumes": volumes,
+        },
+    }
+    out.append(
+        {
+            "apiVersion": "batch/v1",
+            "kind": "CronJob",
+            "metadata": dict(meta),
+            "spec": {
+                "schedule": options.audit_schedule,
+                # one audit at a time: a slow audit of a big cluster is not stacked on
+                "concurrencyPolicy": "Forbid",
+                "startingDeadlineSeconds": 600,
+                "successfulJobsHistoryLimit": 3,
+                "failedJobsHistoryLimit": 3,
+                "jobTemplate": {"spec": {"backoffLimit": 1, "activeDeadlineSeconds": 3600, "template": pod}},
+            },
+        }
+    )
+    egress: list[Obj] = [{"ports": [{"protocol": "TCP", "port": 443}, {"protocol": "TCP", "port": 6443}]}]
+    if options.apiserver_cidrs:
+        egress[0]["to"] = [{"ipBlock": {"cidr": c}} for c in options.apiserver_cidrs]
+    if options.audit_push_metrics:
+        port = _url_port(options.audit_push_metrics)
+        egress.append({"ports": [{"protocol": "TCP", "port": port}]})
+        egress.append(
+            {
+                "to": [
+                    {
+                        "namespaceSelector": {"matchLabels": {NAMESPACE_NAME_LABEL: "kube-system"}},
+                        "podSelector": {"matchLabels": {"k8s-app": "kube-dns"}},
+                    }
+                ],
+                "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
+            }
+        )
+    out.append(
+        {
+            "apiVersion": "networking.k8s.io/v1",
+            "kind": "NetworkPolicy",
+            "metadata": dict(meta),
+            "spec": {
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": AUDIT}},
+                "policyTypes": ["Ingress", "Egress"],
+                "egress": egress,
+            },
+        }
+    )
+    return out
+
+
+def _url_port(url: str) -> int:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def _namespace(ns: str) -> Obj:

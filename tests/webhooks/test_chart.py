@@ -26,11 +26,12 @@ from typer.testing import CliRunner
 from stockade.cli.main import app
 from stockade.policies.config import STARTER_CONFIG, parse_config
 from stockade.policies.engine import load_library
-from stockade.webhooks.helmchart import CA_MAP, REGISTRAR, chart_files
+from stockade.webhooks.helmchart import CA_MAP, REGISTRAR, _audit_roles, chart_files
 from stockade.webhooks.install import apply_object
 from stockade.webhooks.manifests import NAME, Options, covered_kinds, render
 
 ROOT = Path(__file__).resolve().parents[2]
+AUDIT_ROLES = _audit_roles()
 CHART = ROOT / "webhooks" / "chart" / "stockade"
 HELM = shutil.which("helm")
 needs_helm = pytest.mark.skipif(HELM is None, reason="helm is not installed (make tools)")
@@ -124,6 +125,47 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
             "image": "ghcr.io/stockade-dev/stockade:9.9.9",
         },
     ),
+    (
+        "continuous audit with a Pushgateway",
+        {
+            "certManager": {"enabled": True},
+            "cluster": "gpu-east-1",
+            "priorityClassName": "stockade-critical",
+            "apiserverCIDRs": ["10.0.0.1/32"],
+            "audit": {
+                "enabled": True,
+                "schedule": "*/30 * * * *",
+                "pushMetrics": "http://pgw.monitoring:9091",
+            },
+        },
+        {
+            "cert_manager": True,
+            "cluster": "gpu-east-1",
+            "priority_class": "stockade-critical",
+            "apiserver_cidrs": ("10.0.0.1/32",),
+            "audit_schedule": "*/30 * * * *",
+            "audit_push_metrics": "http://pgw.monitoring:9091",
+        },
+    ),
+    (
+        "continuous audit, https Pushgateway, policies",
+        {
+            "caBundle": base64.b64encode(CA_PEM).decode(),
+            "policies": {"000-extra.rego": POLICY},
+            "audit": {"enabled": True, "pushMetrics": "https://pgw.example"},
+        },
+        {
+            "ca_bundle": CA_PEM,
+            "policy_files": (("000-extra.rego", POLICY),),
+            "audit_schedule": "17 */6 * * *",
+            "audit_push_metrics": "https://pgw.example",
+        },
+    ),
+    (
+        "continuous audit without metrics",
+        {"certManager": {"enabled": True}, "audit": {"enabled": True}},
+        {"cert_manager": True, "audit_schedule": "17 */6 * * *"},
+    ),
 ]
 
 
@@ -137,7 +179,7 @@ def test_helm_template_is_what_manifests_renders(
     opts = Options(namespace=NS, **{"image": f"ghcr.io/stockade-dev/stockade:{_app_version()}", **options})
     expected = {
         _key(o): o
-        for o in render(opts, ["Pod"])
+        for o in render(opts, ["Pod"], audit_roles=AUDIT_ROLES)
         if o["kind"] not in ("Namespace", "ValidatingWebhookConfiguration")
     }
     chart_only = {k for k in ours if k[1] == REGISTRAR} | {("ConfigMap", CA_MAP)} & set(ours)
@@ -246,7 +288,11 @@ def test_the_registration_hook_registers_what_manifests_registers_after_the_roll
         load_library([policies] if values.get("policies") else ()), parse_config(config_text)
     )
     opts = Options(namespace=NS, **options)
-    (expected,) = [o for o in render(opts, kinds) if o["kind"] == "ValidatingWebhookConfiguration"]
+    (expected,) = [
+        o
+        for o in render(opts, kinds, audit_roles=AUDIT_ROLES)
+        if o["kind"] == "ValidatingWebhookConfiguration"
+    ]
     assert registered["webhooks"] == expected["webhooks"]
     assert registered["metadata"].get("annotations") == expected["metadata"].get("annotations")
 
@@ -273,18 +319,28 @@ exceptions:
       stockade-webhook (create cannot be limited to a name), so that it is registered only once a
       replica is ready and removed before the webhook on helm uninstall.
     expires: 2099-12-31
+  - name: stockade-continuous-audit
+    rules: [STK-RBAC-002, STK-RBAC-030]
+    match:
+      names: [stockade-audit-reader, stockade-audit]
+    owner: platform-security@example.com
+    reason: >-
+      The audit lists Secrets for the Secret rules (legacy tokens, storage keys: their type and key
+      names) and drops their values as each page is parsed; RBAC cannot grant less than list.
+    expires: 2099-12-31
 """
 
 
 @needs_helm
 def test_the_rendered_chart_passes_stockade_at_restricted(tmp_path: Path) -> None:
     """Zero findings at restricted (the starter's level for a namespace without a pod-security label),
-    once the registry is approved, the API server's address is given, and the registrar's one
-    privilege is waived: without the waiver, those are the only findings."""
+    once the registry is approved, the API server's address is given, and the registrar's and the
+    audit's one privilege each is waived: without the waivers, those are the only findings."""
     values = {
         "certManager": {"enabled": True},
         "image": {"digest": DIGEST},
         "apiserverCIDRs": ["10.0.0.1/32"],
+        "audit": {"enabled": True},
     }
     rendered = tmp_path / "chart.yaml"
     rendered.write_text(yaml.safe_dump_all(_template(values, tmp_path)))
@@ -298,5 +354,11 @@ def test_the_rendered_chart_passes_stockade_at_restricted(tmp_path: Path) -> Non
     result = runner.invoke(app, ["scan", str(rendered), "--config", str(unwaived), "--format", "json"])
     assert result.exit_code == 1
     found = {(f["rule"]["id"], f["resource"]["name"]) for f in json.loads(result.stdout)["findings"]}
-    assert {rule for rule, _ in found} == {"STK-RBAC-010", "STK-RBAC-030"}
-    assert {name for _, name in found} <= {f"{NAME}-registrar", f"{NAME}-register", f"{NAME}-unregister"}
+    assert {rule for rule, _ in found} == {"STK-RBAC-002", "STK-RBAC-010", "STK-RBAC-030"}
+    assert {name for _, name in found} <= {
+        f"{NAME}-registrar",
+        f"{NAME}-register",
+        f"{NAME}-unregister",
+        "stockade-audit-reader",
+        "stockade-audit",
+    }

@@ -496,3 +496,44 @@ def test_policy_dirs_ship_in_a_configmap_and_extend_the_registered_kinds(tmp_pat
     )
     result = CliRunner().invoke(app, ["webhook", "manifests", "--cert-manager", "--policy-dir", str(broken)])
     assert result.exit_code == 2 and "Missing/x has no ConstraintTemplate" in result.stderr
+
+
+def test_continuous_audit_cronjob(tmp_path: Path) -> None:
+    """`manifests --audit SCHEDULE`: a CronJob running `audit --in-cluster` as its own ServiceAccount,
+    bound to exactly the ClusterRoles `audit --print-rbac` prints, with the webhook's config."""
+    runner = CliRunner()
+    base = ["webhook", "manifests", "--cert-manager", "--cluster", "gpu-east-1"]
+    result = runner.invoke(
+        app, [*base, "--audit", "*/30 * * * *", "--audit-push-metrics", "http://pgw.monitoring:9091"]
+    )
+    assert result.exit_code == 0, result.output
+    objects = [d for d in yaml.safe_load_all(result.stdout) if d]
+    (cron,) = [o for o in objects if o["kind"] == "CronJob"]
+    pod = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert cron["spec"]["schedule"] == "*/30 * * * *" and cron["spec"]["concurrencyPolicy"] == "Forbid"
+    assert pod["serviceAccountName"] == "stockade-audit"
+    args = pod["containers"][0]["args"]
+    assert args[:3] == ["audit", "--in-cluster", "gpu-east-1"]
+    assert "--write-policy-reports" in args and args[-2:] == ["--push-metrics", "http://pgw.monitoring:9091"]
+    printed = runner.invoke(app, ["audit", "--print-rbac"])
+    roles = [d for d in yaml.safe_load_all(printed.stdout) if d]
+    ours = {o["metadata"]["name"]: o["rules"] for o in objects if o["kind"] == "ClusterRole"}
+    for role in roles:
+        assert ours[role["metadata"]["name"]] == role["rules"]
+    bound = {
+        o["roleRef"]["name"]
+        for o in objects
+        if o["kind"] == "ClusterRoleBinding" and o["subjects"][0]["name"] == "stockade-audit"
+    }
+    assert bound == {r["metadata"]["name"] for r in roles}
+    (policy,) = [
+        o for o in objects if o["kind"] == "NetworkPolicy" and o["metadata"]["name"] == "stockade-audit"
+    ]
+    assert {"protocol": "TCP", "port": 9091} in [
+        p for rule in policy["spec"]["egress"] for p in rule["ports"]
+    ]
+
+    bad = runner.invoke(app, [*base, "--audit", "every hour"])
+    assert bad.exit_code == 2 and "is not a cron schedule" in bad.output and "Traceback" not in bad.output
+    orphan = runner.invoke(app, [*base, "--audit-push-metrics", "http://pgw:9091"])
+    assert orphan.exit_code == 2 and "needs --audit" in orphan.output

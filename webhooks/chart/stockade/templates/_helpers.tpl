@@ -6,6 +6,13 @@
 {{- with .Values.image.digest }}@{{ . }}{{ end -}}
 {{- end -}}
 
+{{/* The Pushgateway's port, for the audit's egress NetworkPolicy. */}}
+{{- define "stockade.pushPort" -}}
+{{- $url := urlParse .Values.audit.pushMetrics -}}
+{{- $host := splitList ":" $url.host -}}
+{{- if eq (len $host) 2 }}{{ index $host 1 }}{{ else if eq $url.scheme "https" }}443{{ else }}80{{ end -}}
+{{- end -}}
+
 {{/* A digest is content-addressed, so a cached copy is the same image; a tag must be re-resolved. */}}
 {{- define "stockade.pullPolicy" -}}
 {{- if .Values.image.digest }}IfNotPresent{{ else }}Always{{ end -}}
