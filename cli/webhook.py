@@ -594,7 +594,10 @@ def chart_cmd(
     ),
 ) -> None:
     """Write the Helm chart, generated from the same renderer as `manifests` (so the two never drift)."""
-    files = chart_files()
+    from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
+
+    files = chart_files(audit_cluster_roles(kinds_to_list(Evaluator.default(parse_config(STARTER_CONFIG)))))
     for stale in (output / "templates").glob("*") if (output / "templates").is_dir() else ():
         if f"templates/{stale.name}" not in files:
             stale.unlink()

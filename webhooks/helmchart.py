@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -129,9 +129,8 @@ def _substitute(text: str) -> str:
     return text
 
 
-def _variants() -> dict[tuple[bool, ...], dict[tuple[str, str], str]]:
+def _variants(roles: Sequence[Obj]) -> dict[tuple[bool, ...], dict[tuple[str, str], str]]:
     out: dict[tuple[bool, ...], dict[tuple[str, str], str]] = {}
-    roles = _audit_roles()
     for bits in itertools.product((False, True), repeat=len(_TOGGLES)):
         options = _SENTINELS
         for (_, setter), on in zip(_TOGGLES, bits, strict=True):
@@ -139,16 +138,6 @@ def _variants() -> dict[tuple[bool, ...], dict[tuple[str, str], str]]:
         objects = [o for o in render(options, ["Pod"], audit_roles=roles) if o["kind"] not in _LEFT_OUT]
         out[bits] = {(o["kind"], o["metadata"]["name"]): _substitute(to_yaml(o)) for o in objects}
     return out
-
-
-def _audit_roles() -> list[Obj]:
-    """The audit's least ClusterRoles for the library with the starter configuration: a superset of
-    what a configuration that disables rules needs (`stockade audit --print-rbac` tells exactly)."""
-    from stockade.policies.config import parse_config
-    from stockade.policies.evaluate import Evaluator
-    from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
-
-    return audit_cluster_roles(kinds_to_list(Evaluator.default(parse_config(STARTER_CONFIG))))
 
 
 def _branch(texts: dict[tuple[bool, ...], str | None], depth: int = 0) -> str:
@@ -431,9 +420,11 @@ def values_schema() -> dict[str, Any]:
     }
 
 
-def chart_files() -> dict[str, str]:
-    """Path inside the chart directory -> text."""
-    variants = _variants()
+def chart_files(audit_roles: Sequence[Obj]) -> dict[str, str]:
+    """Path inside the chart directory -> text. `audit_roles`: the audit CronJob's ClusterRoles
+    (`stockade audit --print-rbac` with the starter configuration: a superset of what a
+    configuration that disables rules needs)."""
+    variants = _variants(audit_roles)
     keys: list[tuple[str, str]] = []
     for texts in variants.values():
         keys += [k for k in texts if k not in keys]
