@@ -6,7 +6,7 @@ STAMP := $(VENV)/.stockade-installed
 TYPECHECK := .typecheck/stockade
 PKGS := policies scanner admission webhooks cli
 
-.PHONY: demo test lint typecheck pytest bench install clean browser tools
+.PHONY: demo test lint typecheck pytest bench install clean browser tools image image-tools
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -68,7 +68,18 @@ browser:
 	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
 	  else echo "chromium is not installed (and not root): the HTML rendering test will skip"; fi; }
 
-test: lint typecheck browser pytest
+# The image without a daemon or a registry: debootstrap and buildah from Debian's packages (root only;
+# elsewhere build webhooks/image/Containerfile with docker, podman or buildah bud).
+image-tools:
+	@command -v debootstrap >/dev/null 2>&1 && command -v buildah >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	    apt-get update -qq >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap buildah >/dev/null; \
+	  else echo "debootstrap/buildah are not installed (and not root): the image test will skip"; fi; }
+
+image: $(STAMP) image-tools
+	OUT=$(CURDIR)/dist/image PY=$(CURDIR)/$(PY) bash webhooks/image/build.sh
+
+test: lint typecheck browser image-tools pytest
 
 STOCKADE := $(VENV)/bin/stockade
 DEMO_SCAN := $(STOCKADE) scan examples/manifests --config examples/stockade.yaml --exclude broken
