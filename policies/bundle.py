@@ -46,7 +46,7 @@ def bundle_files(
     rules = [
         r
         for r in library.rules.values()
-        if not library.is_gatekeeper(r.id) and (enabled is None or r.id in enabled)
+        if not library.is_external(r.id) and (enabled is None or r.id in enabled)
     ]
     for kind, kind_rules in _group_by_kind(rules).items():
         files[f"stockade_agg/{_agg_name(kind)}.rego"] = _aggregator(kind, kind_rules).encode()

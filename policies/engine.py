@@ -33,6 +33,8 @@ from stockade.policies.gatekeeper import AREA as GK_AREA
 from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
 from stockade.policies.imports import expand_data_imports
 from stockade.policies.model import Action, Rule, Severity, Violation
+from stockade.policies.vap import AREA as VAP_AREA
+from stockade.policies.vap import Policies, VapEngine, VapError, load_vap
 
 BUNDLED_DIR = Path(__file__).resolve().parent / "rego"
 #: Rule-kind aliases: ``@workloads`` is every built-in workload kind, and stays in the rule's kinds
@@ -76,9 +78,19 @@ class Library:
     #: Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
     #: (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine
     gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
+    #: ValidatingAdmissionPolicies and their bindings (policies/vap.py); their rules
+    #: (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)
+    vap: Policies = field(default_factory=Policies)
 
     def is_gatekeeper(self, rule_id: str) -> bool:
         return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
+
+    def is_vap(self, rule_id: str) -> bool:
+        return rule_id.startswith("VAP-") and self.rules[rule_id].area == VAP_AREA
+
+    def is_external(self, rule_id: str) -> bool:
+        """Evaluated by another engine than the library's Rego (Gatekeeper templates, VAPs)."""
+        return self.is_gatekeeper(rule_id) or self.is_vap(rule_id)
 
     @property
     def policy_modules(self) -> list[Module]:
@@ -120,7 +132,11 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
         lib.gatekeeper = load_gatekeeper([Path(d) for d in dirs])
     except GatekeeperError as exc:
         raise PolicyError(str(exc)) from None
-    for rule_id, rule in lib.gatekeeper.rules().items():
+    try:
+        lib.vap = load_vap([Path(d) for d in dirs])
+    except VapError as exc:
+        raise PolicyError(str(exc)) from None
+    for rule_id, rule in {**lib.gatekeeper.rules(), **lib.vap.rules()}.items():
         if rule_id in lib.rules:
             raise PolicyError(
                 f"{rule.file}: rule id {rule_id} is already defined in {lib.rules[rule_id].file}"
@@ -249,10 +265,10 @@ class EmbeddedEngine:
     ) -> None:
         self.library = library
         self.enabled = frozenset(library.rules if enabled is None else enabled)
-        rules = [
-            r for r in library.rules.values() if r.id in self.enabled and not library.is_gatekeeper(r.id)
-        ]
+        rules = [r for r in library.rules.values() if r.id in self.enabled and not library.is_external(r.id)]
         self._by_kind = _group_by_kind(rules)
+        vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
+        self._vap = VapEngine(library.vap, vap_rules) if vap_rules else None
         self._gatekeeper: GatekeeperEngine | None = None
         gk_rules = {
             r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_gatekeeper(r.id)
@@ -339,9 +355,11 @@ class EmbeddedEngine:
 
     def rules_for(self, kind: str) -> list[Rule]:
         own = self._by_kind.get(kind) or self._by_kind.get("*", [])
-        if self._gatekeeper is None:
-            return own
-        return own + [r for r in self._gatekeeper.rules.values() if r.applies_to(kind)]
+        if self._gatekeeper is not None:
+            own = own + [r for r in self._gatekeeper.rules.values() if r.applies_to(kind)]
+        if self._vap is not None:
+            own = own + [r for r in self._vap.rules.values() if r.applies_to(kind)]
+        return own
 
     def _for_this_thread(self) -> EmbeddedEngine:
         """An engine of this thread's own: regorus objects may only be used by the thread that made them."""
@@ -368,6 +386,8 @@ class EmbeddedEngine:
                 found = found + self._gatekeeper.evaluate(input)
             except GatekeeperError as exc:
                 raise RuleEvaluationError(str(exc)) from None
+        if self._vap is not None and constraints:
+            found = found + self._vap.evaluate(input)
         return found
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:

@@ -26,6 +26,7 @@ from opa_client import OpaClient  # type: ignore[import-untyped]
 from stockade.policies.engine import Library, RuleEvaluationError, _agg_name, _group_by_kind, _violations
 from stockade.policies.gatekeeper import matches, review_of
 from stockade.policies.model import Rule, Violation
+from stockade.policies.vap import VapEngine
 
 AGG_ROOT = "stockade_agg"
 
@@ -48,7 +49,10 @@ class RemoteOpaEngine:
         self.library = library
         self.url = url
         self.enabled = frozenset(library.rules if enabled is None else enabled)
-        own = [r for r in library.rules.values() if r.id in self.enabled and not library.is_gatekeeper(r.id)]
+        own = [r for r in library.rules.values() if r.id in self.enabled and not library.is_external(r.id)]
+        vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
+        # CEL has no OPA side: ValidatingAdmissionPolicies run in-process, as with the embedded engine
+        self._vap = VapEngine(library.vap, vap_rules) if vap_rules else None
         self._by_kind = _group_by_kind(own)
         self._constraints = [c for c in library.gatekeeper.constraints if c.rule_id in self.enabled]
         self._client_options = client
@@ -56,11 +60,16 @@ class RemoteOpaEngine:
 
     def rules_for(self, kind: str) -> list[Rule]:
         own = self._by_kind.get(kind) or self._by_kind.get("*", [])
-        return own + [
-            self.library.rules[c.rule_id]
-            for c in self._constraints
-            if self.library.rules[c.rule_id].applies_to(kind)
-        ]
+        vap = [r for r in self._vap.rules.values() if r.applies_to(kind)] if self._vap is not None else []
+        return (
+            own
+            + [
+                self.library.rules[c.rule_id]
+                for c in self._constraints
+                if self.library.rules[c.rule_id].applies_to(kind)
+            ]
+            + vap
+        )
 
     def _query(self, path: str, inp: Mapping[str, Any]) -> Any:
         where = f"OPA at {self.url}: POST /v1/data/{path}"
@@ -110,6 +119,8 @@ class RemoteOpaEngine:
                             details if isinstance(details, Mapping) else {},
                         )
                     )
+        if self._vap is not None and constraints:
+            found = found + self._vap.evaluate(input)
         return found
 
     def clone(self) -> RemoteOpaEngine:

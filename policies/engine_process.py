@@ -103,7 +103,7 @@ class ProcessEngine:
         # Kinds no rule reads need no round trip (the child would answer "nothing" for them): a
         # 3 MiB ConfigMap is not copied to the child when nothing evaluates ConfigMaps.
         self._kinds = {k for r in library.rules.values() for k in r.kinds}
-        self._everything = "*" in self._kinds or bool(library.gatekeeper)
+        self._everything = "*" in self._kinds or bool(library.gatekeeper) or bool(library.vap)
         self._start()
         self._await_ready(startup=True)
 

@@ -1,0 +1,203 @@
+"""Kubernetes' CEL environment on cel-expr-python (Google's CEL runtime; the choice and its measurements:
+docs/cel-engine-choice.md).
+
+What is in it, as the API server's ValidatingAdmissionPolicy environment has it
+(k8s.io/apiserver/pkg/cel/environment/base.go, library/*.go):
+
+- the variables ``object``, ``oldObject``, ``request``, ``params``, ``namespaceObject`` and
+  ``variables`` (dynamically typed, as for objects without a schema);
+- the standard macros and functions, and the extensions strings (with ``format``), math, optional
+  types, bindings (``cel.bind``) and encoders (base64);
+- Kubernetes' list library (``isSorted``, ``sum``, ``min``, ``max``; not ``indexOf`` and
+  ``lastIndexOf`` on lists, whose names the strings extension holds in this runtime), regex library
+  (``find``, ``findAll``) and cel-go's sets (``sets.contains``, ``sets.intersects``,
+  ``sets.equivalent``).
+
+What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
+never as passing): quantity, url, ip, cidr, format, semver and image libraries, two-variable
+comprehensions, and ``authorizer`` (a request's authorization cannot be answered by a scan).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+import re2  # type: ignore[import-untyped]
+
+VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
+#: identifiers of libraries stockade cannot answer: an expression naming one is not evaluated
+UNSUPPORTED = ("authorizer",)
+
+
+class CelError(ValueError):
+    """An expression that does not compile (the message is the compiler's, one line)."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """An evaluation: a value, or an error (`error` set, `value` None)."""
+
+    value: Any = None
+    error: str | None = None
+
+
+def _is_sorted(xs: list[Any]) -> bool:
+    return all(a <= b for a, b in itertools.pairwise(xs))
+
+
+def _find(s: str, pattern: str) -> str:
+    """Kubernetes' regex library runs RE2 (linear time): so does this, never a backtracking engine."""
+    match = re2.search(pattern, s)
+    return str(match.group(0)) if match else ""
+
+
+def _find_all(s: str, pattern: str) -> list[str]:
+    return [str(m.group(0)) for m in re2.finditer(pattern, s)]
+
+
+def _find_all_n(s: str, pattern: str, limit: int) -> list[str]:
+    found = _find_all(s, pattern)
+    return found if limit < 0 else found[:limit]
+
+
+def _sum(xs: list[Any]) -> Any:
+    return sum(xs) if xs else 0
+
+
+def _min(xs: list[Any]) -> Any:
+    if not xs:
+        raise ValueError("min called on empty list")
+    return min(xs)
+
+
+def _max(xs: list[Any]) -> Any:
+    if not xs:
+        raise ValueError("max called on empty list")
+    return max(xs)
+
+
+class Environment:
+    """One compiled environment; `compile` is cached per expression text."""
+
+    def __init__(self) -> None:
+        from cel_expr_python import cel  # type: ignore[import-untyped]
+        from cel_expr_python.ext import ext_bindings, ext_encoders, ext_math, ext_optional, ext_strings  # type: ignore[import-untyped]
+
+        self._cel = cel
+        t = cel.Type
+        dyn_list = t.List(t.DYN)
+
+        def member(name: str, overload: str, ret: Any, args: list[Any], impl: Any) -> Any:
+            return cel.FunctionDecl(name, [cel.Overload(overload, ret, args, is_member=True, impl=impl)])
+
+        def function(name: str, overload: str, ret: Any, args: list[Any], impl: Any) -> Any:
+            return cel.FunctionDecl(name, [cel.Overload(overload, ret, args, impl=impl)])
+
+        functions = [
+            member("isSorted", "list_is_sorted", t.BOOL, [dyn_list], _is_sorted),
+            member("sum", "list_sum", t.DYN, [dyn_list], _sum),
+            member("min", "list_min", t.DYN, [dyn_list], _min),
+            member("max", "list_max", t.DYN, [dyn_list], _max),
+            member("find", "string_find", t.STRING, [t.STRING, t.STRING], _find),
+            cel.FunctionDecl(
+                "findAll",
+                [
+                    cel.Overload(
+                        "string_find_all",
+                        t.List(t.STRING),
+                        [t.STRING, t.STRING],
+                        is_member=True,
+                        impl=_find_all,
+                    ),
+                    cel.Overload(
+                        "string_find_all_n",
+                        t.List(t.STRING),
+                        [t.STRING, t.STRING, t.INT],
+                        is_member=True,
+                        impl=_find_all_n,
+                    ),
+                ],
+            ),
+            function(
+                "sets.contains",
+                "sets_contains",
+                t.BOOL,
+                [dyn_list, dyn_list],
+                lambda a, b: all(x in a for x in b),
+            ),
+            function(
+                "sets.intersects",
+                "sets_intersects",
+                t.BOOL,
+                [dyn_list, dyn_list],
+                lambda a, b: any(x in a for x in b),
+            ),
+            function(
+                "sets.equivalent",
+                "sets_equivalent",
+                t.BOOL,
+                [dyn_list, dyn_list],
+                lambda a, b: all(x in b for x in a) and all(x in a for x in b),
+            ),
+        ]
+        self._env = cel.NewEnv(
+            variables={name: t.DYN for name in VARIABLES},
+            extensions=[
+                ext_strings.ExtStrings(),
+                ext_math.ExtMath(),
+                ext_optional.ExtOptional(),
+                ext_bindings.ExtBindings(),
+                ext_encoders.ExtEncoders(),
+            ],
+            functions=functions,
+        )
+        self._programs: dict[str, Any] = {}
+
+    def compile(self, expression: str) -> Any:
+        """The compiled program; CelError with the compiler's first line when it does not compile."""
+        program = self._programs.get(expression)
+        if program is None:
+            for name in UNSUPPORTED:
+                if re.search(rf"\b{name}\b", expression):
+                    raise CelError(f"the {name} library is not available outside the API server")
+            try:
+                program = self._env.compile(expression)
+            except Exception as exc:  # the runtime raises RuntimeError("INVALID_ARGUMENT: ERROR: ...")
+                raise CelError(_first_line(str(exc))) from None
+            self._programs[expression] = program
+        return program
+
+    def activation(self, values: Mapping[str, Any]) -> Any:
+        return self._env.Activation({name: values.get(name) for name in VARIABLES})
+
+    def evaluate(self, expression: str, activation: Any) -> Outcome:
+        """The expression's value (plain Python), or its error (a CEL error value, or a Python one
+        raised by a library function)."""
+        program = self.compile(expression)
+        try:
+            result = program.eval(activation)
+        except Exception as exc:
+            return Outcome(error=_first_line(str(exc)))
+        if result.type() == self._cel.Type.ERROR:
+            return Outcome(error=_first_line(str(result.value())))
+        return Outcome(value=result.plain_value())
+
+
+def _first_line(text: str) -> str:
+    lines = [line for line in text.splitlines() if line.strip()]
+    first = lines[0] if lines else "evaluation error"
+    for prefix in ("INVALID_ARGUMENT: ", "ERROR: "):
+        first = first.removeprefix(prefix)
+    return first[:300]
+
+
+@cache
+def environment() -> Environment:
+    """The process's environment (compiled programs are shared; cel-expr-python is thread-safe for
+    evaluation of compiled programs)."""
+    return Environment()

@@ -1,0 +1,434 @@
+"""ValidatingAdmissionPolicy and ValidatingAdmissionPolicyBinding (admissionregistration.k8s.io/v1),
+evaluated as the API server does, in every gate: `scan --policy-dir` (VAPs next to Rego and Gatekeeper
+templates), the webhook and the audit of existing objects.
+
+The semantics (Kubernetes' "Validating Admission Policy" documentation and the plugin in
+k8s.io/apiserver/pkg/admission/plugin/policy/validating):
+
+- a policy applies through each binding that names it (``spec.policyName``); a policy without a
+  binding applies nowhere, and a binding without its policy is an error;
+- an object is matched by the policy's ``matchConstraints`` and, when the binding has them, the
+  binding's ``matchResources`` too: ``resourceRules`` (apiGroups, apiVersions, resources, operations,
+  resourceNames; ``*`` wildcards; a scan and an audit judge an object as its CREATE), minus
+  ``excludeResourceRules``, and the ``namespaceSelector`` (namespaced objects; a Namespace by its own
+  labels) and ``objectSelector``;
+- ``paramKind`` + the binding's ``paramRef`` (by name, or by selector: one evaluation per match;
+  ``parameterNotFoundAction`` Deny by default) find the params among the policy directories' objects;
+- ``matchConditions`` must all be true; ``variables`` are computed in order, each seeing the earlier
+  ones; each of ``validations`` must be true, or it is a violation whose message is the evaluated
+  ``messageExpression``, else ``message``, else "failed expression: <expression>";
+- an expression that errors is decided by ``failurePolicy``: Fail (the default) makes it a violation
+  of that validation, enforced with the binding's actions as Kubernetes does (a Warn binding warns);
+  Ignore skips it;
+- the binding's ``validationActions`` become stockade's actions: Deny -> deny, Warn -> warn,
+  Audit -> audit (the strongest when several are listed).
+
+Each validation is a rule ``VAP-<policy>-<index>`` (its METADATA: the policy's name, the expression
+as title, area ``vap``), so configuration, exceptions and every report treat it as any other rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from stockade.policies.cel import CelError, Environment, environment
+from stockade.policies.gatekeeper import read_documents, selector_matches
+from stockade.policies.kinds import KINDS, kind_info, object_kind
+from stockade.policies.model import Action, Rule, Severity, Violation
+
+AREA = "vap"
+GROUP = "admissionregistration.k8s.io/"
+ACTIONS = {"Deny": Action.DENY, "Warn": Action.WARN, "Audit": Action.AUDIT}
+
+
+class VapError(ValueError):
+    """A policy or binding that cannot be loaded; one line naming the file."""
+
+
+@dataclass(frozen=True)
+class Policy:
+    name: str
+    spec: Mapping[str, Any]
+    file: str
+
+
+@dataclass(frozen=True)
+class Binding:
+    name: str
+    policy: str
+    spec: Mapping[str, Any]
+    file: str
+
+    @property
+    def action(self) -> Action:
+        actions = [ACTIONS[a] for a in self.spec.get("validationActions") or () if a in ACTIONS]
+        return max(actions, key=lambda a: a.rank) if actions else Action.DENY
+
+
+@dataclass
+class Policies:
+    """The ValidatingAdmissionPolicies, their bindings and the candidate params objects."""
+
+    policies: dict[str, Policy] = field(default_factory=dict)
+    bindings: list[Binding] = field(default_factory=list)
+    objects: list[Mapping[str, Any]] = field(default_factory=list)  # params candidates
+
+    def __bool__(self) -> bool:
+        return bool(self.bindings)
+
+    def rules(self) -> dict[str, Rule]:
+        out: dict[str, Rule] = {}
+        for binding in self.bindings:
+            policy = self.policies[binding.policy]
+            for i, validation in enumerate(policy.spec.get("validations") or ()):
+                rule_id = f"VAP-{policy.name}-{i}"
+                if rule_id in out:
+                    continue  # a second binding of the policy: the same rules
+                expression = str((validation or {}).get("expression") or "")
+                out[rule_id] = Rule(
+                    id=rule_id,
+                    title=str(validation.get("message") or expression)[:200],
+                    description=f"ValidatingAdmissionPolicy {policy.name}, validation {i}: {expression}",
+                    area=AREA,
+                    severity=Severity.MEDIUM,
+                    kinds=_kinds(policy.spec.get("matchConstraints") or {}),
+                    frameworks=("vap",),
+                    remediation="",
+                    package=f"vap.{policy.name}",
+                    file=policy.file,
+                    action=binding.action,
+                )
+        return out
+
+
+def _kinds(constraints: Mapping[str, Any]) -> tuple[str, ...]:
+    """The kinds a policy can apply to (routing in the gates, and the webhook's registration): the
+    resourceRules' resources that stockade's kinds table knows, by group and plural; every kind
+    (``*``) when a rule names ``*``, a subresource or a resource the table does not know."""
+    out: list[str] = []
+    for rule in constraints.get("resourceRules") or ():
+        if not isinstance(rule, Mapping):
+            continue
+        groups = [str(g) for g in rule.get("apiGroups") or ()]
+        for resource in rule.get("resources") or ():
+            resource = str(resource)
+            found = [
+                object_kind(info)
+                for info in KINDS.values()
+                if info.plural == resource and ("*" in groups or info.group in groups)
+            ]
+            if "*" in resource or "/" in resource or not found:
+                return ("*",)
+            out.extend(found)
+    return tuple(dict.fromkeys(out)) or ("*",)
+
+
+def load_vap(dirs: Sequence[Path]) -> Policies:
+    out = Policies()
+    for root in dirs:
+        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
+        for path in files:
+            if path.suffix not in (".yaml", ".yml", ".json"):
+                continue
+            try:
+                docs = read_documents(path)
+            except ValueError as exc:
+                raise VapError(str(exc)) from None
+            for doc in docs:
+                api, kind = str(doc.get("apiVersion") or ""), doc.get("kind")
+                md = doc.get("metadata") or {}
+                name = str(md.get("name") or "")
+                raw_spec = doc.get("spec")
+                spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+                if api.startswith(GROUP) and kind == "ValidatingAdmissionPolicy":
+                    if name in out.policies:
+                        raise VapError(f"{path}: ValidatingAdmissionPolicy {name} is defined twice")
+                    out.policies[name] = Policy(name, spec, str(path))
+                elif api.startswith(GROUP) and kind == "ValidatingAdmissionPolicyBinding":
+                    out.bindings.append(Binding(name, str(spec.get("policyName") or ""), spec, str(path)))
+                else:
+                    out.objects.append(doc)
+    env = environment()
+    for binding in out.bindings:
+        if binding.policy not in out.policies:
+            raise VapError(
+                f"{binding.file}: ValidatingAdmissionPolicyBinding {binding.name} names policy "
+                f"{binding.policy!r}, which is not defined"
+            )
+    for policy in out.policies.values():
+        for field_name in ("validations", "matchConditions", "variables", "auditAnnotations"):
+            for i, entry in enumerate(policy.spec.get(field_name) or ()):
+                for key in ("expression", "messageExpression", "valueExpression"):
+                    text = (entry or {}).get(key)
+                    if not isinstance(text, str) or not text:
+                        continue
+                    try:
+                        env.compile(text)
+                    except CelError as exc:
+                        # a library stockade lacks is reported per object as "not evaluated"; any
+                        # other compile error the API server would have refused: so does the scan
+                        if not _unsupported(str(exc)):
+                            raise VapError(
+                                f"{policy.file}: ValidatingAdmissionPolicy {policy.name} {field_name}[{i}]"
+                                f".{key}: {exc}"
+                            ) from None
+    return out
+
+
+# ---- matching -----------------------------------------------------------------------------------
+
+
+def _resource(obj: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(group, version, plural) of an object, as the API server's request names it."""
+    api = str(obj.get("apiVersion") or "")
+    group, _, version = api.rpartition("/")
+    kind = str(obj.get("kind") or "")
+    info = kind_info(kind)
+    if info is not None and info.group == group:
+        return group, version, info.plural
+    lowered = kind.lower()
+    plural = lowered + ("es" if lowered.endswith(("s", "x", "ch", "sh")) else "s")
+    if lowered.endswith("y") and not lowered.endswith(("ay", "ey", "oy", "uy")):
+        plural = lowered[:-1] + "ies"
+    return group, version, plural
+
+
+def _any(patterns: Any, value: str) -> bool:
+    return isinstance(patterns, list) and ("*" in patterns or value in patterns)
+
+
+def _rule_matches(rule: Mapping[str, Any], obj: Mapping[str, Any], operation: str) -> bool:
+    group, version, plural = _resource(obj)
+    resources = [str(r) for r in rule.get("resources") or ()]
+    resource_ok = "*" in resources or plural in resources or "*/*" in resources
+    names = rule.get("resourceNames") or ()
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    return (
+        _any(rule.get("apiGroups"), group)
+        and _any(rule.get("apiVersions"), version)
+        and resource_ok
+        and _any(rule.get("operations"), operation)
+        and (not names or name in names)
+    )
+
+
+def matches(
+    resources: Mapping[str, Any], obj: Mapping[str, Any], ns_labels: Mapping[str, Any] | None, operation: str
+) -> bool:
+    """Whether `matchConstraints` / `matchResources` select the object for this operation."""
+    rules = resources.get("resourceRules")
+    if rules is not None and not any(
+        _rule_matches(r, obj, operation) for r in rules if isinstance(r, Mapping)
+    ):
+        return False
+    if any(
+        _rule_matches(r, obj, operation)
+        for r in resources.get("excludeResourceRules") or ()
+        if isinstance(r, Mapping)
+    ):
+        return False
+    md = obj.get("metadata") or {}
+    labels = md.get("labels") or {}
+    selector = resources.get("namespaceSelector")
+    is_namespace = obj.get("kind") == "Namespace" and obj.get("apiVersion") == "v1"
+    if (
+        isinstance(selector, Mapping)
+        and (is_namespace or md.get("namespace"))
+        and not selector_matches(selector, labels if is_namespace else (ns_labels or {}))
+    ):
+        return False
+    selector = resources.get("objectSelector")
+    return not (isinstance(selector, Mapping) and not selector_matches(selector, labels))
+
+
+# ---- evaluation ---------------------------------------------------------------------------------
+
+
+@dataclass
+class VapEngine:
+    """Evaluates the bindings' policies on one input of the gates (stockade's engine input)."""
+
+    vap: Policies
+    rules: Mapping[str, Rule]
+    env: Environment = field(default_factory=environment)
+
+    def evaluate(self, inp: Mapping[str, Any]) -> list[Violation]:
+        obj = inp.get("object") or {}
+        operation = "CREATE" if inp.get("operation") in (None, "SCAN", "AUDIT") else str(inp.get("operation"))
+        ns_info = inp.get("namespace") or {}
+        ns_labels = ns_info.get("labels") if isinstance(ns_info, Mapping) else None
+        out: list[Violation] = []
+        for binding in self.vap.bindings:
+            policy = self.vap.policies[binding.policy]
+            if not any(r.startswith(f"VAP-{policy.name}-") for r in self.rules):
+                continue  # every validation of the policy is disabled
+            if not matches(policy.spec.get("matchConstraints") or {}, obj, ns_labels, operation):
+                continue
+            extra = binding.spec.get("matchResources")
+            if isinstance(extra, Mapping) and not matches(extra, obj, ns_labels, operation):
+                continue
+            params_list = self._params(policy, binding, obj)
+            if params_list is None:
+                out += self._all(policy, f"binding {binding.name}: no params object found (paramRef)")
+                continue
+            for params in params_list:
+                out += self._evaluate(policy, inp, obj, operation, ns_info, params)
+        return out
+
+    def _all(self, policy: Policy, msg: str, *, unevaluated: bool = False) -> list[Violation]:
+        """A violation of every validation of the policy (params missing, a match condition's error:
+        enforced with the binding's actions, as Kubernetes does; or not evaluated)."""
+        return [
+            Violation(rule=rule, msg=msg, unevaluated=unevaluated)
+            for rule_id, rule in self.rules.items()
+            if rule_id.startswith(f"VAP-{policy.name}-")
+        ]
+
+    def _params(self, policy: Policy, binding: Binding, obj: Mapping[str, Any]) -> list[Any] | None:
+        """[None] without paramKind; the matching params objects; None when required and missing."""
+        kind = policy.spec.get("paramKind")
+        if not isinstance(kind, Mapping):
+            return [None]
+        ref = binding.spec.get("paramRef") or {}
+        candidates = [
+            o
+            for o in self.vap.objects
+            if o.get("kind") == kind.get("kind") and o.get("apiVersion") == kind.get("apiVersion")
+        ]
+        ns = ref.get("namespace") or (obj.get("metadata") or {}).get("namespace")
+        if ref.get("name"):
+            found = [
+                o
+                for o in candidates
+                if (o.get("metadata") or {}).get("name") == ref["name"]
+                and (not ns or (o.get("metadata") or {}).get("namespace") in (None, "", ns))
+            ]
+        elif isinstance(ref.get("selector"), Mapping):
+            found = [
+                o
+                for o in candidates
+                if selector_matches(ref["selector"], (o.get("metadata") or {}).get("labels") or {})
+            ]
+        else:
+            found = []
+        if found:
+            return found
+        return [] if ref.get("parameterNotFoundAction") == "Allow" else None
+
+    def _evaluate(
+        self,
+        policy: Policy,
+        inp: Mapping[str, Any],
+        obj: Mapping[str, Any],
+        operation: str,
+        ns_info: Any,
+        params: Any,
+    ) -> list[Violation]:
+        spec = policy.spec
+        fail = spec.get("failurePolicy", "Fail") != "Ignore"
+        md = obj.get("metadata") or {}
+        namespace = md.get("namespace")
+        group, version, plural = _resource(obj)
+        kind = str(obj.get("kind") or "")
+        request = {
+            "kind": {"group": group, "version": version, "kind": kind},
+            "resource": {"group": group, "version": version, "resource": plural},
+            "name": md.get("name") or "",
+            "namespace": namespace or "",
+            "operation": operation,
+            "userInfo": inp.get("userInfo") or {},
+            "dryRun": False,
+        }
+        ns_object = None
+        if namespace and isinstance(ns_info, Mapping):
+            ns_object = {
+                "apiVersion": "v1",
+                "kind": "Namespace",
+                "metadata": {"name": namespace, "labels": ns_info.get("labels") or {}},
+            }
+        values: dict[str, Any] = {
+            "object": obj,
+            "oldObject": inp.get("oldObject"),
+            "request": request,
+            "params": params,
+            "namespaceObject": ns_object,
+            "variables": {},
+        }
+
+        def run(expression: str) -> tuple[Any, str | None]:
+            try:
+                outcome = self.env.evaluate(expression, self.env.activation(values))
+            except CelError as exc:
+                raise _Unsupported(str(exc)) from None
+            return outcome.value, outcome.error
+
+        try:
+            for cond in spec.get("matchConditions") or ():
+                value, error = run(str(cond.get("expression") or ""))
+                if error is not None:
+                    if fail:
+                        return self._all(policy, f"matchCondition {cond.get('name')!r} failed: {error}")
+                    return []
+                if value is not True:
+                    return []
+            variables: dict[str, Any] = {}
+            for var in spec.get("variables") or ():
+                value, error = run(str(var.get("expression") or ""))
+                variables[str(var.get("name"))] = value if error is None else None
+                values["variables"] = dict(variables)
+            out: list[Violation] = []
+            for i, validation in enumerate(spec.get("validations") or ()):
+                rule = self.rules.get(f"VAP-{policy.name}-{i}")
+                if rule is None:
+                    continue
+                expression = str(validation.get("expression") or "")
+                value, error = run(expression)
+                if error is not None:
+                    if fail:
+                        out.append(
+                            Violation(
+                                rule=rule,
+                                msg=f"expression {expression!r} could not be evaluated: {error}",
+                            )
+                        )
+                    continue
+                if value is True:
+                    continue
+                out.append(
+                    Violation(
+                        rule=rule,
+                        msg=self._message(validation, expression, run),
+                        details={"reason": validation.get("reason") or "Invalid"},
+                    )
+                )
+            return out
+        except _Unsupported as exc:
+            return self._all(policy, f"not evaluated by stockade: {exc}", unevaluated=True)
+
+    @staticmethod
+    def _message(validation: Mapping[str, Any], expression: str, run: Any) -> str:
+        text = validation.get("messageExpression")
+        if isinstance(text, str) and text:
+            value, error = run(text)
+            if error is None and isinstance(value, str) and value.strip() and "\n" not in value:
+                return value
+        message = validation.get("message")
+        if isinstance(message, str) and message:
+            return message
+        return f"failed expression: {expression}"
+
+
+class _Unsupported(Exception):
+    pass
+
+
+def _unsupported(message: str) -> bool:
+    """A compile error that names something Kubernetes has and this environment lacks."""
+    return (
+        "undeclared reference" in message
+        or "not available outside the API server" in message
+        or ("found no matching overload" in message)
+    )
