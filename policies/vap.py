@@ -358,71 +358,93 @@ class VapEngine:
             "variables": {},
         }
 
-        def run(expression: str) -> tuple[Any, str | None]:
-            try:
-                outcome = self.env.evaluate(expression, self.env.activation(values))
-            except CelError as exc:
-                raise _Unsupported(str(exc)) from None
-            return outcome.value, outcome.error
-
-        try:
-            for cond in spec.get("matchConditions") or ():
-                value, error = run(str(cond.get("expression") or ""))
-                if error is not None:
-                    if fail:
-                        return self._all(policy, f"matchCondition {cond.get('name')!r} failed: {error}")
-                    return []
-                if value is not True:
-                    return []
-            variables: dict[str, Any] = {}
-            for var in spec.get("variables") or ():
-                value, error = run(str(var.get("expression") or ""))
-                variables[str(var.get("name"))] = value if error is None else None
-                values["variables"] = dict(variables)
-            out: list[Violation] = []
-            for i, validation in enumerate(spec.get("validations") or ()):
-                rule = self.rules.get(f"VAP-{policy.name}-{i}")
-                if rule is None:
-                    continue
-                expression = str(validation.get("expression") or "")
-                value, error = run(expression)
-                if error is not None:
-                    if fail:
-                        out.append(
-                            Violation(
-                                rule=rule,
-                                msg=f"expression {expression!r} could not be evaluated: {error}",
-                            )
-                        )
-                    continue
-                if value is True:
-                    continue
-                out.append(
-                    Violation(
-                        rule=rule,
-                        msg=self._message(validation, expression, run),
-                        details={"reason": validation.get("reason") or "Invalid"},
-                    )
-                )
-            return out
-        except _Unsupported as exc:
-            return self._all(policy, f"not evaluated by stockade: {exc}", unevaluated=True)
-
-    @staticmethod
-    def _message(validation: Mapping[str, Any], expression: str, run: Any) -> str:
-        text = validation.get("messageExpression")
-        if isinstance(text, str) and text:
-            value, error = run(text)
-            if error is None and isinstance(value, str) and value.strip() and "\n" not in value:
-                return value
-        message = validation.get("message")
-        if isinstance(message, str) and message:
-            return message
-        return f"failed expression: {expression}"
+        results = run_code(self.env, spec, values, fail=fail)
+        if isinstance(results, Unevaluated):
+            return self._all(policy, f"not evaluated by stockade: {results.reason}", unevaluated=True)
+        out: list[Violation] = []
+        for index, message, reason in results:
+            if index is None:  # a match condition's error: every validation
+                out += self._all(policy, message)
+                continue
+            rule = self.rules.get(f"VAP-{policy.name}-{index}")
+            if rule is not None:
+                out.append(Violation(rule=rule, msg=message, details={"reason": reason}))
+        return out
 
 
 class _Unsupported(Exception):
     pass
+
+
+@dataclass(frozen=True)
+class Unevaluated:
+    """The code uses what this CEL environment lacks: reported as not evaluated, never as passing."""
+
+    reason: str
+
+
+def run_code(
+    env: Environment, code: Mapping[str, Any], values: dict[str, Any], *, fail: bool
+) -> list[tuple[int | None, str, str]] | Unevaluated:
+    """Evaluate a policy's CEL code (``matchConditions``, ``variables``, ``validations``: a
+    ValidatingAdmissionPolicy's spec, or a Gatekeeper template's K8sNativeValidation source) on
+    `values` (the variables; ``values["variables"]`` may hold predefined ones, such as Gatekeeper's
+    ``params`` and ``anyObject``). Returns (validation index, message, reason) per violation; an
+    index of None is a match condition's error (every validation fails, when `fail`)."""
+    predefined = dict(values.get("variables") or {})
+    values = {**values, "variables": predefined}
+
+    def run(expression: str) -> tuple[Any, str | None]:
+        try:
+            outcome = env.evaluate(expression, env.activation(values))
+        except CelError as exc:
+            raise _Unsupported(str(exc)) from None
+        return outcome.value, outcome.error
+
+    try:
+        for cond in code.get("matchConditions") or ():
+            value, error = run(str(cond.get("expression") or ""))
+            if error is not None:
+                return (
+                    [(None, f"matchCondition {cond.get('name')!r} failed: {error}", "Invalid")]
+                    if fail
+                    else []
+                )
+            if value is not True:
+                return []
+        for var in code.get("variables") or ():
+            value, error = run(str(var.get("expression") or ""))
+            values["variables"] = {
+                **values["variables"],
+                str(var.get("name")): value if error is None else None,
+            }
+        out: list[tuple[int | None, str, str]] = []
+        for i, validation in enumerate(code.get("validations") or ()):
+            expression = str(validation.get("expression") or "")
+            value, error = run(expression)
+            if error is not None:
+                if fail:
+                    out.append((i, f"expression {expression!r} could not be evaluated: {error}", "Invalid"))
+                continue
+            if value is not True:
+                out.append(
+                    (i, _message(validation, expression, run), str(validation.get("reason") or "Invalid"))
+                )
+        return out
+    except _Unsupported as exc:
+        return Unevaluated(str(exc))
+
+
+def _message(validation: Mapping[str, Any], expression: str, run: Any) -> str:
+    text = validation.get("messageExpression")
+    if isinstance(text, str) and text:
+        value, error = run(text)
+        if error is None and isinstance(value, str) and value.strip() and "\n" not in value:
+            return value
+    message = validation.get("message")
+    if isinstance(message, str) and message:
+        return message
+    return f"failed expression: {expression}"
 
 
 def _unsupported(message: str) -> bool:
