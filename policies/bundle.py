@@ -51,7 +51,7 @@ def bundle_files(
     for kind, kind_rules in _group_by_kind(rules).items():
         files[f"stockade_agg/{_agg_name(kind)}.rego"] = _aggregator(kind, kind_rules).encode()
     for kind, template in sorted(library.gatekeeper.templates.items()):
-        if template.unsupported:  # CEL only, or external data: nothing an OPA server can run
+        if template.unsupported or not template.rego:  # CEL, or external data: nothing OPA can run
             continue
         files[f"gatekeeper/{kind}/template.rego"] = template.rego.encode()
         for i, lib in enumerate(template.libs):

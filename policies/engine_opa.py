@@ -24,7 +24,7 @@ import requests
 from opa_client import OpaClient  # type: ignore[import-untyped]
 
 from stockade.policies.engine import Library, RuleEvaluationError, _agg_name, _group_by_kind, _violations
-from stockade.policies.gatekeeper import matches, review_of
+from stockade.policies.gatekeeper import cel_violations, matches, review_of
 from stockade.policies.model import Rule, Violation
 from stockade.policies.vap import VapEngine
 
@@ -106,6 +106,9 @@ class RemoteOpaEngine:
             unsupported = template.unsupported_violation(rule)
             if unsupported is not None:  # not in the bundle: said as the embedded engine says it
                 found.append(unsupported)
+                continue
+            if not template.rego:  # CEL: no OPA side, evaluated in-process as the embedded engine does
+                found += cel_violations(template, c, rule, review_of(input), input.get("namespace") or {})
                 continue
             path = template.package.removeprefix("data.").replace(".", "/") + "/violation"
             for item in self._query(path, {"review": review_of(input), "parameters": c.parameters}) or []:

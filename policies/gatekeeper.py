@@ -72,6 +72,9 @@ class Template:
     unsupported: str = ""
     #: whether that makes every evaluation an error (external data) rather than "not evaluated" (CEL)
     unsupported_is_error: bool = False
+    #: the K8sNativeValidation source (CEL: variables, matchConditions, validations), if any; it runs
+    #: when the template has no Rego, or when the CEL engine is preferred (`load_gatekeeper(prefer=)`)
+    cel: Mapping[str, Any] | None = None
 
     def unsupported_violation(self, rule: Rule) -> Violation | None:
         """What each gate reports for an object this template's constraint matches, when stockade
@@ -136,8 +139,12 @@ class Gatekeeper:
         return out
 
 
-def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
-    """Every ConstraintTemplate and constraint in the YAML/JSON files under `dirs` (recursively)."""
+def load_gatekeeper(dirs: Sequence[Path], *, prefer: str = "rego") -> Gatekeeper:
+    """Every ConstraintTemplate and constraint in the YAML/JSON files under `dirs` (recursively).
+
+    A template with both Rego and CEL (K8sNativeValidation) code runs its Rego, stockade's engine of
+    record, unless ``prefer="cel"`` (tests/policies/test_gatekeeper_library.py runs the library's gator
+    suites both ways); a CEL-only template runs its CEL."""
     gk = Gatekeeper()
     pending: list[tuple[dict[str, Any], str]] = []
     for root in dirs:
@@ -148,7 +155,7 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
             for doc in read_documents(path):
                 api = str(doc.get("apiVersion") or "")
                 if api.startswith(TEMPLATE_GROUP) and doc.get("kind") == "ConstraintTemplate":
-                    template = _template(doc, str(path))
+                    template = _template(doc, str(path), prefer)
                     if template.kind in gk.templates:
                         raise GatekeeperError(
                             f"{path}: ConstraintTemplate kind {template.kind} is already defined in "
@@ -176,7 +183,7 @@ def load_gatekeeper(dirs: Sequence[Path]) -> Gatekeeper:
 def _compile(template: Template, guard: bool = False) -> Any:
     """The template's regorus engine (without the builtin type guards, unless `guard`: see
     GatekeeperEngine.evaluate); GatekeeperError naming the file when its Rego does not load."""
-    if template.unsupported:
+    if template.unsupported or not template.rego:
         return None
     modules = [(f"{template.file}#lib{i}", lib) for i, lib in enumerate(template.libs)]
     try:
@@ -200,7 +207,7 @@ def read_documents(path: Path) -> list[dict[str, Any]]:
     return [d for d in docs if isinstance(d, dict)]
 
 
-def _template(doc: Mapping[str, Any], file: str) -> Template:
+def _template(doc: Mapping[str, Any], file: str, prefer: str = "rego") -> Template:
     md = doc.get("metadata") or {}
     name = str(md.get("name") or "")
     kind = str(
@@ -217,9 +224,18 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
         if isinstance(code, Mapping) and code.get("engine") == "Rego" and not rego:
             source = code.get("source") or {}
             rego, libs = source.get("rego"), source.get("libs") or []
-    engines = {str(c.get("engine")) for c in target.get("code") or [] if isinstance(c, Mapping)}
+    cel = next(
+        (
+            c.get("source")
+            for c in target.get("code") or []
+            if isinstance(c, Mapping)
+            and c.get("engine") == "K8sNativeValidation"
+            and isinstance(c.get("source"), Mapping)
+        ),
+        None,
+    )
     annotations = md.get("annotations") or {}
-    if (not isinstance(rego, str) or not rego.strip()) and "K8sNativeValidation" in engines:
+    if cel is not None and (prefer == "cel" or not isinstance(rego, str) or not rego.strip()):
         return Template(
             name=name,
             kind=kind,
@@ -229,8 +245,7 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
             file=file,
             title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
             description=str(annotations.get("description") or ""),
-            unsupported="not evaluated: the template's only code is CEL (K8sNativeValidation), "
-            "which stockade does not evaluate yet",
+            cel=cel,
         )
     if not isinstance(rego, str) or not rego.strip():
         raise GatekeeperError(f"{file}: ConstraintTemplate {name}: the target has no Rego")
@@ -248,6 +263,7 @@ def _template(doc: Mapping[str, Any], file: str) -> Template:
         if external
         else "",
         unsupported_is_error=external,
+        cel=cel,
         package=f"data.{package.group(1)}",
         file=file,
         title=str(annotations.get("metadata.gatekeeper.sh/title") or ""),
@@ -412,7 +428,7 @@ class GatekeeperEngine:
         self._guarded: dict[str, Any] = {}
         self._data = '{"inventory": {"cluster": {}, "namespace": {}}}'
         for kind, template in gk.templates.items():
-            if template.unsupported:
+            if template.unsupported or not template.rego:
                 continue
             engine = _compile(template)
             engine.add_data_json(self._data)
@@ -466,8 +482,11 @@ class GatekeeperEngine:
                 out.append(unsupported)
                 continue
             review = review or review_of(inp)
-            text = orjson.dumps({"review": review, "parameters": c.parameters}).decode()
             rule = self.rules[c.rule_id]
+            if not template.rego:
+                out += cel_violations(template, c, rule, review, ns_info)
+                continue
+            text = orjson.dumps({"review": review, "parameters": c.parameters}).decode()
             try:
                 raw = self._evaluate(c.kind, f"{self.gk.templates[c.kind].package}.violation", text)
             except Exception as exc:
@@ -497,3 +516,41 @@ class GatekeeperEngine:
 
 def glob(patterns: Sequence[str], value: str) -> bool:
     return any(fnmatch.fnmatchcase(value, p) for p in patterns)
+
+
+def cel_violations(
+    template: Template, constraint: Constraint, rule: Rule, review: Mapping[str, Any], ns_info: Any
+) -> list[Violation]:
+    """A CEL (K8sNativeValidation) template's violations, with Gatekeeper's CEL variables: ``object``,
+    ``oldObject``, ``request`` (the review), ``params`` (the constraint), and the predefined
+    ``variables.params`` (its parameters) and ``variables.anyObject`` (the object, or the old one
+    on DELETE)."""
+    from stockade.policies.cel import environment
+    from stockade.policies.vap import Unevaluated, run_code
+
+    assert template.cel is not None
+    obj = review.get("object")
+    old = review.get("oldObject")
+    namespace = review.get("namespace")
+    ns_object = None
+    if namespace and isinstance(ns_info, Mapping):
+        ns_object = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": ns_info.get("labels") or {}},
+        }
+    values = {
+        "object": obj,
+        "oldObject": old,
+        "request": dict(review),
+        "params": {"spec": {"parameters": dict(constraint.parameters)}},
+        "namespaceObject": ns_object,
+        "variables": {
+            "params": dict(constraint.parameters) or None,
+            "anyObject": obj if obj is not None else old,
+        },
+    }
+    results = run_code(environment(), template.cel, values, fail=True)
+    if isinstance(results, Unevaluated):
+        return [Violation(rule=rule, msg=f"not evaluated by stockade: {results.reason}", unevaluated=True)]
+    return [Violation(rule=rule, msg=message) for _, message, _ in results]

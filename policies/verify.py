@@ -59,7 +59,7 @@ def _about(pattern: Any) -> str:
     return f" matching {pattern!r}" if pattern is not None else ""
 
 
-def run_suite(path: Path) -> Iterator[CaseResult]:
+def run_suite(path: Path, *, prefer: str = "rego") -> Iterator[CaseResult]:
     """Every case of one suite file; an unusable test is one failed result naming the cause."""
     docs = read_documents(path)
     suites = [
@@ -74,7 +74,7 @@ def run_suite(path: Path) -> Iterator[CaseResult]:
         for test in suite.get("tests") or []:
             name = str(test.get("name") or "")
             try:
-                engine, gk = _engine(base, test)
+                engine, gk = _engine(base, test, prefer)
             except GatekeeperError as exc:
                 yield CaseResult(str(path), name, "*", False, str(exc))
                 continue
@@ -82,12 +82,12 @@ def run_suite(path: Path) -> Iterator[CaseResult]:
                 yield _case(path, base, name, case, engine, gk)
 
 
-def _engine(base: Path, test: Mapping[str, Any]) -> tuple[GatekeeperEngine, Gatekeeper]:
+def _engine(base: Path, test: Mapping[str, Any], prefer: str = "rego") -> tuple[GatekeeperEngine, Gatekeeper]:
     files = [base / str(test.get(k) or "") for k in ("template", "constraint")]
     for f in files:
         if not f.is_file():
             raise GatekeeperError(f"{f}: no such file")
-    gk = load_gatekeeper(files)
+    gk = load_gatekeeper(files, prefer=prefer)
     if len(gk.constraints) != 1:
         raise GatekeeperError(f"{files[1]}: expected one constraint, found {len(gk.constraints)}")
     return GatekeeperEngine(gk, gk.rules()), gk

@@ -567,7 +567,9 @@ spec:
 """
 
 
-def test_cel_only_and_external_data_templates_load_and_say_why_they_are_not_evaluated(tmp_path: Path) -> None:
+def test_cel_only_templates_run_their_cel_and_external_data_says_why_it_is_not_evaluated(
+    tmp_path: Path,
+) -> None:
     pods = {"kinds": [{"apiGroups": [""], "kinds": ["Pod"]}]}
     folder = policy_dir(
         tmp_path,
@@ -577,12 +579,21 @@ def test_cel_only_and_external_data_templates_load_and_say_why_they_are_not_eval
         constraint("ExternalCheck", "sig", pods),
     )
     manifest = tmp_path / "pod.yaml"
-    manifest.write_text(yaml.safe_dump(pod("p", "registry.example.com/a:1")))
+    unlabelled = pod("p", "registry.example.com/a:1")
+    unlabelled["metadata"].pop("labels", None)
+    labelled = pod("q", "registry.example.com/a:1")
+    labelled["metadata"]["labels"] = {"app": "q"}
+    manifest.write_text(yaml.safe_dump_all([unlabelled, labelled]))
     scanned = CliRunner().invoke(app, ["scan", str(manifest), "--policy-dir", str(folder), "-f", "json"])
     assert scanned.exit_code == 1, scanned.output  # the external-data constraint cannot decide: deny
-    findings = {f["rule"]["id"]: f for f in json.loads(scanned.stdout)["findings"]}
-    cel, external = findings["GK-CelOnly-labels"], findings["GK-ExternalCheck-sig"]
-    assert cel["action"] == "audit" and "CEL (K8sNativeValidation)" in cel["message"]
+    found = json.loads(scanned.stdout)["findings"]
+    cel = [
+        (f["resource"]["name"], f["action"], f["message"])
+        for f in found
+        if f["rule"]["id"] == "GK-CelOnly-labels"
+    ]
+    assert cel == [("p", "deny", "labels required")]  # the CEL ran: only the unlabelled pod fails
+    external = next(f for f in found if f["rule"]["id"] == "GK-ExternalCheck-sig")
     assert external["action"] == "deny" and "external data providers are not available" in external["message"]
     from stockade.policies.bundle import bundle_files
     from stockade.policies.engine import load_library

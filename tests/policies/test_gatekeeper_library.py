@@ -7,6 +7,11 @@
    all of them: the last difference (a builtin's type error, undefined in OPA, an error in regorus)
    is guarded by rewrite 7 of policies/rego_rewrite.py.
 
+3. The same gator suites with the templates' CEL code (K8sNativeValidation, generated from the
+   library's `src/**/src.cel`) run instead of their Rego (`load_gatekeeper(prefer="cel")`): the CEL
+   engine (policies/cel.py) passes exactly the cases the Rego passes. In the gates a template with both
+   runs its Rego; a CEL-only template runs its CEL.
+
 Skipped on a user's clone, where the corpus is absent.
 """
 
@@ -19,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from stockade.policies.engine_errors import engine_message
-from stockade.policies.gatekeeper import regorus_engine
+from stockade.policies.gatekeeper import load_gatekeeper, regorus_engine
 from stockade.policies.verify import run_suite
 from tests.corpora import corpus_path
 
@@ -34,6 +39,23 @@ pytestmark = pytest.mark.skipif(
 
 def _name(path: Path, base: str) -> str:
     return str(path.parent.relative_to(LIBRARY / base))
+
+
+CEL_SUITES = [s for s in SUITES if "K8sNativeValidation" in (s.parent / "template.yaml").read_text()]
+
+
+@pytest.mark.parametrize("suite", CEL_SUITES, ids=[_name(s, "library") for s in CEL_SUITES])
+def test_gator_suite_passes_with_the_templates_cel(suite: Path) -> None:
+    gk = load_gatekeeper([suite.parent / "template.yaml"], prefer="cel")
+    assert all(t.cel is not None and not t.rego for t in gk.templates.values()), "CEL must be what runs"
+    results = list(run_suite(suite, prefer="cel"))
+    failed = [f"{r.test}/{r.case}: {r.reason}" for r in results if not r.ok]
+    assert results and not failed, "\n".join(failed)
+    assert [r.ok for r in results] == [r.ok for r in run_suite(suite)]  # the same cases as the Rego
+
+
+def test_the_library_has_cel_templates() -> None:
+    assert len(CEL_SUITES) >= 16
 
 
 @pytest.mark.parametrize("suite", SUITES, ids=[_name(s, "library") for s in SUITES])
