@@ -198,18 +198,28 @@ def bundle(
 
 @app.command("verify")
 def verify(
-    suites: Annotated[list[Path], typer.Argument(help="gator Suite files (kind: Suite).")],
+    suites: Annotated[
+        list[Path],
+        typer.Argument(
+            help="gator Suite files (kind: Suite), or Kyverno CLI Test files for ValidatingAdmissionPolicies."
+        ),
+    ],
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Print every case.")] = False,
 ) -> None:
-    """Run Gatekeeper `gator verify` suites against their ConstraintTemplates and constraints."""
-    from stockade.policies.gatekeeper import GatekeeperError
+    """Run Gatekeeper `gator verify` suites against their ConstraintTemplates and constraints, and
+    ValidatingAdmissionPolicy tests in Kyverno's CLI format (`kind: Test`, cli.kyverno.io)."""
+    from stockade.policies.gatekeeper import GatekeeperError, read_documents
     from stockade.policies.verify import run_suite
+    from stockade.policies.verify_vap import is_kyverno_test, run_kyverno_test
+
+    def run_any(path: Path) -> Any:
+        return run_kyverno_test(path) if is_kyverno_test(read_documents(path)) else run_suite(path)
 
     passed = failed = 0
     errors = 0
     for suite in suites:
         try:
-            for r in run_suite(suite):
+            for r in run_any(suite):
                 if r.ok:
                     passed += 1
                 else:

@@ -526,7 +526,7 @@ def cel_violations(
     ``variables.params`` (its parameters) and ``variables.anyObject`` (the object, or the old one
     on DELETE)."""
     from stockade.policies.cel import environment
-    from stockade.policies.vap import Unevaluated, run_code
+    from stockade.policies.vap import NotMatched, Unevaluated, run_code
 
     assert template.cel is not None
     obj = review.get("object")
@@ -551,6 +551,8 @@ def cel_violations(
         },
     }
     results = run_code(environment(), template.cel, values, fail=True)
+    if isinstance(results, NotMatched):
+        return []
     if isinstance(results, Unevaluated):
         return [Violation(rule=rule, msg=f"not evaluated by stockade: {results.reason}", unevaluated=True)]
     return [Violation(rule=rule, msg=message) for _, message, _ in results]

@@ -256,13 +256,19 @@ class VapEngine:
     env: Environment = field(default_factory=environment)
 
     def evaluate(self, inp: Mapping[str, Any]) -> list[Violation]:
+        return [v for found in self.decide(inp).values() if found for v in found]
+
+    def decide(self, inp: Mapping[str, Any]) -> dict[str, list[Violation] | None]:
+        """Per policy: its violations ([] when it passes), or None when no binding applies it to this
+        object (match constraints, the binding's resources or its match conditions say no)."""
         obj = inp.get("object") or {}
         operation = "CREATE" if inp.get("operation") in (None, "SCAN", "AUDIT") else str(inp.get("operation"))
         ns_info = inp.get("namespace") or {}
         ns_labels = ns_info.get("labels") if isinstance(ns_info, Mapping) else None
-        out: list[Violation] = []
+        out: dict[str, list[Violation] | None] = {}
         for binding in self.vap.bindings:
             policy = self.vap.policies[binding.policy]
+            out.setdefault(policy.name, None)
             if not any(r.startswith(f"VAP-{policy.name}-") for r in self.rules):
                 continue  # every validation of the policy is disabled
             if not matches(policy.spec.get("matchConstraints") or {}, obj, ns_labels, operation):
@@ -272,10 +278,13 @@ class VapEngine:
                 continue
             params_list = self._params(policy, binding, obj)
             if params_list is None:
-                out += self._all(policy, f"binding {binding.name}: no params object found (paramRef)")
+                found = self._all(policy, f"binding {binding.name}: no params object found (paramRef)")
+                out[policy.name] = (out[policy.name] or []) + found
                 continue
             for params in params_list:
-                out += self._evaluate(policy, inp, obj, operation, ns_info, params)
+                found_or_none = self._evaluate(policy, inp, obj, operation, ns_info, params)
+                if found_or_none is not None:
+                    out[policy.name] = (out[policy.name] or []) + found_or_none
         return out
 
     def _all(self, policy: Policy, msg: str, *, unevaluated: bool = False) -> list[Violation]:
@@ -326,7 +335,7 @@ class VapEngine:
         operation: str,
         ns_info: Any,
         params: Any,
-    ) -> list[Violation]:
+    ) -> list[Violation] | None:
         spec = policy.spec
         fail = spec.get("failurePolicy", "Fail") != "Ignore"
         md = obj.get("metadata") or {}
@@ -359,6 +368,8 @@ class VapEngine:
         }
 
         results = run_code(self.env, spec, values, fail=fail)
+        if isinstance(results, NotMatched):
+            return None
         if isinstance(results, Unevaluated):
             return self._all(policy, f"not evaluated by stockade: {results.reason}", unevaluated=True)
         out: list[Violation] = []
@@ -383,9 +394,16 @@ class Unevaluated:
     reason: str
 
 
+class NotMatched:
+    """The match conditions say no: the policy does not apply (Kyverno's and gator's "skip")."""
+
+
+NOT_MATCHED = NotMatched()
+
+
 def run_code(
     env: Environment, code: Mapping[str, Any], values: dict[str, Any], *, fail: bool
-) -> list[tuple[int | None, str, str]] | Unevaluated:
+) -> list[tuple[int | None, str, str]] | Unevaluated | NotMatched:
     """Evaluate a policy's CEL code (``matchConditions``, ``variables``, ``validations``: a
     ValidatingAdmissionPolicy's spec, or a Gatekeeper template's K8sNativeValidation source) on
     `values` (the variables; ``values["variables"]`` may hold predefined ones, such as Gatekeeper's
@@ -405,13 +423,11 @@ def run_code(
         for cond in code.get("matchConditions") or ():
             value, error = run(str(cond.get("expression") or ""))
             if error is not None:
-                return (
-                    [(None, f"matchCondition {cond.get('name')!r} failed: {error}", "Invalid")]
-                    if fail
-                    else []
-                )
+                if fail:
+                    return [(None, f"matchCondition {cond.get('name')!r} failed: {error}", "Invalid")]
+                return NOT_MATCHED
             if value is not True:
-                return []
+                return NOT_MATCHED
         for var in code.get("variables") or ():
             value, error = run(str(var.get("expression") or ""))
             values["variables"] = {

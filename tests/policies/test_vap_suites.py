@@ -1,0 +1,53 @@
+"""`stockade policy verify` on ValidatingAdmissionPolicy suites in Kyverno's CLI format
+(tests/policies/vap_suites: five suites porting the semantics of Kyverno's own VAP tests; see its
+README). Each expected result (pass / fail / skip) must be what stockade decides, and a wrong
+expectation must fail the command: the runner is not a test that cannot fail."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+from stockade.policies.verify_vap import run_kyverno_test
+
+SUITES = sorted((Path(__file__).parent / "vap_suites").glob("*/kyverno-test.yaml"))
+
+
+@pytest.mark.parametrize("suite", SUITES, ids=[s.parent.name for s in SUITES])
+def test_suite_passes(suite: Path) -> None:
+    results = list(run_kyverno_test(suite))
+    assert results and all(r.ok for r in results), [r for r in results if not r.ok]
+
+
+def test_every_outcome_is_exercised() -> None:
+    text = "".join(s.read_text() for s in SUITES)
+    assert len(SUITES) == 5
+    assert all(f"result: {r}" in text for r in ("pass", "fail", "skip"))
+
+
+def test_the_command_fails_on_a_wrong_expectation(tmp_path: Path) -> None:
+    source = next(s for s in SUITES if s.parent.name == "binding-object-selector")
+    for f in source.parent.iterdir():
+        (tmp_path / f.name).write_text(
+            f.read_text().replace(
+                "resources: [batch-big], result: skip", "resources: [batch-big], result: pass"
+            )
+        )
+    runner = CliRunner()
+    ok = runner.invoke(app, ["policy", "verify", *map(str, SUITES)])
+    assert ok.exit_code == 0, ok.output
+    assert f"{sum(len(list(run_kyverno_test(s))) for s in SUITES)} passed, 0 failed" in ok.output
+    wrong = runner.invoke(app, ["policy", "verify", str(tmp_path / "kyverno-test.yaml")])
+    assert wrong.exit_code == 1 and "expected pass, got skip" in wrong.output
+
+
+def test_a_missing_file_is_one_failed_case(tmp_path: Path) -> None:
+    (tmp_path / "kyverno-test.yaml").write_text(
+        "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\n"
+        "policies: [nope.yaml]\nresults: []\n"
+    )
+    (result,) = run_kyverno_test(tmp_path / "kyverno-test.yaml")
+    assert not result.ok and "nope.yaml: no such file" in result.reason
