@@ -13,9 +13,14 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
   (``find``, ``findAll``) and cel-go's sets (``sets.contains``, ``sets.intersects``,
   ``sets.equivalent``).
 
+- Kubernetes' quantity library: ``quantity(s)``, ``isQuantity(s)`` and, on a Quantity, ``isInteger``,
+  ``asInteger``, ``asApproximateFloat``, ``sign``, ``add``, ``sub``, ``isLessThan``,
+  ``isGreaterThan``, ``compareTo`` (exact arithmetic: a Quantity is a reduced fraction, carried as a
+  protobuf message since the runtime's Python functions return only CEL values).
+
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
-never as passing): quantity, url, ip, cidr, format, semver and image libraries, two-variable
-comprehensions, and ``authorizer`` (a request's authorization cannot be answered by a scan).
+never as passing): url, ip, cidr, format, semver and image libraries, two-variable comprehensions, and
+``authorizer`` (a request's authorization cannot be answered by a scan).
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from functools import cache
 from typing import Any
 
@@ -79,6 +85,31 @@ def _max(xs: list[Any]) -> Any:
     if not xs:
         raise ValueError("max called on empty list")
     return max(xs)
+
+
+_QUANTITY = re.compile(
+    r"^([+-]?)(\d+(?:\.\d*)?|\.\d+)(?:(Ki|Mi|Gi|Ti|Pi|Ei|n|u|m|k|M|G|T|P|E)|[eE]([+-]?\d+))?$"
+)
+_SUFFIX: dict[str, Fraction | int] = {
+    "": 1, "n": Fraction(1, 10**9), "u": Fraction(1, 10**6), "m": Fraction(1, 1000), "k": 10**3, "M": 10**6,
+    "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40,
+    "Pi": 2**50, "Ei": 2**60,
+}  # fmt: skip
+
+
+def parse_quantity(text: str) -> Fraction:
+    """A Kubernetes resource.Quantity's value (apimachinery's grammar: sign, digits, a binary or decimal
+    SI suffix or a decimal exponent); ValueError as Kubernetes' "quantities must match"."""
+    match = _QUANTITY.match(text.strip()) if isinstance(text, str) else None
+    if match is None or len(text) > 64:
+        raise ValueError(
+            "quantities must match the regular expression "
+            f"'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {text!r}"
+        )
+    sign, number, suffix, exponent = match.groups()
+    scale: Fraction = Fraction(10) ** int(exponent) if exponent else Fraction(_SUFFIX[suffix or ""])
+    value = Fraction(number) * scale
+    return -value if sign == "-" else value
 
 
 class Environment:
@@ -145,7 +176,10 @@ class Environment:
                 lambda a, b: all(x in b for x in a) and all(x in a for x in b),
             ),
         ]
+        pool, quantity_type, self._quantity = _quantity_message()
+        functions += _quantity_functions(cel, quantity_type, self._quantity)
         self._env = cel.NewEnv(
+            pool,
             variables={name: t.DYN for name in VARIABLES},
             extensions=[
                 ext_strings.ExtStrings(),
@@ -186,6 +220,83 @@ class Environment:
         if result.type() == self._cel.Type.ERROR:
             return Outcome(error=_first_line(str(result.value())))
         return Outcome(value=result.plain_value())
+
+
+def _quantity_message() -> tuple[Any, Any, Any]:
+    """(descriptor pool, the CEL type, the message class) of ``k8s.Quantity {string num; string den}``."""
+    from cel_expr_python import cel
+    from google.protobuf import (  # type: ignore[import-untyped]
+        descriptor_pb2,
+        descriptor_pool,
+        message_factory,
+    )
+
+    proto = descriptor_pb2.FileDescriptorProto(name="stockade_k8s_cel.proto", package="k8s", syntax="proto3")
+    message = proto.message_type.add(name="Quantity")
+    message.field.add(name="num", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
+    message.field.add(name="den", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(proto)
+    cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
+    return pool, cel.Type("k8s.Quantity"), cls
+
+
+def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
+    t = cel.Type
+
+    def make(value: Fraction) -> Any:
+        return cls(num=str(value.numerator), den=str(value.denominator))
+
+    def value(q: Any) -> Fraction:
+        return Fraction(int(q.num), int(q.den or "1"))
+
+    def as_integer(q: Any) -> int:
+        v = value(q)
+        if v.denominator != 1 or not -(2**63) <= v.numerator < 2**63:
+            raise ValueError("cannot convert value to integer")
+        return int(v)
+
+    def is_quantity(text: str) -> bool:
+        try:
+            parse_quantity(text)
+        except ValueError:
+            return False
+        return True
+
+    def cmp(a: Any, b: Any) -> int:
+        x, y = value(a), value(b)
+        return (x > y) - (x < y)
+
+    def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
+        return cel.FunctionDecl(
+            name,
+            [
+                cel.Overload(oid, ret, args, is_member=member, impl=impl)
+                for oid, ret, args, impl, member in overloads
+            ],
+        )
+
+    return [
+        decl("quantity", ("string_to_quantity", qt, [t.STRING], lambda s: make(parse_quantity(s)), False)),
+        decl("isQuantity", ("is_quantity_string", t.BOOL, [t.STRING], is_quantity, False)),
+        decl("isInteger", ("quantity_is_integer", t.BOOL, [qt], lambda q: value(q).denominator == 1, True)),
+        decl("asInteger", ("quantity_as_integer", t.INT, [qt], as_integer, True)),
+        decl("asApproximateFloat", ("quantity_as_float", t.DOUBLE, [qt], lambda q: float(value(q)), True)),
+        decl("sign", ("quantity_sign", t.INT, [qt], lambda q: (value(q) > 0) - (value(q) < 0), True)),
+        decl(
+            "add",
+            ("quantity_add", qt, [qt, qt], lambda a, b: make(value(a) + value(b)), True),
+            ("quantity_add_int", qt, [qt, t.INT], lambda a, b: make(value(a) + b), True),
+        ),
+        decl(
+            "sub",
+            ("quantity_sub", qt, [qt, qt], lambda a, b: make(value(a) - value(b)), True),
+            ("quantity_sub_int", qt, [qt, t.INT], lambda a, b: make(value(a) - b), True),
+        ),
+        decl("isLessThan", ("quantity_less_than", t.BOOL, [qt, qt], lambda a, b: cmp(a, b) < 0, True)),
+        decl("isGreaterThan", ("quantity_greater_than", t.BOOL, [qt, qt], lambda a, b: cmp(a, b) > 0, True)),
+        decl("compareTo", ("quantity_compare_to", t.INT, [qt, qt], cmp, True)),
+    ]
 
 
 def _first_line(text: str) -> str:

@@ -11,6 +11,7 @@ policy that has no binding, the API server (and stockade) applies it nowhere.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -208,12 +209,40 @@ def test_a_policy_without_binding_applies_nowhere(tmp_path: Path) -> None:
 
 def test_unsupported_library_is_reported_not_passed(tmp_path: Path) -> None:
     text = REPLICAS_POLICY.replace(
-        "object.spec.replicas <= variables.limit", "quantity('1Gi').isGreaterThan(quantity('1Mi'))"
+        "object.spec.replicas <= variables.limit", "cidr('10.0.0.0/8').containsIP('10.1.1.1')"
     )
     _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("small", 3)])
     (finding,) = findings
     assert finding["action"] == "audit" and "not evaluated by stockade" in finding["message"]
-    assert "quantity" in finding["message"]
+    assert "cidr" in finding["message"]
+
+
+def test_quantity_library(tmp_path: Path) -> None:
+    """Kubernetes' quantity library, exact: 1Gi is 1024Mi, 500m is 0.5, and a malformed quantity is
+    an evaluation error (failurePolicy Fail: a violation), never a pass."""
+    text = REPLICAS_POLICY.replace(
+        "object.spec.replicas <= variables.limit",
+        "object.spec.template.spec.containers.all(c, has(c.resources) && has(c.resources.limits)"
+        " && quantity(c.resources.limits.memory).compareTo(quantity('1Gi')) <= 0"
+        " && quantity(c.resources.limits.cpu).isLessThan(quantity('2')))",
+    )
+    text = re.sub(r"    messageExpression: .*\n", "    message: limits too high\n", text)
+    objects = []
+    for name, memory, cpu in (
+        ("ok", "1024Mi", "500m"),
+        ("big", "1025Mi", "1"),
+        ("cpu", "1Gi", "2000m"),
+        ("bad", "12x", "1"),
+    ):
+        d = _deployment(name, 1)
+        d["spec"]["template"]["spec"]["containers"][0]["resources"] = {
+            "limits": {"memory": memory, "cpu": cpu}
+        }
+        objects.append(d)
+    _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), objects)
+    got = {name: hits[0][2] for name, hits in _by_name(findings).items()}
+    assert set(got) == {"big", "cpu", "bad"}
+    assert got["big"] == "limits too high" and "quantities must match" in got["bad"]
 
 
 @pytest.mark.parametrize(
