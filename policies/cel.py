@@ -18,15 +18,24 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
   ``isGreaterThan``, ``compareTo`` (exact arithmetic: a Quantity is a reduced fraction, carried as a
   protobuf message since the runtime's Python functions return only CEL values).
 
+- Kubernetes' ip and cidr libraries (``ip``, ``isIP``, ``ip.isCanonical``, ``family``, ``isUnspecified``,
+  ``isLoopback``, ``isLinkLocalMulticast``, ``isLinkLocalUnicast``, ``isGlobalUnicast``; ``cidr``,
+  ``isCIDR``, ``containsIP``, ``containsCIDR``, ``ip()``, ``masked``, ``prefixLength``; Go's net/netip
+  semantics: no zones, no IPv4-mapped IPv6, "global unicast" includes private ranges) and url library
+  (``url``, ``isURL``, ``getScheme``, ``getHost``, ``getHostname``, ``getPort``, ``getEscapedPath``,
+  ``getQuery``).
+
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
-never as passing): url, ip, cidr, format, semver and image libraries, two-variable comprehensions, and
-``authorizer`` (a request's authorization cannot be answered by a scan).
+never as passing): ``string()`` of an IP or CIDR, the format, semver and image libraries, two-variable
+comprehensions, and ``authorizer`` (a request's authorization cannot be answered by a scan).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import itertools
 import re
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -178,6 +187,7 @@ class Environment:
         ]
         pool, quantity_type, self._quantity = _quantity_message()
         functions += _quantity_functions(cel, quantity_type, self._quantity)
+        functions += _network_functions(cel)
         self._env = cel.NewEnv(
             pool,
             variables={name: t.DYN for name in VARIABLES},
@@ -235,9 +245,18 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     message = proto.message_type.add(name="Quantity")
     message.field.add(name="num", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     message.field.add(name="den", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
+    for name in ("IP", "CIDR", "URL"):  # each carries its canonical text
+        proto.message_type.add(name=name).field.add(
+            name="text", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING
+        )
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
+    classes = {
+        n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"k8s.{n}"))
+        for n in ("IP", "CIDR", "URL")
+    }
+    _NETWORK_TYPES.update(classes)
     return pool, cel.Type("k8s.Quantity"), cls
 
 
@@ -296,6 +315,174 @@ def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
         decl("isLessThan", ("quantity_less_than", t.BOOL, [qt, qt], lambda a, b: cmp(a, b) < 0, True)),
         decl("isGreaterThan", ("quantity_greater_than", t.BOOL, [qt, qt], lambda a, b: cmp(a, b) > 0, True)),
         decl("compareTo", ("quantity_compare_to", t.INT, [qt, qt], cmp, True)),
+    ]
+
+
+_NETWORK_TYPES: dict[str, Any] = {}
+
+
+def _parse_ip(text: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
+    """netip.ParseAddr as Kubernetes' ip() uses it: no zone, no IPv4-mapped IPv6 address."""
+    if not isinstance(text, str) or "%" in text:
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string")
+    try:
+        addr = ipaddress.ip_address(text)
+    except ValueError:
+        raise ValueError(f"IP Address {text!r} parse error during conversion from string") from None
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        raise ValueError(f"IPv4-mapped IPv6 address {text!r} is not allowed")
+    return addr
+
+
+def _parse_cidr(text: Any) -> ipaddress.IPv4Interface | ipaddress.IPv6Interface:
+    """netip.ParsePrefix: an address (host bits allowed) and a prefix length."""
+    if not isinstance(text, str) or "/" not in text or "%" in text:
+        raise ValueError(f"network address {text!r} parse error during conversion from string")
+    try:
+        iface = ipaddress.ip_interface(text)
+    except ValueError:
+        raise ValueError(f"network address {text!r} parse error during conversion from string") from None
+    if isinstance(iface, ipaddress.IPv6Interface) and iface.ip.ipv4_mapped is not None:
+        raise ValueError(f"IPv4-mapped IPv6 address {text!r} is not allowed")
+    return iface
+
+
+def _global_unicast(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """Go's IsGlobalUnicast: not unspecified, loopback, multicast, link-local or IPv4 broadcast
+    (private ranges are global unicast in Go, unlike Python's is_global)."""
+    if addr.is_unspecified or addr.is_loopback or addr.is_multicast or addr.is_link_local:
+        return False
+    return not (isinstance(addr, ipaddress.IPv4Address) and addr == ipaddress.IPv4Address("255.255.255.255"))
+
+
+def _network_functions(cel: Any) -> list[Any]:
+    t = cel.Type
+    ip_t, cidr_t, url_t = t("k8s.IP"), t("k8s.CIDR"), t("k8s.URL")
+    IP, CIDR, URL = (_NETWORK_TYPES[n] for n in ("IP", "CIDR", "URL"))
+
+    def ip(text: str) -> Any:
+        return IP(text=str(_parse_ip(text)))
+
+    def cidr(text: str) -> Any:
+        iface = _parse_cidr(text)
+        return CIDR(text=f"{iface.ip}/{iface.network.prefixlen}")
+
+    def ok(parse: Any) -> Any:
+        def check(text: str) -> bool:
+            try:
+                parse(text)
+            except ValueError:
+                return False
+            return True
+
+        return check
+
+    def addr(m: Any) -> Any:
+        return ipaddress.ip_address(m.text)
+
+    def net(m: Any) -> Any:
+        return ipaddress.ip_interface(m.text).network
+
+    def contains_ip(c: Any, other: Any) -> bool:
+        a = _parse_ip(other) if isinstance(other, str) else addr(other)
+        return a.version == net(c).version and a in net(c)
+
+    def contains_cidr(c: Any, other: Any) -> bool:
+        n = _parse_cidr(other).network if isinstance(other, str) else net(other)
+        return bool(n.version == net(c).version and n.subnet_of(net(c)))
+
+    def parsed_url(text: str) -> Any:
+        parts = urllib.parse.urlsplit(text)
+        absolute = parts.scheme and (parts.netloc or text.startswith(f"{parts.scheme}:/"))
+        if not absolute and not text.startswith("/"):
+            raise ValueError(f"URL parse error during conversion from string: {text!r}")
+        return URL(text=text)
+
+    def split(m: Any) -> Any:
+        return urllib.parse.urlsplit(m.text)
+
+    def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
+        return cel.FunctionDecl(
+            name,
+            [
+                cel.Overload(oid, ret, args, is_member=member, impl=impl)
+                for oid, ret, args, impl, member in overloads
+            ],
+        )
+
+    return [
+        decl(
+            "ip",
+            ("string_to_ip", ip_t, [t.STRING], ip, False),
+            ("cidr_ip", ip_t, [cidr_t], lambda m: IP(text=m.text.split("/")[0]), True),
+        ),
+        decl("isIP", ("is_ip_string", t.BOOL, [t.STRING], ok(_parse_ip), False)),
+        decl(
+            "ip.isCanonical", ("ip_is_canonical", t.BOOL, [t.STRING], lambda s: str(_parse_ip(s)) == s, False)
+        ),
+        decl("family", ("ip_family", t.INT, [ip_t], lambda m: addr(m).version, True)),
+        decl("isUnspecified", ("ip_is_unspecified", t.BOOL, [ip_t], lambda m: addr(m).is_unspecified, True)),
+        decl("isLoopback", ("ip_is_loopback", t.BOOL, [ip_t], lambda m: addr(m).is_loopback, True)),
+        decl(
+            "isLinkLocalMulticast",
+            (
+                "ip_is_link_local_multicast",
+                t.BOOL,
+                [ip_t],
+                lambda m: (
+                    addr(m).is_multicast
+                    and (
+                        addr(m) in ipaddress.ip_network("224.0.0.0/24")
+                        or addr(m) in ipaddress.ip_network("ff02::/16")
+                    )
+                ),
+                True,
+            ),
+        ),
+        decl(
+            "isLinkLocalUnicast",
+            ("ip_is_link_local_unicast", t.BOOL, [ip_t], lambda m: addr(m).is_link_local, True),
+        ),
+        decl(
+            "isGlobalUnicast",
+            ("ip_is_global_unicast", t.BOOL, [ip_t], lambda m: _global_unicast(addr(m)), True),
+        ),
+        decl("cidr", ("string_to_cidr", cidr_t, [t.STRING], cidr, False)),
+        decl("isCIDR", ("is_cidr_string", t.BOOL, [t.STRING], ok(_parse_cidr), False)),
+        decl(
+            "containsIP",
+            ("cidr_contains_ip_ip", t.BOOL, [cidr_t, ip_t], contains_ip, True),
+            ("cidr_contains_ip_string", t.BOOL, [cidr_t, t.STRING], contains_ip, True),
+        ),
+        decl(
+            "containsCIDR",
+            ("cidr_contains_cidr", t.BOOL, [cidr_t, cidr_t], contains_cidr, True),
+            ("cidr_contains_cidr_string", t.BOOL, [cidr_t, t.STRING], contains_cidr, True),
+        ),
+        decl("masked", ("cidr_masked", cidr_t, [cidr_t], lambda m: CIDR(text=str(net(m))), True)),
+        decl("prefixLength", ("cidr_prefix_length", t.INT, [cidr_t], lambda m: net(m).prefixlen, True)),
+        decl("url", ("string_to_url", url_t, [t.STRING], parsed_url, False)),
+        decl("isURL", ("is_url_string", t.BOOL, [t.STRING], ok(parsed_url), False)),
+        decl("getScheme", ("url_get_scheme", t.STRING, [url_t], lambda m: split(m).scheme, True)),
+        decl(
+            "getHost", ("url_get_host", t.STRING, [url_t], lambda m: split(m).netloc.rpartition("@")[2], True)
+        ),
+        decl("getHostname", ("url_get_hostname", t.STRING, [url_t], lambda m: split(m).hostname or "", True)),
+        decl(
+            "getPort",
+            ("url_get_port", t.STRING, [url_t], lambda m: str(split(m).port) if split(m).port else "", True),
+        ),
+        decl("getEscapedPath", ("url_get_escaped_path", t.STRING, [url_t], lambda m: split(m).path, True)),
+        decl(
+            "getQuery",
+            (
+                "url_get_query",
+                t.Map(t.STRING, t.List(t.STRING)),
+                [url_t],
+                lambda m: urllib.parse.parse_qs(split(m).query, keep_blank_values=True),
+                True,
+            ),
+        ),
     ]
 
 

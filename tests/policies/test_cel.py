@@ -1,0 +1,68 @@
+"""Kubernetes' CEL environment (policies/cel.py on cel-expr-python): the extensions and Kubernetes
+libraries stockade provides, with the values Kubernetes' own library documentation gives, and what it
+does not provide failing to compile (so the policy is reported as not evaluated, never passed)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from stockade.policies.cel import CelError, environment
+
+OBJ = {"spec": {"containers": [{"name": "a", "image": "x:latest"}, {"name": "b", "image": "y@sha256:1"}]}}
+
+CASES: list[tuple[str, Any]] = [
+    ("object.spec.containers.map(c, c.name)", ["a", "b"]),
+    ("object.spec.containers.exists_one(c, c.image.endsWith(':latest'))", True),
+    ("object.?metadata.?labels.?app.orValue('none')", "none"),
+    ("'%s has %d'.format(['pod', 2])", "pod has 2"),
+    ("'A-b'.lowerAscii()", "a-b"),
+    ("cel.bind(n, size(object.spec.containers), n * 2)", 4),
+    ("math.greatest([1, 5, 3])", 5),
+    ("[1, 2, 3].isSorted() && ![3, 1].isSorted()", True),
+    ("[1, 2, 3].sum()", 6),
+    ("'abc 123 def 456'.findAll('[0-9]+')", ["123", "456"]),
+    ("'abc 123'.find('[0-9]+')", "123"),
+    (
+        "sets.contains([1, 2, 3], [3, 1]) && sets.intersects([1], [1, 9]) && sets.equivalent([1, 2], [2, 1])",
+        True,
+    ),
+    ("quantity('1Gi') == quantity('1024Mi')", True),
+    ("quantity('500m').compareTo(quantity('0.5'))", 0),
+    ("quantity('1.5Gi').isInteger()", True),
+    ("quantity('1k').add(quantity('24')).asInteger()", 1024),
+    ("isQuantity('1Zi')", False),
+    ("ip('10.0.0.1').isGlobalUnicast()", True),  # private ranges are global unicast in Go
+    ("isIP('::ffff:10.0.0.1')", False),  # IPv4-mapped IPv6 is refused
+    ("cidr('10.0.0.0/8').containsIP('10.255.0.1') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", True),
+    ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')", True),
+    ("url('https://example.com:8443/p?a=1').getPort()", "8443"),
+]
+
+
+@pytest.mark.parametrize(("expression", "value"), CASES, ids=[c[0][:60] for c in CASES])
+def test_values(expression: str, value: Any) -> None:
+    env = environment()
+    outcome = env.evaluate(expression, env.activation({"object": OBJ}))
+    assert outcome.error is None and outcome.value == value
+
+
+@pytest.mark.parametrize(
+    "expression",
+    [
+        "authorizer.group('').resource('pods').check('get').allowed()",
+        "isSemver('1.0.0')",
+        "format.dns1123Label()",
+    ],
+)
+def test_what_is_not_provided_does_not_compile(expression: str) -> None:
+    with pytest.raises(CelError):
+        environment().compile(expression)
+
+
+def test_errors_are_values_not_exceptions() -> None:
+    env = environment()
+    for expression in ("object.spec.missing == 1", "1 / 0", "quantity('12x')", "[].max()"):
+        outcome = env.evaluate(expression, env.activation({"object": OBJ}))
+        assert outcome.value is None and outcome.error, expression
