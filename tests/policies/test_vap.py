@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import ssl
 from pathlib import Path
 from typing import Any
 
@@ -282,7 +283,8 @@ def test_three_gates_give_the_same_verdict(tmp_path: Path) -> None:
     webhook = set()
     try:
         with httpx.Client(
-            base_url=f"https://127.0.0.1:{srv.port}", verify=str(ca.write_ca(tmp_path / "ca.crt"))
+            base_url=f"https://127.0.0.1:{srv.port}",
+            verify=ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt"))),
         ) as client:
             for obj in objects:
                 review = {

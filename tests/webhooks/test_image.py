@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import ssl
 import subprocess
 import tarfile
 import time
@@ -124,7 +125,8 @@ def test_entrypoint_answers_admission_review_over_tls_read_only(
     )
     ca_file = ca.write_ca(tmp_path / "ca.crt")
     try:
-        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=str(ca_file), timeout=5) as client:
+        verify = ssl.create_default_context(cafile=str(ca_file))
+        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=verify, timeout=5) as client:
             ready = None
             while time.monotonic() - started < 60 and proc.poll() is None:
                 try:
