@@ -21,7 +21,9 @@ k8s.io/apiserver/pkg/admission/plugin/policy/validating):
   of that validation, enforced with the binding's actions as Kubernetes does (a Warn binding warns);
   Ignore skips it;
 - the binding's ``validationActions`` become stockade's actions: Deny -> deny, Warn -> warn,
-  Audit -> audit (the strongest when several are listed).
+  Audit -> audit (the strongest when several are listed);
+- ``auditAnnotations`` are evaluated and carried in each violation's details as the API server
+  records them on the audit event (``<policy>/<key>``; a null value omits the key).
 
 Each validation is a rule ``VAP-<policy>-<index>`` (its METADATA: the policy's name, the expression
 as title, area ``vap``), so configuration, exceptions and every report treat it as any other rule.
@@ -278,7 +280,11 @@ class VapEngine:
                 continue
             params_list = self._params(policy, binding, obj)
             if params_list is None:
-                found = self._all(policy, f"binding {binding.name}: no params object found (paramRef)")
+                found = self._all(
+                    policy,
+                    f"binding {binding.name}: no params object found (paramRef; params are read from the "
+                    "policy directories, so put the params objects there)",
+                )
                 out[policy.name] = (out[policy.name] or []) + found
                 continue
             for params in params_list:
@@ -367,7 +373,8 @@ class VapEngine:
             "variables": {},
         }
 
-        results = run_code(self.env, spec, values, fail=fail)
+        annotations: dict[str, str] = {}
+        results = run_code(self.env, spec, values, fail=fail, annotations=annotations)
         if isinstance(results, NotMatched):
             return None
         if isinstance(results, Unevaluated):
@@ -379,7 +386,10 @@ class VapEngine:
                 continue
             rule = self.rules.get(f"VAP-{policy.name}-{index}")
             if rule is not None:
-                out.append(Violation(rule=rule, msg=message, details={"reason": reason}))
+                details: dict[str, Any] = {"reason": reason}
+                if annotations:  # as the API server records them on the audit event: <policy>/<key>
+                    details["auditAnnotations"] = {f"{policy.name}/{k}": v for k, v in annotations.items()}
+                out.append(Violation(rule=rule, msg=message, details=details))
         return out
 
 
@@ -402,7 +412,12 @@ NOT_MATCHED = NotMatched()
 
 
 def run_code(
-    env: Environment, code: Mapping[str, Any], values: dict[str, Any], *, fail: bool
+    env: Environment,
+    code: Mapping[str, Any],
+    values: dict[str, Any],
+    *,
+    fail: bool,
+    annotations: dict[str, str] | None = None,
 ) -> list[tuple[int | None, str, str]] | Unevaluated | NotMatched:
     """Evaluate a policy's CEL code (``matchConditions``, ``variables``, ``validations``: a
     ValidatingAdmissionPolicy's spec, or a Gatekeeper template's K8sNativeValidation source) on
@@ -446,6 +461,11 @@ def run_code(
                 out.append(
                     (i, _message(validation, expression, run), str(validation.get("reason") or "Invalid"))
                 )
+        if annotations is not None:  # auditAnnotations: a string value is kept, null omits the key
+            for entry in code.get("auditAnnotations") or ():
+                value, error = run(str(entry.get("valueExpression") or ""))
+                if error is None and isinstance(value, str):
+                    annotations[str(entry.get("key"))] = value[:10000]
         return out
     except _Unsupported as exc:
         return Unevaluated(str(exc))

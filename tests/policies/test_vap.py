@@ -309,3 +309,16 @@ def test_three_gates_give_the_same_verdict(tmp_path: Path) -> None:
         srv.stop()
     expected = {("big", "VAP-replicas-limit-0", "replicas 7 exceed 5")}
     assert scan == expected and audit == expected and webhook == expected
+
+
+def test_audit_annotations_ride_with_the_violation(tmp_path: Path) -> None:
+    text = REPLICAS_POLICY.replace(
+        "  validations:\n",
+        "  auditAnnotations:\n"
+        "  - {key: replicas, valueExpression: \"'asked ' + string(object.spec.replicas)\"}\n"
+        "  - {key: never, valueExpression: 'null'}\n"
+        "  validations:\n",
+    )
+    _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("big", 7)])
+    (finding,) = findings
+    assert finding["details"]["auditAnnotations"] == {"replicas-limit/replicas": "asked 7"}
