@@ -541,3 +541,48 @@ def test_an_evaluation_error_in_the_engine_process_is_the_same_error_as_in_proce
         assert isolated.engine.pid == pid  # type: ignore[attr-defined]
     finally:
         isolated.engine.close()  # type: ignore[attr-defined]
+
+
+SLOW_VAP = """
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata: {name: slow}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE, UPDATE], resources: [configmaps]}
+  matchConditions:
+  - {name: slow-only, expression: "has(object.metadata.labels) && 'slow' in object.metadata.labels"}
+  validations:
+  - expression: >-
+      cel.bind(xs, [1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30],
+      xs.all(a, xs.all(b, xs.all(c, xs.all(d, xs.all(e, xs.all(f, a + b + c + d + e + f >= 0)))))))
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata: {name: slow}
+spec: {policyName: slow, validationActions: [Deny]}
+"""
+
+
+def test_an_expensive_cel_expression_is_killed_and_denied(
+    pki: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """A VAP whose expression would run for minutes (30^6 comprehension steps) is denied within the
+    deadline: the CEL runtime's comprehension iteration budget stops it (an evaluation error, which
+    failurePolicy Fail makes a violation), and failing that the webhook's evaluation deadline kills the
+    engine process, as for a Rego rule. Either way: denied fast, the next request answered."""
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "slow.yaml").write_text(SLOW_VAP)
+    config = "admission: {failure_mode: open, evaluation_timeout_seconds: 0.5}\n"
+    with webhook(pki, config, policy_dirs=(policies,), isolated=True) as (_, client):
+        assert allowed(client, configmap("first"))
+        start = time.monotonic()
+        r = client.post("/validate", content=orjson.dumps(admission_review(configmap("slow", True), "ml")))
+        resp = r.json()["response"]
+        message = resp["status"]["message"]
+        assert resp["allowed"] is False
+        assert "exceeded 0.5 s" in message or "Iteration budget exceeded" in message, message
+        assert time.monotonic() - start < 3
+        assert allowed(client, configmap("after"))
