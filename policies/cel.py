@@ -42,8 +42,6 @@ from fractions import Fraction
 from functools import cache
 from typing import Any
 
-import re2  # type: ignore[import-untyped]
-
 VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
 #: identifiers of libraries stockade cannot answer: an expression naming one is not evaluated
 UNSUPPORTED = ("authorizer",)
@@ -67,11 +65,15 @@ def _is_sorted(xs: list[Any]) -> bool:
 
 def _find(s: str, pattern: str) -> str:
     """Kubernetes' regex library runs RE2 (linear time): so does this, never a backtracking engine."""
+    import re2  # type: ignore[import-untyped]  # loaded with the first regex call, not by every scan
+
     match = re2.search(pattern, s)
     return str(match.group(0)) if match else ""
 
 
 def _find_all(s: str, pattern: str) -> list[str]:
+    import re2
+
     return [str(m.group(0)) for m in re2.finditer(pattern, s)]
 
 

@@ -153,14 +153,15 @@ def load_vap(dirs: Sequence[Path]) -> Policies:
                     out.bindings.append(Binding(name, str(spec.get("policyName") or ""), spec, str(path)))
                 else:
                     out.objects.append(doc)
-    env = environment()
     for binding in out.bindings:
         if binding.policy not in out.policies:
             raise VapError(
                 f"{binding.file}: ValidatingAdmissionPolicyBinding {binding.name} names policy "
                 f"{binding.policy!r}, which is not defined"
             )
+    env = environment() if out.policies else None  # the CEL runtime is loaded only when policies use it
     for policy in out.policies.values():
+        assert env is not None
         for field_name in ("validations", "matchConditions", "variables", "auditAnnotations"):
             for i, entry in enumerate(policy.spec.get(field_name) or ()):
                 for key in ("expression", "messageExpression", "valueExpression"):

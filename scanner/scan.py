@@ -95,7 +95,8 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
             if isinstance(md, dict):
                 md["namespace"] = namespace
                 continue
-        unnamed.append(f"{r.origin.file}:{r.origin.line} {r.kind}/{r.name}")
+        where = f"{r.origin.file}:{r.origin.line}" if r.origin.line is not None else str(r.origin.file)
+        unnamed.append(f"{where} {r.kind}/{r.name}")
     return unnamed
 
 

@@ -306,3 +306,13 @@ def test_scan_namespace_places_namespaceless_objects_as_kubectl_apply_n(tmp_path
     assert "1 namespaced object names no namespace" in err and "argocd.yaml:" in err and "--namespace" in err
     found, err = scan("--namespace", "argocd")
     assert ("STK-RBAC-030", "argocd") in found and "names no namespace" not in err
+
+
+def test_a_namespaceless_object_of_a_json_file_is_named_without_a_line(tmp_path: Path) -> None:
+    """JSON files carry no line numbers: the note names the file alone, never `file:None`."""
+    path = tmp_path / "pod.json"
+    path.write_text(
+        json.dumps({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}})
+    )
+    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+    assert f"(first: {path} Pod/p)" in result.stderr and ":None" not in result.stderr
