@@ -234,6 +234,30 @@ class Environment:
         return Outcome(value=result.plain_value())
 
 
+def _decl(cel: Any, name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
+    """One function of the environment: (overload id, result type, argument types, impl, member)."""
+    return cel.FunctionDecl(
+        name,
+        [
+            cel.Overload(oid, ret, args, is_member=member, impl=impl)
+            for oid, ret, args, impl, member in overloads
+        ],
+    )
+
+
+def _parses(parse: Any) -> Any:
+    """The ``isX(string)`` of a library whose ``x(string)`` is `parse` (ValueError when malformed)."""
+
+    def check(text: str) -> bool:
+        try:
+            parse(text)
+        except ValueError:
+            return False
+        return True
+
+    return check
+
+
 def _quantity_message() -> tuple[Any, Any, Any]:
     """(descriptor pool, the CEL type, the message class) of ``k8s.Quantity {string num; string den}``."""
     from cel_expr_python import cel
@@ -277,29 +301,16 @@ def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
             raise ValueError("cannot convert value to integer")
         return int(v)
 
-    def is_quantity(text: str) -> bool:
-        try:
-            parse_quantity(text)
-        except ValueError:
-            return False
-        return True
-
     def cmp(a: Any, b: Any) -> int:
         x, y = value(a), value(b)
         return (x > y) - (x < y)
 
     def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
-        return cel.FunctionDecl(
-            name,
-            [
-                cel.Overload(oid, ret, args, is_member=member, impl=impl)
-                for oid, ret, args, impl, member in overloads
-            ],
-        )
+        return _decl(cel, name, *overloads)
 
     return [
         decl("quantity", ("string_to_quantity", qt, [t.STRING], lambda s: make(parse_quantity(s)), False)),
-        decl("isQuantity", ("is_quantity_string", t.BOOL, [t.STRING], is_quantity, False)),
+        decl("isQuantity", ("is_quantity_string", t.BOOL, [t.STRING], _parses(parse_quantity), False)),
         decl("isInteger", ("quantity_is_integer", t.BOOL, [qt], lambda q: value(q).denominator == 1, True)),
         decl("asInteger", ("quantity_as_integer", t.INT, [qt], as_integer, True)),
         decl("asApproximateFloat", ("quantity_as_float", t.DOUBLE, [qt], lambda q: float(value(q)), True)),
@@ -369,16 +380,6 @@ def _network_functions(cel: Any) -> list[Any]:
         iface = _parse_cidr(text)
         return CIDR(text=f"{iface.ip}/{iface.network.prefixlen}")
 
-    def ok(parse: Any) -> Any:
-        def check(text: str) -> bool:
-            try:
-                parse(text)
-            except ValueError:
-                return False
-            return True
-
-        return check
-
     def addr(m: Any) -> Any:
         return ipaddress.ip_address(m.text)
 
@@ -404,13 +405,7 @@ def _network_functions(cel: Any) -> list[Any]:
         return urllib.parse.urlsplit(m.text)
 
     def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
-        return cel.FunctionDecl(
-            name,
-            [
-                cel.Overload(oid, ret, args, is_member=member, impl=impl)
-                for oid, ret, args, impl, member in overloads
-            ],
-        )
+        return _decl(cel, name, *overloads)
 
     return [
         decl(
@@ -418,7 +413,7 @@ def _network_functions(cel: Any) -> list[Any]:
             ("string_to_ip", ip_t, [t.STRING], ip, False),
             ("cidr_ip", ip_t, [cidr_t], lambda m: IP(text=m.text.split("/")[0]), True),
         ),
-        decl("isIP", ("is_ip_string", t.BOOL, [t.STRING], ok(_parse_ip), False)),
+        decl("isIP", ("is_ip_string", t.BOOL, [t.STRING], _parses(_parse_ip), False)),
         decl(
             "ip.isCanonical", ("ip_is_canonical", t.BOOL, [t.STRING], lambda s: str(_parse_ip(s)) == s, False)
         ),
@@ -450,7 +445,7 @@ def _network_functions(cel: Any) -> list[Any]:
             ("ip_is_global_unicast", t.BOOL, [ip_t], lambda m: _global_unicast(addr(m)), True),
         ),
         decl("cidr", ("string_to_cidr", cidr_t, [t.STRING], cidr, False)),
-        decl("isCIDR", ("is_cidr_string", t.BOOL, [t.STRING], ok(_parse_cidr), False)),
+        decl("isCIDR", ("is_cidr_string", t.BOOL, [t.STRING], _parses(_parse_cidr), False)),
         decl(
             "containsIP",
             ("cidr_contains_ip_ip", t.BOOL, [cidr_t, ip_t], contains_ip, True),
@@ -464,7 +459,7 @@ def _network_functions(cel: Any) -> list[Any]:
         decl("masked", ("cidr_masked", cidr_t, [cidr_t], lambda m: CIDR(text=str(net(m))), True)),
         decl("prefixLength", ("cidr_prefix_length", t.INT, [cidr_t], lambda m: net(m).prefixlen, True)),
         decl("url", ("string_to_url", url_t, [t.STRING], parsed_url, False)),
-        decl("isURL", ("is_url_string", t.BOOL, [t.STRING], ok(parsed_url), False)),
+        decl("isURL", ("is_url_string", t.BOOL, [t.STRING], _parses(parsed_url), False)),
         decl("getScheme", ("url_get_scheme", t.STRING, [url_t], lambda m: split(m).scheme, True)),
         decl(
             "getHost", ("url_get_host", t.STRING, [url_t], lambda m: split(m).netloc.rpartition("@")[2], True)

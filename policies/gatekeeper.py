@@ -526,19 +526,13 @@ def cel_violations(
     ``variables.params`` (its parameters) and ``variables.anyObject`` (the object, or the old one
     on DELETE)."""
     from stockade.policies.cel import environment
-    from stockade.policies.vap import NotMatched, Unevaluated, run_code
+    from stockade.policies.vap import NotMatched, Unevaluated, namespace_object, run_code
 
     assert template.cel is not None
     obj = review.get("object")
     old = review.get("oldObject")
     namespace = review.get("namespace")
-    ns_object = None
-    if namespace and isinstance(ns_info, Mapping):
-        ns_object = {
-            "apiVersion": "v1",
-            "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": ns_info.get("labels") or {}},
-        }
+    ns_object = namespace_object(namespace, ns_info)
     values = {
         "object": obj,
         "oldObject": old,

@@ -358,13 +358,7 @@ class VapEngine:
             "userInfo": inp.get("userInfo") or {},
             "dryRun": False,
         }
-        ns_object = None
-        if namespace and isinstance(ns_info, Mapping):
-            ns_object = {
-                "apiVersion": "v1",
-                "kind": "Namespace",
-                "metadata": {"name": namespace, "labels": ns_info.get("labels") or {}},
-            }
+        ns_object = namespace_object(namespace, ns_info)
         values: dict[str, Any] = {
             "object": obj,
             "oldObject": inp.get("oldObject"),
@@ -392,6 +386,18 @@ class VapEngine:
                     details["auditAnnotations"] = {f"{policy.name}/{k}": v for k, v in annotations.items()}
                 out.append(Violation(rule=rule, msg=message, details=details))
         return out
+
+
+def namespace_object(namespace: Any, ns_info: Any) -> dict[str, Any] | None:
+    """CEL's ``namespaceObject``: the object's Namespace as the gate knows it (name and labels; None
+    for a cluster-scoped object)."""
+    if not namespace or not isinstance(ns_info, Mapping):
+        return None
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": namespace, "labels": ns_info.get("labels") or {}},
+    }
 
 
 class _Unsupported(Exception):

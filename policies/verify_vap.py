@@ -31,7 +31,6 @@ from typing import Any
 
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.gatekeeper import GatekeeperError, read_documents
-from stockade.policies.model import Rule
 from stockade.policies.vap import Binding, VapEngine, VapError, load_vap
 from stockade.policies.verify import CaseResult
 
@@ -70,7 +69,7 @@ def run_kyverno_test(path: Path) -> Iterator[CaseResult]:
                         f"{unbound.name}-cli", unbound.name, {"validationActions": ["Deny"]}, unbound.file
                     )
                 )
-        engine = VapEngine(vap, _rules(vap))
+        engine = VapEngine(vap, vap.rules())
         for result in test.get("results") or ():
             if not isinstance(result, Mapping):
                 continue
@@ -105,10 +104,6 @@ def run_kyverno_test(path: Path) -> Iterator[CaseResult]:
                 got = _outcome(engine, policy, objs[0], labels)
                 ok = got == expected
                 yield CaseResult(str(path), name, case, ok, "" if ok else f"expected {expected}, got {got}")
-
-
-def _rules(vap: Any) -> dict[str, Rule]:
-    return dict(vap.rules())
 
 
 def _outcome(

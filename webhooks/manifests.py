@@ -218,6 +218,32 @@ def covered_kinds(library: Library, config: Config | None = None) -> list[str]:
     return sorted(kinds)
 
 
+def pull_policy(image_ref: str) -> str:
+    """A digest is content-addressed, so a cached copy is the same image; a tag must be re-resolved."""
+    return "IfNotPresent" if "@" in image_ref else "Always"
+
+
+def pod_security(*, fs_group: bool = False) -> Obj:
+    """The pod securityContext of every pod stockade runs (restricted Pod Security level, UID 65532);
+    `fs_group` for pods whose mounted files must be group-readable by that UID."""
+    out: Obj = {"runAsNonRoot": True, "runAsUser": RUN_AS, "runAsGroup": RUN_AS}
+    if fs_group:
+        out["fsGroup"] = RUN_AS
+    out["seccompProfile"] = {"type": "RuntimeDefault"}
+    return out
+
+
+def container_security() -> Obj:
+    """The container securityContext of every container stockade runs (restricted, read-only root)."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "runAsNonRoot": True,
+        "capabilities": {"drop": ["ALL"]},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def _meta(name: str, namespace: str | None = None, **extra: Any) -> Obj:
     md: Obj = {"name": name}
     if namespace is not None:
@@ -359,30 +385,19 @@ def audit_objects(options: Options, roles: Sequence[Obj]) -> list[Obj]:
             "automountServiceAccountToken": True,  # the audit lists the cluster
             "enableServiceLinks": False,
             "restartPolicy": "Never",
-            "securityContext": {
-                "runAsNonRoot": True,
-                "runAsUser": RUN_AS,
-                "runAsGroup": RUN_AS,
-                "seccompProfile": {"type": "RuntimeDefault"},
-            },
+            "securityContext": pod_security(),
             "containers": [
                 {
                     "name": "audit",
                     "image": options.image_ref,
-                    "imagePullPolicy": "IfNotPresent" if "@" in options.image_ref else "Always",
+                    "imagePullPolicy": pull_policy(options.image_ref),
                     "command": ["stockade"],
                     "args": args,
                     "resources": {
                         "requests": {"cpu": "250m", "memory": "512Mi"},
                         "limits": {"memory": "2Gi"},
                     },
-                    "securityContext": {
-                        "allowPrivilegeEscalation": False,
-                        "readOnlyRootFilesystem": True,
-                        "runAsNonRoot": True,
-                        "capabilities": {"drop": ["ALL"]},
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
+                    "securityContext": container_security(),
                     "volumeMounts": mounts,
                 }
             ],
@@ -535,8 +550,7 @@ def _deployment(options: Options) -> Obj:
     container = {
         "name": "webhook",
         "image": options.image_ref,
-        # A digest is content-addressed, so a cached copy is the same image; a tag must be re-resolved.
-        "imagePullPolicy": "IfNotPresent" if "@" in options.image_ref else "Always",
+        "imagePullPolicy": pull_policy(options.image_ref),
         "command": ["stockade"],
         "args": [
             "webhook",
@@ -569,13 +583,7 @@ def _deployment(options: Options) -> Obj:
             "requests": {"cpu": "100m", "memory": "256Mi"},
             "limits": {"memory": "512Mi"},
         },
-        "securityContext": {
-            "allowPrivilegeEscalation": False,
-            "readOnlyRootFilesystem": True,
-            "runAsNonRoot": True,
-            "capabilities": {"drop": ["ALL"]},
-            "seccompProfile": {"type": "RuntimeDefault"},
-        },
+        "securityContext": container_security(),
         "volumeMounts": [
             {"name": "tls", "mountPath": "/tls", "readOnly": True},
             {"name": "config", "mountPath": "/config", "readOnly": True},
@@ -614,13 +622,7 @@ def _deployment(options: Options) -> Obj:
                     "serviceAccountName": NAME,
                     "automountServiceAccountToken": True,
                     "enableServiceLinks": False,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": RUN_AS,
-                        "runAsGroup": RUN_AS,
-                        "fsGroup": RUN_AS,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
+                    "securityContext": pod_security(fs_group=True),
                     # Preferred, not required: replicas still schedule on a small cluster.
                     "affinity": {
                         "podAntiAffinity": {
