@@ -50,7 +50,6 @@ from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY, Inventory
 from stockade.policies.facts.netpol import calico, cilium, k8s, sets
 from stockade.policies.facts.netpol.topology import (
     DEFAULT_NAMESPACE,
-    NAMESPACE_NAME_LABEL,
     Workload,
     selector_matches,
 )
@@ -108,10 +107,7 @@ def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory)
     rule_sets, policies = _cni_policies(inventory)
     if not rule_sets and not policies:
         return [], False
-    ns_obj = inventory.get("Namespace", None, namespace)
-    ns_md = (ns_obj or {}).get("metadata") or {}
-    ns_labels = {str(k): str(v) for k, v in (ns_md.get("labels") or {}).items()}
-    ns_labels[NAMESPACE_NAME_LABEL] = namespace
+    ns_labels = inventory.namespace_labels(namespace)
     wl = Workload(0, namespace, "", "", labels, (), False)
     names = [
         rs.name  # already "ns/name" for namespaced ones, as `egress reach` lists them

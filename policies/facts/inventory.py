@@ -12,6 +12,9 @@ from typing import Any
 
 from stockade.policies.model import OLDEST_MINOR, arm_type
 
+#: set by the API server on every namespace (1.21+), so a selector may always name it
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
 # Kinds the analyzers read; others are not kept, so an audit's inventory stays small.
 # RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
 # NetworkPolicy, and the Cilium and Calico policies that isolate pods too: policies/facts/egress.py.
@@ -237,6 +240,16 @@ class Inventory:
     def token_secrets(self) -> dict[tuple[str, str], str]:
         """(namespace, Secret name) -> the ServiceAccount of every legacy token Secret seen."""
         return dict(self._token_secrets)
+
+    def namespace_labels(self, name: str) -> dict[str, str]:
+        """A namespace's labels as the API server keeps them: its Namespace object's (when seen) plus
+        ``kubernetes.io/metadata.name``, which the API server sets on every namespace."""
+        ns = self.get("Namespace", None, name)
+        md = ns.get("metadata") if ns is not None else None
+        labels = md.get("labels") if isinstance(md, Mapping) else None
+        out = {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
+        out[NAMESPACE_NAME_LABEL] = name
+        return out
 
     def get(self, kind: str, namespace: str | None, name: str) -> Mapping[str, Any] | None:
         return self._objects.get(kind, {}).get((namespace or "", name))

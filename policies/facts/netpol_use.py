@@ -57,13 +57,6 @@ def _namespace(obj: Mapping[str, Any]) -> str:
     return str(md.get("namespace") or DEFAULT_NAMESPACE) if isinstance(md, Mapping) else DEFAULT_NAMESPACE
 
 
-def _namespace_labels(inventory: Inventory, namespace: str) -> Mapping[str, str]:
-    ns = inventory.get("Namespace", None, namespace)
-    md = ns.get("metadata") if ns is not None else None
-    labels = md.get("labels") if isinstance(md, Mapping) else None
-    return {str(k): str(v) for k, v in labels.items()} if isinstance(labels, Mapping) else {}
-
-
 def _kubernetes(obj: Mapping[str, Any], inventory: Inventory) -> Decision | None:
     spec = obj.get("spec")
     selector = spec.get("podSelector") if isinstance(spec, Mapping) else None
@@ -114,7 +107,7 @@ def _cilium(obj: Mapping[str, Any], inventory: Inventory) -> Decision | None:
         if not selector.get("matchLabels") and not selector.get("matchExpressions"):
             return {"selectsPods": True, "path": path}
         for ns in namespaces:
-            ns_labels = _namespace_labels(inventory, ns)
+            ns_labels = inventory.namespace_labels(ns)
             if any(cilium.labels_match(selector, s, ns, ns_labels) for s in inventory.pod_label_sets(ns)):
                 return {"selectsPods": True, "path": path}
     return {"selectsPods": False, "path": sets[0][0] if len(sets) == 1 else ["specs"]}
@@ -135,7 +128,7 @@ def _calico(obj: Mapping[str, Any], inventory: Inventory) -> Decision | None:
     except calico.SelectorError:
         return None  # Calico rejects it; the reachability rules report the selector
     namespace = _namespace(obj)
-    ns_labels = _namespace_labels(inventory, namespace)
+    ns_labels = inventory.namespace_labels(namespace)
     inherited = {CALICO_NAMESPACE_LABEL_PREFIX + k: v for k, v in ns_labels.items()}
     selects = any(predicate({**inherited, **labels}) for labels in inventory.pod_label_sets(namespace))
     return {"selectsPods": selects, "path": path}

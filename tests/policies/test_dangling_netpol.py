@@ -119,6 +119,8 @@ def _finding(evaluator: Evaluator, policy: dict[str, Any]) -> Any:
         (_ep({"app": "api", POD_NS: "ml"}, clusterwide=True), False),
         (_ep({"app": "api", POD_NS: "prod"}, clusterwide=True), True),
         (_ep({"io.cilium.k8s.namespace.labels.team": "ai"}, clusterwide=True), False),
+        # kubernetes.io/metadata.name: set by the API server on every namespace, object or not
+        (_ep({"io.cilium.k8s.namespace.labels.kubernetes.io/metadata.name": "ml"}, clusterwide=True), False),
         # not decidable from pods' labels: host policies, reserved and ServiceAccount identities
         (_cilium({"spec": {"nodeSelector": {"matchLabels": {"role": "gpu"}}}}, clusterwide=True), None),
         (_ep({"reserved:host": ""}, clusterwide=True), None),
@@ -127,6 +129,7 @@ def _finding(evaluator: Evaluator, policy: dict[str, Any]) -> Any:
         (_calico({"selector": "app == 'api' && tier in {'web', 'db'}"}), False),
         (_calico({"selector": "pcns.team == 'ai' && has(app)"}), False),
         (_calico({"selector": "pcns.team == 'infra'"}), True),
+        (_calico({"selector": "pcns.kubernetes.io/metadata.name == 'ml' && has(app)"}), False),
         (_calico({"selector": "all()"}), False),
         (_calico({}), False),
         (_calico({"selector": "app == 'api'", "serviceAccountSelector": "name == 'x'"}), None),

@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stockade.policies.facts.inventory import NAMESPACE_NAME_LABEL
 from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
 from stockade.policies.facts.workloads import _mapping as _map
 from stockade.policies.shape import at
 
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 DEFAULT_NAMESPACE = "default"
 
 
