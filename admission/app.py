@@ -134,7 +134,7 @@ class WebhookState:
     cluster: str | None = None
     #: an OPA server holding `stockade policy bundle` to evaluate on (`--engine opa`); None: embedded
     opa_url: str | None = None
-    _gatekeeper_version: tuple[int, int] | None = None
+    _inventory_version: tuple[int, int] | None = None
     #: False only for benchmarks: parse and answer "allowed" without evaluating (the floor)
     evaluation: bool = True
     #: run the embedded engine in a child process killed on timeout (`webhook serve` does)
@@ -160,21 +160,23 @@ class WebhookState:
             self.evaluator = self._build(self.config)
         return self.evaluator
 
-    def refresh_gatekeeper_inventory(self, evaluator: Evaluator) -> None:
-        """Give Gatekeeper templates that read `data.inventory` what the inventory cache holds (its
-        kinds: Namespaces, ServiceAccounts, RBAC, network policies, RuntimeClasses), again only when
-        the cache or the evaluator changed. On the evaluation thread only."""
-        if not evaluator.engine.library.gatekeeper.uses_inventory:
+    def refresh_inventory(self, evaluator: Evaluator) -> None:
+        """Give Gatekeeper templates that read `data.inventory`, and VAPs with params, what the inventory
+        cache holds (its kinds: Namespaces, ServiceAccounts, RBAC, network policies, RuntimeClasses,
+        and the VAPs' param kinds), again only when the cache or the evaluator changed. On the
+        evaluation thread only."""
+        if not evaluator.engine.library.uses_inventory:
             return
         inventory = getattr(self.facts, "inventory", None)
         snapshot = getattr(self.facts, "snapshot", None)
         if inventory is None or snapshot is None:
             return
-        if (id(evaluator), inventory.version) == self._gatekeeper_version:
+        current = getattr(self.facts, "version", inventory.version)
+        if (id(evaluator), current) == self._inventory_version:
             return  # nothing changed: no copy of the cache per request
         version, objects = snapshot()
-        evaluator.gatekeeper_inventory(objects)
-        self._gatekeeper_version = (id(evaluator), version)
+        evaluator.set_inventory(objects)
+        self._inventory_version = (id(evaluator), version)
 
     def release(self) -> None:
         _close(self.evaluator)
@@ -311,7 +313,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             if not state.evaluation:
                 return [], time.perf_counter() - t
             evaluator = state.evaluator_here()
-            state.refresh_gatekeeper_inventory(evaluator)
+            state.refresh_inventory(evaluator)
             findings = evaluate(req, evaluator, state.facts, state.cluster)
             return findings, time.perf_counter() - t
 

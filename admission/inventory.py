@@ -54,7 +54,7 @@ from kubernetes import config as k8s_config
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.inventory import WATCHED_KINDS
-from stockade.policies.kinds import KINDS, KindInfo, list_call
+from stockade.policies.kinds import KINDS, KindInfo, discover, info_for, list_call
 
 log = logging.getLogger("stockade.admission.inventory")
 
@@ -175,9 +175,23 @@ class InventoryCache:
         backoff_max_seconds: float = BACKOFF_MAX_SECONDS,
         not_installed_recheck_seconds: float = NOT_INSTALLED_RECHECK_SECONDS,
         cluster: str | None = None,
+        params: Iterable[tuple[str, str]] = (),
     ) -> None:
         self.api_client = api_client
         self.kinds = tuple(WatchedKind(*k) for k in kinds)
+        # VAP param kinds ((apiVersion, kind)): kept whole beside the inventory, for set_inventory; a
+        # kind the table does not hold is found by discovery in its thread (plural "" until then)
+        extra: list[WatchedKind] = []
+        for api_version, kind in sorted(set(params)):
+            if kind in {k.kind for k in self.kinds}:
+                continue  # already watched (and indexed)
+            group, _, version = api_version.rpartition("/")
+            extra.append(
+                info_for(api_version, kind) or WatchedKind(group, version, "", kind, True, custom=True)
+            )
+        self._params = {k.kind for k in extra}
+        self._extra: dict[str, dict[tuple[str, str], dict[str, Any]]] = {k: {} for k in self._params}
+        self._extra_version = 0
         names = [k.kind for k in self.kinds]
         if len(set(names)) != len(names):
             raise ValueError(f"a kind is watched twice: {names}")
@@ -201,7 +215,10 @@ class InventoryCache:
         self._synced = threading.Event()
         self._started = False
         self._owns_client = False
-        self._states = [_KindState(k, self._list_call(k)) for k in self.kinds]
+        self._states = [_KindState(k, self._list_call(k)) for k in self.kinds] + [
+            _KindState(k, self._list_call(k) if k.plural else _undiscovered) for k in extra
+        ]
+        self.kinds = self.kinds + tuple(extra)
 
     # -- construction -------------------------------------------------------------------------------
 
@@ -305,10 +322,17 @@ class InventoryCache:
             obj = self._inventory.get("Namespace", None, name) if name else None
             return namespace_info(obj, name)
 
+    @property
+    def version(self) -> int:
+        """Grows with every change of the inventory or of the params objects."""
+        return self._inventory.version + self._extra_version
+
     def snapshot(self) -> tuple[int, list[Mapping[str, Any]]]:
-        """(version, every cached object), read under the lock: Gatekeeper's data.inventory."""
+        """(version, every cached object), read under the lock: Gatekeeper's data.inventory, and the
+        VAPs' params objects."""
         with self._lock:
-            return self._inventory.version, self._inventory.objects()
+            extra = [o for by_key in self._extra.values() for o in by_key.values()]
+            return self.version, self._inventory.objects() + extra
 
     def facts(self, obj: Mapping[str, Any], pod: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """`input.facts` for an object (one pod spec of a workload), from the analyzers over the cache."""
@@ -323,6 +347,8 @@ class InventoryCache:
         resource_version: str | None = None
         while not self._stopping.is_set():
             try:
+                if not state.kind.plural:
+                    self._discover(state)
                 if resource_version is None:
                     resource_version = self._list(state)
                 end = self._watch(state, resource_version)
@@ -365,6 +391,16 @@ class InventoryCache:
                 # Closed at once with nothing in it: do not hammer a server that keeps doing that.
                 failures += 1
                 self._stopping.wait(self._backoff(failures))
+
+    def _discover(self, state: _KindState) -> None:
+        """Find a param kind's plural by discovery; its group-version not served (404) or the kind not
+        in it: not installed (nothing to list, looked for again later)."""
+        found = discover(
+            self.api_client, state.kind.api_version, state.kind.kind, self.connect_timeout_seconds
+        )
+        if found is None:
+            raise k8s_client.ApiException(status=HTTP_NOT_FOUND, reason=f"{state.kind.kind} is not served")
+        state.kind, state.list_call = found, self._list_call(found)
 
     def _not_installed(self, state: _KindState) -> None:
         """A custom kind whose CRD is not installed: nothing of it can exist, a complete answer."""
@@ -510,6 +546,10 @@ class InventoryCache:
         """Swap a kind's objects: add or replace every listed one, then drop those no longer listed."""
         keys = {_key(o) for o in objects}
         with self._lock:
+            if state.kind.kind in self._params:
+                self._extra[state.kind.kind] = {_key(o): o for o in objects}
+                self._extra_version += 1
+                objects = []  # not indexed: the inventory drops them
             for obj in objects:
                 self._inventory.add(obj)
             for namespace, name in state.keys - keys:
@@ -522,12 +562,19 @@ class InventoryCache:
 
     def _put(self, state: _KindState, obj: dict[str, Any]) -> None:
         with self._lock:
-            self._inventory.add(obj)
+            if state.kind.kind in self._params:
+                self._extra[state.kind.kind][_key(obj)] = obj
+                self._extra_version += 1
+            else:
+                self._inventory.add(obj)
             state.keys.add(_key(obj))
 
     def _delete(self, state: _KindState, obj: Mapping[str, Any]) -> None:
         namespace, name = _key(obj)
         with self._lock:
+            if state.kind.kind in self._params:
+                self._extra[state.kind.kind].pop((namespace, name), None)
+                self._extra_version += 1
             self._inventory.remove(state.kind.kind, namespace, name)
             state.keys.discard((namespace, name))
 
@@ -543,6 +590,10 @@ class InventoryCache:
                 extra={"unwatched": sorted(WATCHED_KINDS - {k.kind for k in self.kinds})},
             )
         log.info("inventory synced", extra={"kinds": [k.kind for k in self.kinds]})
+
+
+def _undiscovered(*_: Any, **__: Any) -> Any:
+    raise RuntimeError("a param kind is listed before its discovery")  # _run discovers first
 
 
 def _shutdown(response: Any) -> None:

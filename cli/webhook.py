@@ -101,9 +101,9 @@ def serve(
     if workers < 1:
         fail("--workers must be at least 1")
     remote = remote_url(engine, opa_url)
-    load_evaluator(
-        config, policy_dir or [], remote
-    )  # fail fast, in the parent, on a broken config or library
+    # fail fast, in the parent, on a broken config or library
+    parent, _ = load_evaluator(config, policy_dir or [], remote)
+    params = parent.engine.library.vap.param_kinds()  # the cache lists and watches the VAPs' params
     dirs = tuple(policy_dir or ())
 
     def factory() -> Starlette:
@@ -125,10 +125,10 @@ def serve(
 
             if kubeconfig is not None or context is not None:
                 cache = InventoryCache.from_kubeconfig(
-                    str(kubeconfig) if kubeconfig else None, context, cluster=cluster
+                    str(kubeconfig) if kubeconfig else None, context, cluster=cluster, params=params
                 )
             else:
-                cache = InventoryCache.in_cluster(cluster=cluster)
+                cache = InventoryCache.in_cluster(cluster=cluster, params=params)
             cache.start()
             state.facts, state.ready, state.cache_age = cache, lambda: cache.synced, cache.age_seconds
             state.on_shutdown.append(cache.stop)

@@ -82,6 +82,12 @@ class Library:
     #: (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)
     vap: Policies = field(default_factory=Policies)
 
+    @property
+    def uses_inventory(self) -> bool:
+        """Some rule reads objects beyond its input: a Gatekeeper template `data.inventory`, a VAP its
+        params. The gate must then hand them over (Evaluator.set_inventory)."""
+        return self.gatekeeper.uses_inventory or bool(self.vap.param_kinds())
+
     def is_gatekeeper(self, rule_id: str) -> bool:
         return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
 
@@ -391,9 +397,13 @@ class EmbeddedEngine:
         return found
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        """`data.inventory` for Gatekeeper templates (policies/gatekeeper.py); a no-op without them."""
+        """`data.inventory` for Gatekeeper templates (policies/gatekeeper.py), and params candidates
+        for VAPs (policies/vap.py); a no-op without them."""
+        objects = list(objects)
         if self._gatekeeper is not None:
             self._gatekeeper.set_inventory(objects)
+        if self._vap is not None:
+            self._vap.set_objects(objects)
 
     def evaluate_compiled(self, agg: str, text: str) -> list[Violation] | None:
         """The compiled VM's answer, or None where it gives none (not compiled, an error, or an

@@ -74,7 +74,7 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
                     )
                 )
             elif op == "inventory":
-                evaluator.gatekeeper_inventory(payload)
+                evaluator.set_inventory(payload)
                 conn.send(("ok", None))
         except Exception as exc:
             # The type, and the engine's message (it names rules and Rego, not the object's values).

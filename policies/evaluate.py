@@ -199,11 +199,11 @@ class Evaluator:
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
         return cls(engine, config, today)
 
-    def gatekeeper_inventory(self, objects: Iterable[Mapping[str, Any]]) -> bool:
-        """Give Gatekeeper templates that read `data.inventory` the objects the gate knows. Returns
-        whether any does: the gate must then evaluate in this process (worker processes have their
-        own engines, without it)."""
-        if not self.engine.library.gatekeeper.uses_inventory:
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> bool:
+        """Give the rules that read beyond their input the objects the gate knows: Gatekeeper templates
+        that read `data.inventory`, VAPs their params. Returns whether any does: the gate must then
+        evaluate in this process (worker processes have their own engines, without them)."""
+        if not self.engine.library.uses_inventory:
             return False
         set_inventory = getattr(self.engine, "set_inventory", None)
         if set_inventory is not None:

@@ -453,3 +453,56 @@ def list_call(api_client: Any, info: KindInfo) -> Callable[..., Any]:
     if not callable(method):
         raise ValueError(f"the kubernetes client has no CoreV1Api.{name} for {info.kind}")
     return cast(Callable[..., Any], method)
+
+
+def info_for(api_version: str, kind: str) -> KindInfo | None:
+    """The table's entry for an apiVersion and kind (a VAP's ``paramKind``); None when not in the table."""
+    group, _, version = api_version.rpartition("/")
+    info = KINDS.get(kind)
+    if info is not None and info.group == group and info.version == version:
+        return info
+    return None
+
+
+def discover(api_client: Any, api_version: str, kind: str, timeout: float = 30.0) -> KindInfo | None:
+    """A kind's REST coordinates from the API server's discovery document (``GET /apis/{group}/
+    {version}``), for kinds the table does not hold (a CRD used as a VAP's params): None when the
+    group-version does not serve the kind; the client's ApiException (404: not installed) otherwise."""
+    import orjson
+
+    call, _ = discovery_call(api_client, api_version)
+    response = call(_preload_content=False, _request_timeout=timeout)
+    return kind_in_discovery(orjson.loads(response.data), api_version, kind)
+
+
+def discovery_call(api_client: Any, api_version: str) -> tuple[Callable[..., Any], str]:
+    """The `kubernetes` client's discovery method for a group-version, and its path."""
+    from kubernetes import client as k8s_client
+
+    group, _, version = api_version.rpartition("/")
+    if group:
+        api = k8s_client.CustomObjectsApi(api_client)
+        return functools.partial(api.get_api_resources, group, version), f"/apis/{group}/{version}"
+    return k8s_client.CoreV1Api(api_client).get_api_resources, f"/api/{version}"
+
+
+def kind_in_discovery(document: Any, api_version: str, kind: str) -> KindInfo | None:
+    """A kind's entry in a discovery document (an APIResourceList), subresources aside."""
+    group, _, version = api_version.rpartition("/")
+    resources = document.get("resources") if isinstance(document, dict) else None
+    for resource in resources if isinstance(resources, list) else ():
+        name = str(resource.get("name") or "") if isinstance(resource, dict) else ""
+        if resource.get("kind") == kind and name and "/" not in name:
+            return KindInfo(group, version, name, kind, bool(resource.get("namespaced")), custom=bool(group))
+    return None
+
+
+def guess_plural(kind: str) -> str:
+    """The plural CRD tooling derives from a kind (kubebuilder's default), where RBAC must name a
+    resource before any discovery can answer (the deployment's and the audit's ClusterRoles)."""
+    word = kind.lower()
+    if re.search(r"[^aeiou]y$", word):
+        return word[:-1] + "ies"
+    if re.search(r"(s|x|z|ch|sh)$", word):
+        return word + "es"
+    return word + "s"

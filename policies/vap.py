@@ -13,7 +13,9 @@ k8s.io/apiserver/pkg/admission/plugin/policy/validating):
   ``excludeResourceRules``, and the ``namespaceSelector`` (namespaced objects; a Namespace by its own
   labels) and ``objectSelector``;
 - ``paramKind`` + the binding's ``paramRef`` (by name, or by selector: one evaluation per match;
-  ``parameterNotFoundAction`` Deny by default) find the params among the policy directories' objects;
+  ``parameterNotFoundAction`` Deny by default) find the params among the policy directories' objects
+  and the objects the gate knows (:meth:`VapEngine.set_objects`: the scanned set, the audited
+  cluster's lists, the webhook's watch cache), which list and watch each ``paramKind``;
 - ``matchConditions`` must all be true; ``variables`` are computed in order, each seeing the earlier
   ones; each of ``validations`` must be true, or it is a violation whose message is the evaluated
   ``messageExpression``, else ``message``, else "failed expression: <expression>";
@@ -31,7 +33,7 @@ as title, area ``vap``), so configuration, exceptions and every report treat it 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -80,6 +82,15 @@ class Policies:
 
     def __bool__(self) -> bool:
         return bool(self.bindings)
+
+    def param_kinds(self) -> set[tuple[str, str]]:
+        """(apiVersion, kind) of every bound policy's ``paramKind``: what a gate must list or watch."""
+        out: set[tuple[str, str]] = set()
+        for binding in self.bindings:
+            kind = self.policies[binding.policy].spec.get("paramKind")
+            if isinstance(kind, Mapping) and kind.get("kind"):
+                out.add((str(kind.get("apiVersion") or ""), str(kind["kind"])))
+        return out
 
     def rules(self) -> dict[str, Rule]:
         out: dict[str, Rule] = {}
@@ -257,6 +268,19 @@ class VapEngine:
     vap: Policies
     rules: Mapping[str, Rule]
     env: Environment = field(default_factory=environment)
+    #: params candidates from the gate (set_objects), after the policy directories' own objects
+    gate_objects: list[Mapping[str, Any]] = field(default_factory=list)
+
+    def set_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
+        """The objects the gate knows, of the policies' param kinds: params candidates next to the
+        policy directories' objects (which win over an object of the same kind, namespace and name)."""
+        wanted = self.vap.param_kinds()
+        own = {_ident(o) for o in self.vap.objects}
+        self.gate_objects = [
+            o
+            for o in objects
+            if (str(o.get("apiVersion") or ""), str(o.get("kind") or "")) in wanted and _ident(o) not in own
+        ]
 
     def evaluate(self, inp: Mapping[str, Any]) -> list[Violation]:
         return [v for found in self.decide(inp).values() if found for v in found]
@@ -283,8 +307,9 @@ class VapEngine:
             if params_list is None:
                 found = self._all(
                     policy,
-                    f"binding {binding.name}: no params object found (paramRef; params are read from the "
-                    "policy directories, so put the params objects there)",
+                    f"binding {binding.name}: no params object found (paramRef; params are read from "
+                    "the policy directories and the objects the gate knows: the scanned files, the "
+                    "audited cluster, the webhook's cache)",
                 )
                 out[policy.name] = (out[policy.name] or []) + found
                 continue
@@ -311,7 +336,7 @@ class VapEngine:
         ref = binding.spec.get("paramRef") or {}
         candidates = [
             o
-            for o in self.vap.objects
+            for o in (*self.vap.objects, *self.gate_objects)
             if o.get("kind") == kind.get("kind") and o.get("apiVersion") == kind.get("apiVersion")
         ]
         ns = ref.get("namespace") or (obj.get("metadata") or {}).get("namespace")
@@ -386,6 +411,16 @@ class VapEngine:
                     details["auditAnnotations"] = {f"{policy.name}/{k}": v for k, v in annotations.items()}
                 out.append(Violation(rule=rule, msg=message, details=details))
         return out
+
+
+def _ident(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
+    md = obj.get("metadata") or {}
+    return (
+        str(obj.get("apiVersion") or ""),
+        str(obj.get("kind") or ""),
+        str(md.get("namespace") or ""),
+        str(md.get("name") or ""),
+    )
 
 
 def namespace_object(namespace: Any, ns_info: Any) -> dict[str, Any] | None:

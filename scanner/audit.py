@@ -38,7 +38,7 @@ from stockade.policies.engine import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary
-from stockade.policies.kinds import KINDS, KindInfo, object_kind
+from stockade.policies.kinds import KINDS, KindInfo, guess_plural, info_for, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
 from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs
@@ -118,7 +118,16 @@ def kinds_to_list(evaluator: Evaluator) -> list[KindInfo]:
         for kind in rule.kinds:
             wanted.update(KIND_ALIASES.get(kind, (kind,)))
     listed = [info for info in KINDS.values() if info.kind in wanted]
-    return list(dict.fromkeys([*listed, *evaluator.workloads.custom]))
+    # the VAPs' params: a kind the table does not hold is found by discovery in each cluster (plural "")
+    params = [
+        info_for(api_version, kind)
+        or KindInfo(
+            api_version.rpartition("/")[0], api_version.rpartition("/")[2], "", kind, True, custom=True
+        )
+        for api_version, kind in sorted(evaluator.engine.library.vap.param_kinds())
+        if kind not in wanted
+    ]
+    return list(dict.fromkeys([*listed, *evaluator.workloads.custom, *params]))
 
 
 # --- one cluster: list and fold ------------------------------------------------------------------
@@ -185,6 +194,11 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
     listed_any = False  # some kind was read (a CRD that is not installed does not count)
     for info in kinds:
         try:
+            if not info.plural:  # a VAP's param kind the table does not hold
+                found = reader.discover(info)
+                if found is None:
+                    continue  # its group-version does not serve it: nothing of that kind exists
+                info = found
             if info.kind == "Pod":
                 owners = frozenset(CONTROLLER_KINDS) | {object_kind(k) for k in kinds if k.custom and k.pods}
                 _collect_pods(reader, info, snap, owners)
@@ -365,7 +379,7 @@ def evaluate_snapshot(
     done = 0
     options = workers.options if workers is not None else ScanOptions(evaluator.config, workers=1)
     everything = [*snap.objects, *snap.controllers.values()]
-    if evaluator.gatekeeper_inventory(everything):
+    if evaluator.set_inventory(everything):
         options = ScanOptions(evaluator.config, workers=1)  # data.inventory lives in this process
     for index, outcome, _ in evaluate_jobs(jobs, evaluator, options, workers or Workers(options), None):
         resource, owner, replicas = todo[index]
@@ -474,7 +488,7 @@ def audit_cluster_roles(kinds: Sequence[KindInfo]) -> list[dict[str, Any]]:
     """
     by_group: dict[str, list[str]] = {}
     for info in kinds:
-        by_group.setdefault(info.group, []).append(info.plural)
+        by_group.setdefault(info.group, []).append(info.plural or guess_plural(info.kind))
     rules = [
         {"apiGroups": [group], "resources": sorted(set(plurals)), "verbs": ["list"]}
         for group, plurals in sorted(by_group.items())

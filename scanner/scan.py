@@ -230,7 +230,7 @@ def scan(
     ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
     result.namespaceless = namespaceless
-    if evaluator.gatekeeper_inventory(r.obj for r in resources):
+    if evaluator.set_inventory(r.obj for r in resources):
         options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
     own_pool = workers is None
     workers = workers or Workers(options)

@@ -277,7 +277,7 @@ def render(
             "metadata": _meta(NAME, ns),
             "automountServiceAccountToken": True,  # the inventory cache lists and watches the API
         },
-        *_rbac(ns, watched),
+        *_rbac(ns, [*watched, *param_kinds(options.policy_files)]),
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -470,6 +470,50 @@ def _namespace(ns: str) -> Obj:
         }
     )
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": md}
+
+
+def param_kinds(files: Sequence[tuple[str, str]]) -> list[WatchedKind]:
+    """The kinds of the VAPs' params in the policy files (``paramKind`` of a bound policy), beyond
+    those the cache watches anyway: the webhook lists and watches them. A kind the table does not hold
+    gets the plural its CRD tooling would derive; the webhook finds the real one by discovery, and a
+    wrong guess leaves its cache unsynced (forbidden, logged): never ready, the webhook fails closed."""
+    from stockade.policies.decode import DecodeError, documents
+    from stockade.policies.kinds import guess_plural, info_for
+
+    policies: dict[str, Any] = {}
+    bound: set[str] = set()
+    for _, text in files:
+        try:
+            docs = [d for d, _ in documents(text)]
+        except DecodeError:
+            continue  # the library load reports it, with the file and line
+        for doc in docs:
+            if not isinstance(doc, dict) or not str(doc.get("apiVersion") or "").startswith(
+                "admissionregistration.k8s.io/"
+            ):
+                continue
+            raw = doc.get("spec")
+            spec: dict[str, Any] = raw if isinstance(raw, dict) else {}
+            if doc.get("kind") == "ValidatingAdmissionPolicy":
+                policies[str((doc.get("metadata") or {}).get("name") or "")] = spec.get("paramKind")
+            elif doc.get("kind") == "ValidatingAdmissionPolicyBinding":
+                bound.add(str(spec.get("policyName") or ""))
+    watched = {k.kind for k in DEFAULT_KINDS}
+    out: dict[str, WatchedKind] = {}
+    for policy, kind in policies.items():
+        if (
+            policy not in bound
+            or not isinstance(kind, dict)
+            or not kind.get("kind")
+            or kind["kind"] in watched
+        ):
+            continue
+        api_version, name = str(kind.get("apiVersion") or ""), str(kind["kind"])
+        group, _, version = api_version.rpartition("/")
+        out[name] = info_for(api_version, name) or WatchedKind(
+            group, version, guess_plural(name), name, True, True
+        )
+    return [out[k] for k in sorted(out)]
 
 
 def _rbac(ns: str, watched: Sequence[WatchedKind]) -> list[Obj]:

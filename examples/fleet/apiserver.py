@@ -368,6 +368,8 @@ class FakeCluster:
     collections: dict[str, Collection] = field(default_factory=dict)  # path -> objects
     installed_custom: set[str] = field(default_factory=set)
     forbidden: set[str] = field(default_factory=set)  # paths answering 403
+    #: custom resources beyond RESOURCES (a CRD a test installs): path -> (kind, apiVersion, namespaced, True)
+    extra: dict[str, tuple[str, str, bool, bool]] = field(default_factory=dict)
     failures: dict[str, list[int]] = field(default_factory=dict)  # path -> statuses to answer first
     requests: list[tuple[str, dict[str, str], int]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -417,9 +419,13 @@ class FakeCluster:
                 {"kind": "List", "apiVersion": "v1", "metadata": {"resourceVersion": "1"}, "items": items},
                 {},
             )
+        parts = path.strip("/").split("/")
+        if (parts[0] == "apis" and len(parts) == 3) or parts == ["api", "v1"]:
+            return self._discovery(path)
         if path in self.forbidden:
             return 403, _status(403, f"{path.rsplit('/', 1)[-1]} is forbidden: User cannot list resource"), {}
-        custom = RESOURCES.get(path, ("", "", True, True))[3]
+        resources = {**RESOURCES, **self.extra}
+        custom = resources.get(path, ("", "", True, True))[3]
         if custom and path not in self.collections:  # a CRD that is not installed
             return 404, _status(404, "the server could not find the requested resource"), {}
         collection: Collection = self.collections.get(path, [])
@@ -439,12 +445,26 @@ class FakeCluster:
             item.pop("kind", None)
             item.pop("apiVersion", None)
             listed.append(item)
-        kind, api_version, _, _ = RESOURCES.get(path, ("List", "v1", True, True))
+        kind, api_version, _, _ = resources.get(path, ("List", "v1", True, True))
         md: dict[str, Any] = {"resourceVersion": "1000"}
         if stop < total:
             md["continue"] = base64.urlsafe_b64encode(str(stop).encode()).decode()
             md["remainingItemCount"] = total - stop
         return 200, {"kind": f"{kind}List", "apiVersion": api_version, "metadata": md, "items": listed}, {}
+
+
+    def _discovery(self, path: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+        """A group-version's APIResourceList (``GET /apis/{group}/{version}``, ``/api/v1``): its kinds,
+        custom ones only while installed (they have a collection); 404 when it serves none."""
+        resources = [
+            {"name": p.rsplit("/", 1)[1], "kind": kind, "namespaced": namespaced, "verbs": ["list", "watch"]}
+            for p, (kind, _, namespaced, custom) in {**RESOURCES, **self.extra}.items()
+            if p.rsplit("/", 1)[0] == path and (not custom or p in self.collections)
+        ]
+        if not resources:
+            return 404, _status(404, "the server could not find the requested resource"), {}
+        group_version = path.split("/", 2)[2] if path.startswith("/apis/") else "v1"
+        return 200, {"kind": "APIResourceList", "groupVersion": group_version, "resources": resources}, {}
 
 
 def _collection_key(path: str) -> tuple[str, str] | None:

@@ -39,7 +39,7 @@ import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from stockade.policies.kinds import KindInfo, list_call, object_kind
+from stockade.policies.kinds import KindInfo, discovery_call, kind_in_discovery, list_call, object_kind
 
 PAGE_SIZE = 500
 DEFAULT_QPS = 50.0
@@ -255,7 +255,24 @@ class ClusterReader:
         call = self._calls.get(info.kind)
         if call is None:
             call = self._calls[info.kind] = list_call(self.api_client, info)
-        path = info.list_path()
+        return self._request(call, info.list_path(), query, accept)
+
+    def discover(self, info: KindInfo) -> KindInfo | None:
+        """A kind the table does not hold (a VAP's param kind), by its group-version's discovery
+        document: None when not served (the group-version answers 404, or lacks the kind)."""
+        call, path = discovery_call(self.api_client, info.api_version)
+        try:
+            document = self._request(call, path, {}, "application/json")
+        except ListError as exc:
+            if exc.status == HTTP_NOT_FOUND:
+                return None
+            raise
+        return kind_in_discovery(document, info.api_version, info.kind)
+
+    def _request(
+        self, call: Callable[..., Any], path: str, query: dict[str, Any], accept: str
+    ) -> dict[str, Any]:
+        """One GET with rate limit and retries; the parsed JSON body or :class:`ListError`."""
         failures = 0
         while True:
             self.limiter.acquire(self.sleep)

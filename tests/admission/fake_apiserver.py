@@ -97,6 +97,8 @@ class FakeApiServer:
         app = web.Application()
         app.router.add_get("/api/v1/{plural}", self._handle)
         app.router.add_get("/apis/{group}/{version}/{plural}", self._handle)
+        app.router.add_get("/api/v1", self._discovery)
+        app.router.add_get("/apis/{group}/{version}", self._discovery)
         self._runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context)
@@ -217,6 +219,20 @@ class FakeApiServer:
         if watch:
             return await self._watch(request, plural)
         return await self._list(request, plural)
+
+    async def _discovery(self, request: web.Request) -> web.Response:
+        """The group-version's APIResourceList (every served plural is namespaced here); 404 if none."""
+        group, version = request.match_info.get("group"), request.match_info.get("version", "v1")
+        api = f"{group}/{version}" if group else version
+        resources = [
+            {"name": plural, "kind": kind, "namespaced": True, "verbs": ["list", "watch"]}
+            for plural, (kind, api_version) in self.kinds.items()
+            if api_version == api
+        ]
+        self._record(request, f"discovery:{api}", False, 200 if resources else 404)
+        if not resources:
+            return web.json_response(_status(404, "NotFound", f"no group-version {api}"), status=404)
+        return web.json_response({"kind": "APIResourceList", "groupVersion": api, "resources": resources})
 
     async def _list(self, request: web.Request, plural: str) -> web.Response:
         for _ in range(500):  # held by hold_lists(): at most 5 s
