@@ -452,7 +452,6 @@ class FakeCluster:
             md["remainingItemCount"] = total - stop
         return 200, {"kind": f"{kind}List", "apiVersion": api_version, "metadata": md, "items": listed}, {}
 
-
     def _discovery(self, path: str) -> tuple[int, dict[str, Any], dict[str, str]]:
         """A group-version's APIResourceList (``GET /apis/{group}/{version}``, ``/api/v1``): its kinds,
         custom ones only while installed (they have a collection); 404 when it serves none."""
