@@ -25,9 +25,21 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
   (``url``, ``isURL``, ``getScheme``, ``getHost``, ``getHostname``, ``getPort``, ``getEscapedPath``,
   ``getQuery``).
 
+- Kubernetes' semver library (1.33): ``semver(s[, normalize])``, ``isSemver(s[, normalize])`` and, on a
+  Semver, ``major``, ``minor``, ``patch``, ``isLessThan``, ``isGreaterThan``, ``compareTo`` (blang/semver's
+  parsing and precedence; normalization as Kubernetes' normalizeAndParse).
+
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
-never as passing): ``string()`` of an IP or CIDR, the format, semver and image libraries, two-variable
-comprehensions, and ``authorizer`` (a request's authorization cannot be answered by a scan).
+never as passing), each for a reason of this runtime:
+
+- ``string()`` of an IP or CIDR and ``indexOf``/``lastIndexOf`` on lists: the runtime takes one
+  declaration per function name, and ``string`` (a builtin) and ``indexOf`` (the strings extension)
+  already have theirs;
+- the format library: ``format.named()`` and ``<Format>.validate()`` return optionals, which a Python
+  function cannot return in this runtime;
+- two-variable comprehensions (1.32): macros, which cannot be added from Python;
+- the image library (1.33);
+- ``authorizer``: a request's authorization is the API server's to answer, not a scan's.
 """
 
 from __future__ import annotations
@@ -188,8 +200,12 @@ class Environment:
             ),
         ]
         pool, quantity_type, self._quantity = _quantity_message()
-        functions += _quantity_functions(cel, quantity_type, self._quantity)
-        functions += _network_functions(cel)
+        functions += _merged(
+            cel,
+            _quantity_functions(cel, quantity_type, self._quantity)
+            + _network_functions(cel)
+            + _semver_functions(cel),
+        )
         self._env = cel.NewEnv(
             pool,
             variables={name: t.DYN for name in VARIABLES},
@@ -234,15 +250,54 @@ class Environment:
         return Outcome(value=result.plain_value())
 
 
-def _decl(cel: Any, name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
-    """One function of the environment: (overload id, result type, argument types, impl, member)."""
-    return cel.FunctionDecl(
-        name,
-        [
-            cel.Overload(oid, ret, args, is_member=member, impl=impl)
-            for oid, ret, args, impl, member in overloads
-        ],
-    )
+Spec = tuple[str, Any, list[Any], Any, bool]  # overload id, result type, argument types, impl, member
+
+
+def _decl(cel: Any, name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
+    """One function's overloads; the environment merges those of one name from every library."""
+    return name, list(overloads)
+
+
+def _merged(cel: Any, decls: list[tuple[str, list[Spec]]]) -> list[Any]:
+    """One declaration per name (the runtime takes no second one: Quantity and Semver both have
+    ``compareTo``). Overloads the runtime cannot tell apart (the same arity with message types in the
+    same places) share one implementation that dispatches on the arguments' message classes; the
+    checker still sees each typed overload."""
+    by_name: dict[str, list[Spec]] = {}
+    for name, overloads in decls:
+        by_name.setdefault(name, []).extend(overloads)
+    out = []
+    for name, specs in by_name.items():
+        groups: dict[tuple[Any, ...], list[Spec]] = {}
+        for spec in specs:
+            shape = (spec[4], tuple("message" if a.is_message() else a.name() for a in spec[2]))
+            groups.setdefault(shape, []).append(spec)
+        overloads = []
+        for group in groups.values():
+            impl = group[0][3] if len(group) == 1 else _dispatch(group)
+            for i, (oid, ret, args, _, member) in enumerate(group):
+                if i == 0:
+                    overloads.append(cel.Overload(oid, ret, args, is_member=member, impl=impl))
+                else:  # the runtime calls the first one's (dispatching) implementation
+                    overloads.append(cel.Overload(oid, ret, args, is_member=member))
+        out.append(cel.FunctionDecl(name, overloads))
+    return out
+
+
+def _dispatch(group: list[Spec]) -> Any:
+    """The implementation of the overload whose message argument types the call's arguments have."""
+    choices = [
+        ([_MESSAGE_CLASSES.get(a.name()) if a.is_message() else None for a in args], impl)
+        for _, _, args, impl, _ in group
+    ]
+
+    def call(*values: Any) -> Any:
+        for classes, impl in choices:
+            if all(c is None or isinstance(v, c) for c, v in zip(classes, values, strict=False)):
+                return impl(*values)
+        raise ValueError("no matching overload")
+
+    return call
 
 
 def _parses(parse: Any) -> Any:
@@ -271,7 +326,7 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     message = proto.message_type.add(name="Quantity")
     message.field.add(name="num", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     message.field.add(name="den", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
-    for name in ("IP", "CIDR", "URL"):  # each carries its canonical text
+    for name in ("IP", "CIDR", "URL", "Semver"):  # each carries its canonical text
         proto.message_type.add(name=name).field.add(
             name="text", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING
         )
@@ -280,13 +335,15 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
     classes = {
         n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"k8s.{n}"))
-        for n in ("IP", "CIDR", "URL")
+        for n in ("IP", "CIDR", "URL", "Semver")
     }
     _NETWORK_TYPES.update(classes)
+    _MESSAGE_CLASSES.update({f"k8s.{n}": c for n, c in classes.items()})
+    _MESSAGE_CLASSES["k8s.Quantity"] = cls
     return pool, cel.Type("k8s.Quantity"), cls
 
 
-def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
+def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[tuple[str, list[Spec]]]:
     t = cel.Type
 
     def make(value: Fraction) -> Any:
@@ -305,7 +362,7 @@ def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
         x, y = value(a), value(b)
         return (x > y) - (x < y)
 
-    def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
+    def decl(name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
         return _decl(cel, name, *overloads)
 
     return [
@@ -332,6 +389,7 @@ def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[Any]:
 
 
 _NETWORK_TYPES: dict[str, Any] = {}
+_MESSAGE_CLASSES: dict[str, Any] = {}  # CEL type name -> protobuf class
 
 
 def _parse_ip(text: Any) -> ipaddress.IPv4Address | ipaddress.IPv6Address:
@@ -368,7 +426,7 @@ def _global_unicast(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool
     return not (isinstance(addr, ipaddress.IPv4Address) and addr == ipaddress.IPv4Address("255.255.255.255"))
 
 
-def _network_functions(cel: Any) -> list[Any]:
+def _network_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
     t = cel.Type
     ip_t, cidr_t, url_t = t("k8s.IP"), t("k8s.CIDR"), t("k8s.URL")
     IP, CIDR, URL = (_NETWORK_TYPES[n] for n in ("IP", "CIDR", "URL"))
@@ -404,7 +462,7 @@ def _network_functions(cel: Any) -> list[Any]:
     def split(m: Any) -> Any:
         return urllib.parse.urlsplit(m.text)
 
-    def decl(name: str, *overloads: tuple[str, Any, list[Any], Any, bool]) -> Any:
+    def decl(name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
         return _decl(cel, name, *overloads)
 
     return [
@@ -479,6 +537,134 @@ def _network_functions(cel: Any) -> list[Any]:
                 lambda m: urllib.parse.parse_qs(split(m).query, keep_blank_values=True),
                 True,
             ),
+        ),
+    ]
+
+
+_SEMVER_IDENT = re.compile(r"[0-9A-Za-z-]+\Z")
+
+
+def _semver_number(text: str, what: str) -> int:
+    if not text.isascii() or not text.isdigit():
+        raise ValueError(f"invalid character(s) found in {what} number {text!r}")
+    if len(text) > 1 and text[0] == "0":
+        raise ValueError(f"{what} number must not contain leading zeroes {text!r}")
+    value = int(text)
+    if value >= 2**64:
+        raise ValueError(f"{what} number {text!r} is out of range")
+    return value
+
+
+def parse_semver(text: str) -> tuple[int, int, int, tuple[int | str, ...]]:
+    """blang/semver v4's Parse, which Kubernetes' semver library uses: MAJOR.MINOR.PATCH, then an
+    optional ``-pre.release`` and ``+build`` (ignored in comparisons); no leading zeroes in numbers."""
+    if not text:
+        raise ValueError("version string empty")
+    parts = text.split(".", 2)
+    if len(parts) != 3:
+        raise ValueError("no Major.Minor.Patch elements found")
+    major, minor = _semver_number(parts[0], "major"), _semver_number(parts[1], "minor")
+    rest, build = parts[2], ""
+    if "+" in rest:
+        rest, build = rest.split("+", 1)
+    pre = ""
+    if "-" in rest:
+        rest, pre = rest.split("-", 1)
+    patch = _semver_number(rest, "patch")
+    release: list[int | str] = []
+    for ident in pre.split(".") if "-" in parts[2].split("+", 1)[0] else ():
+        if not _SEMVER_IDENT.match(ident):
+            raise ValueError(f"invalid prerelease identifier {ident!r}")
+        release.append(_semver_number(ident, "prerelease") if ident.isdigit() else ident)
+    for ident in build.split(".") if "+" in parts[2] else ():
+        if not _SEMVER_IDENT.match(ident):
+            raise ValueError(f"invalid build identifier {ident!r}")
+    return major, minor, patch, tuple(release)
+
+
+def normalize_semver(text: str) -> str:
+    """Kubernetes' normalizeAndParse: no "v" prefix, no leading zeroes, missing minor/patch as 0."""
+    parts = text.removeprefix("v").split(".", 2)
+    for i, part in enumerate(parts):
+        if len(part) > 1:
+            part = part.lstrip("0")
+            if not part or not part[0].isdigit():
+                part = "0" + part
+            parts[i] = part
+    if len(parts) < 3:
+        if any(c in parts[-1] for c in "+-"):
+            raise ValueError("short version cannot contain PreRelease/Build meta data")
+        parts += ["0"] * (3 - len(parts))
+    return ".".join(parts)
+
+
+def _semver_cmp(a: str, b: str) -> int:
+    x, y = parse_semver(a), parse_semver(b)
+    if x[:3] != y[:3]:
+        return -1 if x[:3] < y[:3] else 1
+    px, py = x[3], y[3]
+    if not px or not py:  # a release is greater than any of its prereleases
+        return (not px) - (not py)
+    for i, j in zip(px, py, strict=False):
+        if i == j:
+            continue
+        if isinstance(i, int) != isinstance(j, int):
+            return -1 if isinstance(i, int) else 1  # numeric identifiers sort first
+        return -1 if i < j else 1  # type: ignore[operator]
+    return (len(px) > len(py)) - (len(px) < len(py))
+
+
+def _semver_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    """Kubernetes' semver library (semverlib.go, 1.33): ``semver(s[, normalize])``,
+    ``isSemver(s[, normalize])``, and on a Semver ``major``, ``minor``, ``patch``, ``isLessThan``,
+    ``isGreaterThan``, ``compareTo``."""
+    t = cel.Type
+    sv = t("k8s.Semver")
+    Semver = _NETWORK_TYPES["Semver"]
+
+    def make(text: str, normalize: bool = False) -> Any:
+        text = normalize_semver(text) if normalize else text
+        parse_semver(text)
+        return Semver(text=text)
+
+    def valid(text: str, normalize: bool = False) -> bool:
+        try:
+            make(text, normalize)
+        except ValueError:
+            return False
+        return True
+
+    def part(i: int) -> Any:
+        return lambda m: parse_semver(m.text)[i]
+
+    def decl(name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
+        return _decl(cel, name, *overloads)
+
+    return [
+        decl(
+            "semver",
+            ("string_to_semver", sv, [t.STRING], make, False),
+            ("string_bool_to_semver", sv, [t.STRING, t.BOOL], make, False),
+        ),
+        decl(
+            "isSemver",
+            ("is_semver_string", t.BOOL, [t.STRING], valid, False),
+            ("is_semver_string_bool", t.BOOL, [t.STRING, t.BOOL], valid, False),
+        ),
+        decl("major", ("semver_major", t.INT, [sv], part(0), True)),
+        decl("minor", ("semver_minor", t.INT, [sv], part(1), True)),
+        decl("patch", ("semver_patch", t.INT, [sv], part(2), True)),
+        decl(
+            "isLessThan",
+            ("semver_is_less_than", t.BOOL, [sv, sv], lambda a, b: _semver_cmp(a.text, b.text) < 0, True),
+        ),
+        decl(
+            "isGreaterThan",
+            ("semver_is_greater_than", t.BOOL, [sv, sv], lambda a, b: _semver_cmp(a.text, b.text) > 0, True),
+        ),
+        decl(
+            "compareTo",
+            ("semver_compare_to", t.INT, [sv, sv], lambda a, b: _semver_cmp(a.text, b.text), True),
         ),
     ]
 

@@ -38,6 +38,12 @@ CASES: list[tuple[str, Any]] = [
     ("cidr('10.0.0.0/8').containsIP('10.255.0.1') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", True),
     ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')", True),
     ("url('https://example.com:8443/p?a=1').getPort()", "8443"),
+    ("semver('1.2.3-rc.1+build.5').minor()", 2),
+    ("isSemver('v1.2', true) && !isSemver('v1.2')", True),
+    ("semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta'))", True),
+    ("semver('1.0.0-alpha').compareTo(semver('1.0.0-alpha.1'))", -1),
+    # Quantity and Semver share compareTo/isLessThan/isGreaterThan: one declaration, dispatched
+    ("quantity('2').isGreaterThan(quantity('1')) && semver('2.0.0').isGreaterThan(semver('1.9.9'))", True),
 ]
 
 
@@ -52,8 +58,10 @@ def test_values(expression: str, value: Any) -> None:
     "expression",
     [
         "authorizer.group('').resource('pods').check('get').allowed()",
-        "isSemver('1.0.0')",
         "format.dns1123Label()",
+        "string(ip('10.0.0.1'))",
+        "[1, 2].indexOf(2)",
+        "semver('1.0.0').compareTo(quantity('1'))",
     ],
 )
 def test_what_is_not_provided_does_not_compile(expression: str) -> None:
