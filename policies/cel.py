@@ -368,7 +368,7 @@ def _quantity_functions(cel: Any, qt: Any, cls: Any) -> list[tuple[str, list[Spe
     return [
         decl("quantity", ("string_to_quantity", qt, [t.STRING], lambda s: make(parse_quantity(s)), False)),
         decl("isQuantity", ("is_quantity_string", t.BOOL, [t.STRING], _parses(parse_quantity), False)),
-        decl("isInteger", ("quantity_is_integer", t.BOOL, [qt], lambda q: value(q).denominator == 1, True)),
+        decl("isInteger", ("quantity_is_integer", t.BOOL, [qt], _parses(as_integer), True)),
         decl("asInteger", ("quantity_as_integer", t.INT, [qt], as_integer, True)),
         decl("asApproximateFloat", ("quantity_as_float", t.DOUBLE, [qt], lambda q: float(value(q)), True)),
         decl("sign", ("quantity_sign", t.INT, [qt], lambda q: (value(q) > 0) - (value(q) < 0), True)),
