@@ -5,22 +5,24 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from stockade.cli.errors import fail
-from stockade.policies.config import Config, ConfigError, load_config
-from stockade.policies.engine import PolicyError
-from stockade.policies.evaluate import Evaluator
-from stockade.policies.model import InputError
-from stockade.scanner.sources.base import Skipped
-from stockade.scanner.sources.files import FileSource
+
+if TYPE_CHECKING:  # imported when a command runs, not for its --help
+    from stockade.policies.config import Config
+    from stockade.policies.evaluate import Evaluator
 
 
 def load_evaluator(
     config_path: Path | None, policy_dirs: Sequence[Path], opa_url: str | None = None
 ) -> tuple[Evaluator, Config]:
+    from stockade.policies.config import ConfigError, load_config
+    from stockade.policies.engine import PolicyError
+    from stockade.policies.evaluate import Evaluator
+
     try:
         config = load_config(config_path)
         return Evaluator.default(config, policy_dirs, opa_url=opa_url), config
@@ -54,6 +56,10 @@ def read_objects(paths: Sequence[str], exclude: Sequence[str] = ()) -> list[Mapp
     """The Kubernetes objects of manifest files for the commands that need all of them (`rbac`,
     `egress`): an input error stops the command (a missing object changes the answer), files holding
     no object are skipped, and finding no object at all is an error, never an empty answer."""
+    from stockade.policies.model import InputError
+    from stockade.scanner.sources.base import Skipped
+    from stockade.scanner.sources.files import FileSource
+
     objects: list[Mapping[str, Any]] = []
     skipped: list[Skipped] = []
     for item in FileSource(list(paths), exclude=exclude):

@@ -6,20 +6,16 @@ import enum
 import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
-from stockade.policies.model import Action, InputError
-from stockade.scanner.reports import get_report
-from stockade.scanner.reports.base import count
-from stockade.scanner.result import Result
-from stockade.scanner.scan import ScanOptions, default_workers, run_scan
-from stockade.scanner.sources.base import Item
-from stockade.scanner.sources.files import FileSource
-from stockade.scanner.sources.render import HelmSource, KustomizeSource
+
+if TYPE_CHECKING:  # the pipeline is imported when a scan runs, not for `scan --help`
+    from stockade.scanner.result import Result
+    from stockade.scanner.sources.base import Item
 
 
 class Format(enum.StrEnum):
@@ -40,6 +36,8 @@ class FailOn(enum.StrEnum):
 
 
 def exit_code(result: Result, fail_on: FailOn) -> int:
+    from stockade.policies.model import Action
+
     if result.errors:
         return EXIT_USAGE
     failing = {FailOn.deny: {Action.DENY}, FailOn.warn: {Action.DENY, Action.WARN}, FailOn.never: set()}[
@@ -93,6 +91,13 @@ def scan(
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
         fail("--values needs --helm")
+    from stockade.policies.model import InputError
+    from stockade.scanner.reports import get_report
+    from stockade.scanner.reports.base import count
+    from stockade.scanner.scan import ScanOptions, default_workers, run_scan
+    from stockade.scanner.sources.files import FileSource
+    from stockade.scanner.sources.render import HelmSource, KustomizeSource
+
     remote = remote_url(engine, opa_url)
     evaluator, cfg = load_evaluator(config, policy_dir or [], remote)
     if remote is not None:
