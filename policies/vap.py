@@ -33,6 +33,7 @@ as title, area ``vap``), so configuration, exceptions and every report treat it 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -356,7 +357,7 @@ class VapEngine:
         else:
             found = []
         if found:
-            return found
+            return [_without_values(o) for o in found]
         return [] if ref.get("parameterNotFoundAction") == "Allow" else None
 
     def _evaluate(
@@ -411,6 +412,18 @@ class VapEngine:
                     details["auditAnnotations"] = {f"{policy.name}/{k}": v for k, v in annotations.items()}
                 out.append(Violation(rule=rule, msg=message, details=details))
         return out
+
+
+def _without_values(obj: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A Secret as params: its key names only (``dataKeys``), never its values, in every gate (the
+    audit lists Secrets so), so no messageExpression can carry a Secret's data into a report."""
+    if obj.get("kind") != "Secret" or obj.get("apiVersion") != "v1":
+        return obj
+    from stockade.policies.facts.credentials import key_names_only
+
+    reduced = copy.deepcopy(dict(obj))
+    key_names_only(reduced)
+    return reduced
 
 
 def _ident(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:

@@ -196,3 +196,17 @@ def facts(
                 for path, (kinds, name) in inner.items()
             ]
     return {"credentials": out} if out else {}
+
+
+def key_names_only(obj: dict[str, Any]) -> None:
+    """Reduce a Secret to metadata, type and `dataKeys` in place: its values are dropped here."""
+    keys = sorted({str(k) for field in ("data", "stringData") for k in (obj.get(field) or {})})
+    for key in [k for k in obj if k not in ("kind", "apiVersion", "metadata", "type")]:
+        del obj[key]
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+        annotations = md.get("annotations")
+        if isinstance(annotations, dict):
+            annotations.pop(LAST_APPLIED, None)
+    obj["dataKeys"] = keys

@@ -39,6 +39,7 @@ import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
+from stockade.policies.facts.credentials import key_names_only
 from stockade.policies.kinds import KindInfo, discovery_call, kind_in_discovery, list_call, object_kind
 
 PAGE_SIZE = 500
@@ -58,21 +59,6 @@ METADATA_ONLY = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v
 METADATA_ONLY_KINDS: frozenset[str] = frozenset()
 #: kinds reduced to metadata, type and data key names as soon as a page is parsed
 KEY_NAMES_ONLY_KINDS = frozenset({"Secret"})
-LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
-
-
-def key_names_only(obj: dict[str, Any]) -> None:
-    """Reduce a Secret to metadata, type and `dataKeys` in place: its values are dropped here."""
-    keys = sorted({str(k) for field in ("data", "stringData") for k in (obj.get(field) or {})})
-    for key in [k for k in obj if k not in ("kind", "apiVersion", "metadata", "type")]:
-        del obj[key]
-    md = obj.get("metadata")
-    if isinstance(md, dict):
-        md.pop("managedFields", None)
-        annotations = md.get("annotations")
-        if isinstance(annotations, dict):
-            annotations.pop(LAST_APPLIED, None)
-    obj["dataKeys"] = keys
 
 
 class ListError(Exception):

@@ -173,3 +173,30 @@ def test_webhook_rbac_watches_the_param_kinds(tmp_path: Path) -> None:
         "boxes",
         "replicalimits",
     ]
+
+
+def test_a_secret_as_params_shows_key_names_never_values(tmp_path: Path) -> None:
+    """A messageExpression cannot carry a Secret's data into a report: a Secret as params is its key
+    names (``dataKeys``), as the audit lists Secrets, in every gate."""
+    policy = (POLICY % {"api": "v1", "kind": "Secret", "field": "'1'"}).replace(
+        "messageExpression: \"'replicas ' + string(object.spec.replicas) + ' exceed ' + string('1')\"",
+        "messageExpression: \"'leak ' + string(params.?data.?token.orValue('none')) + ' keys ' + "
+        "params.dataKeys.join(',')\"",
+    )
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "vap.yaml").write_text(policy)
+    secret = {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": "limits", "namespace": "policy-params"},
+        "data": {"token": "c2VjcmV0LXZhbHVlLTQy"},
+        "stringData": {"password": "hunter2-value"},
+    }
+    manifest = tmp_path / "app.yaml"
+    manifest.write_text(yaml.safe_dump_all([secret, _deployment("big", 7)]))
+    result = CliRunner().invoke(
+        app, ["scan", str(manifest), "--policy-dir", str(policies), "--format", "json"]
+    )
+    assert _vap(json.loads(result.stdout)["findings"]) == {("big", "leak none keys password,token")}
+    assert "c2VjcmV0LXZhbHVlLTQy" not in result.output and "hunter2-value" not in result.output
