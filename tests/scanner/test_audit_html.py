@@ -83,6 +83,52 @@ def test_audit_report_renders_with_its_summary_numbers(fleet_result: Result, tmp
     assert len(data) > 50_000  # a rendered report, not a blank page (a blank 1280x1800 PNG is ~10 KB)
 
 
+#: measures, in the browser, where each severity chart's cluster name and bars are laid out
+_GEOMETRY = """<script>
+window.addEventListener("load", () => {
+  const out = [...document.querySelectorAll("svg.bars")].map((chart) => {
+    const label = chart.parentElement.querySelector("code");
+    const cap = label.getBoundingClientRect();
+    const svg = chart.getBoundingClientRect();
+    const bars = [...chart.querySelectorAll("rect")].map((r) => r.getBoundingClientRect().left);
+    return [label.textContent.trim(), cap.top, cap.bottom, svg.top, svg.bottom, Math.min(...bars)].join("|");
+  });
+  const pre = document.createElement("pre");
+  pre.id = "geometry";
+  pre.textContent = out.join("\\n");
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+@needs_chromium
+def test_each_severity_chart_is_labelled_above_its_own_bars(fleet_result: Result, tmp_path: Path) -> None:  # noqa: F811
+    """The per-cluster severity charts, laid out by the browser at a narrow and a wide width: each
+    cluster's name sits above its own bars and below the previous chart, and every chart's bars start
+    at the same x, whatever the name's length (the name used to sit inline, at the baseline of the
+    bars, where it read as the label of the next chart)."""
+    html = get_report("html").render(fleet_result)
+    # the report forbids scripts (its CSP); this copy lets the measuring script run
+    html = re.sub(r'<meta http-equiv="Content-Security-Policy"[^>]*>', "", html)
+    html = html.replace("</body>", _GEOMETRY + "</body>")
+    page = tmp_path / "audit.html"
+    page.write_text(html, encoding="utf-8")
+    names = [c.name for c in fleet_result.clusters]
+    for width in (700, 1280):
+        dom = _chromium(tmp_path, f"--window-size={width},1800", "--dump-dom", page.as_uri())
+        assert dom.returncode == 0, dom.stderr[-2000:]
+        found = re.search(r'<pre id="geometry">([^<]*)</pre>', dom.stdout)
+        assert found, "the measuring script did not run"
+        rows = [line.split("|") for line in found.group(1).split("\n") if line]
+        assert [r[0] for r in rows] == names
+        geometry = [[float(x) for x in r[1:]] for r in rows]
+        previous_bottom = float("-inf")
+        for cap_top, cap_bottom, svg_top, svg_bottom, _ in geometry:
+            assert previous_bottom <= cap_top < cap_bottom <= svg_top < svg_bottom
+            previous_bottom = svg_bottom
+        assert len({round(g[4]) for g in geometry}) == 1, geometry  # the bars are aligned
+
+
 def test_example_audit_clusterrole_is_the_least_the_audit_needs() -> None:
     shipped = list(yaml.safe_load_all((ROOT / "examples/audit-clusterrole.yaml").read_text()))
     evaluator = Evaluator.default(load_config(ROOT / "examples/stockade.yaml"))
