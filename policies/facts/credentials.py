@@ -26,7 +26,7 @@ every gate; values never leave this module.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -128,37 +128,45 @@ def plausible(value: Any) -> bool:
     return len(v) >= 4 and not _NOT_A_VALUE.search(v) and v.lower() not in _WORDS
 
 
-def _walk(node: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
-    yield path, node
-    if isinstance(node, Mapping):
-        for k, v in node.items():
-            yield from _walk(v, (*path, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            yield from _walk(v, (*path, i))
-
-
 def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], str | None]]:
-    """path -> (types, the credential's name where a name told), in a decoded object."""
-    out: dict[tuple[Any, ...], tuple[set[str], str | None]] = {}
+    """path -> (types, the credential's name where a name told), in a decoded object.
 
-    def add(path: tuple[Any, ...], kinds: list[str] | set[str], name: str | None) -> None:
-        entry = out.setdefault(path, (set(), None))
+    One pre-order walk (a node before its children, children in order); the path is a list kept in
+    step with the walk and copied only where something is found: every string of every object is
+    visited, so the walk builds nothing for the rest."""
+    out: dict[tuple[Any, ...], tuple[set[str], str | None]] = {}
+    path: list[Any] = []
+
+    def add(at: tuple[Any, ...], kinds: list[str] | set[str], name: str | None) -> None:
+        entry = out.setdefault(at, (set(), None))
         entry[0].update(kinds)
         if name is not None:
-            out[path] = (entry[0], name)
+            out[at] = (entry[0], name)
 
-    for path, value in _walk(node, ()):
+    def walk(value: Any) -> None:
         if isinstance(value, str):
-            if path[-2:] == ("annotations", LAST_APPLIED):
-                continue  # decoded below
+            if not _ANY.search(value) or path[-2:] == ["annotations", LAST_APPLIED]:
+                return  # no credential format can match; the annotation is decoded by facts()
             kinds = types_of(value)
             if kinds:
-                add(path, kinds, None)
+                add(tuple(path), kinds, None)
         elif isinstance(value, Mapping):
             name = value.get("name")
             if sensitive_name(name) and plausible(value.get("value")):
                 add((*path, "value"), {NAMED_VARIABLE}, name)
+            for k, v in value.items():
+                if isinstance(v, (str, Mapping, list)):
+                    path.append(k)
+                    walk(v)
+                    path.pop()
+        elif isinstance(value, list):
+            for i, v in enumerate(value):
+                if isinstance(v, (str, Mapping, list)):
+                    path.append(i)
+                    walk(v)
+                    path.pop()
+
+    walk(node)
     if data_keys and isinstance(node, Mapping) and isinstance(node.get("data"), Mapping):
         for key, value in node["data"].items():
             if sensitive_name(key) and plausible(value):
