@@ -175,7 +175,7 @@ class WebhookState:
         if (id(evaluator), current) == self._inventory_version:
             return  # nothing changed: no copy of the cache per request
         version, objects = snapshot()
-        evaluator.set_inventory(objects)
+        evaluator.set_inventory(objects, complete=inventory.complete)
         self._inventory_version = (id(evaluator), version)
 
     def release(self) -> None:

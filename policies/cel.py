@@ -39,7 +39,10 @@ never as passing), each for a reason of this runtime:
   function cannot return in this runtime;
 - two-variable comprehensions (1.32): macros, which cannot be added from Python;
 - the image library (1.33);
-- ``authorizer``: a request's authorization is the API server's to answer, not a scan's.
+- the authorizer's field and label selectors.
+
+The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
+objects it knows); a check the gate cannot answer is an UNDECIDABLE error, reported as not evaluated.
 """
 
 from __future__ import annotations
@@ -56,7 +59,14 @@ from typing import Any
 
 VARIABLES = ("object", "oldObject", "request", "params", "namespaceObject", "variables")
 #: identifiers of libraries stockade cannot answer: an expression naming one is not evaluated
-UNSUPPORTED = ("authorizer",)
+UNSUPPORTED: tuple[str, ...] = ()
+#: an error whose message starts so is a question the gate cannot answer (the authorizer without a
+#: requesting user, or RBAC objects the gate does not all know): the policy is reported as not
+#: evaluated, never decided on a guess
+UNDECIDABLE = "stockade: not decidable: "
+#: token -> decide(check message, verb) -> (allowed, reason); allowed None when it cannot be told.
+#: The gate registers one per evaluation (policies/vap.py) and the `authorizer` variable names it.
+AUTHORIZERS: dict[str, Any] = {}
 
 
 class CelError(ValueError):
@@ -206,9 +216,12 @@ class Environment:
             + _network_functions(cel)
             + _semver_functions(cel),
         )
+        functions += _merged(cel, _authorizer_functions(cel))
+        self._authorizer = _NETWORK_TYPES["Authorizer"]
+        self._check = _NETWORK_TYPES["AuthzCheck"]
         self._env = cel.NewEnv(
             pool,
-            variables={name: t.DYN for name in VARIABLES},
+            variables={**{name: t.DYN for name in VARIABLES}, "authorizer": t("k8s.Authorizer")},
             extensions=[
                 ext_strings.ExtStrings(),
                 ext_math.ExtMath(),
@@ -235,7 +248,29 @@ class Environment:
         return program
 
     def activation(self, values: Mapping[str, Any]) -> Any:
-        return self._env.Activation({name: values.get(name) for name in VARIABLES})
+        authorizer = values.get("authorizer")
+        if authorizer is None:
+            authorizer = self._authorizer(token="")  # no gate answers it: every check is undecidable
+        return self._env.Activation(
+            {**{name: values.get(name) for name in VARIABLES}, "authorizer": authorizer}
+        )
+
+    def authorizer(self, token: str, request: Mapping[str, Any]) -> Any:
+        """The `authorizer` variable of one evaluation: checks go to AUTHORIZERS[token]; its
+        ``requestResource`` is the request's own resource."""
+        raw = request.get("resource")
+        resource: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
+        return self._authorizer(
+            token=token,
+            requestResource=self._check(
+                token=token,
+                group=str(resource.get("group") or ""),
+                resource=str(resource.get("resource") or ""),
+                subresource=str(request.get("subResource") or ""),
+                ns=str(request.get("namespace") or ""),
+                obj_name=str(request.get("name") or ""),
+            ),
+        )
 
     def evaluate(self, expression: str, activation: Any) -> Outcome:
         """The expression's value (plain Python), or its error (a CEL error value, or a Python one
@@ -330,12 +365,34 @@ def _quantity_message() -> tuple[Any, Any, Any]:
         proto.message_type.add(name=name).field.add(
             name="text", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING
         )
+    string, boolean = (
+        descriptor_pb2.FieldDescriptorProto.TYPE_STRING,
+        descriptor_pb2.FieldDescriptorProto.TYPE_BOOL,
+    )
+    check = proto.message_type.add(name="AuthzCheck")  # a group/resource (or path) check being built
+    for number, field in enumerate(
+        ("token", "sa_namespace", "sa_name", "group", "resource", "subresource", "ns", "obj_name", "path"), 1
+    ):
+        check.field.add(name=field, number=number, type=string)
+    check.field.add(name="is_path", number=10, type=boolean)
+    authorizer = proto.message_type.add(name="Authorizer")
+    for number, field in enumerate(("token", "sa_namespace", "sa_name"), 1):
+        authorizer.field.add(name=field, number=number, type=string)
+    authorizer.field.add(
+        name="requestResource",
+        number=4,
+        type=descriptor_pb2.FieldDescriptorProto.TYPE_MESSAGE,
+        type_name=".k8s.AuthzCheck",
+    )
+    decision = proto.message_type.add(name="AuthzDecision")
+    decision.field.add(name="allowed", number=1, type=boolean)
+    decision.field.add(name="reason", number=2, type=string)
     pool = descriptor_pool.DescriptorPool()
     pool.Add(proto)
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
     classes = {
         n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"k8s.{n}"))
-        for n in ("IP", "CIDR", "URL", "Semver")
+        for n in ("IP", "CIDR", "URL", "Semver", "Authorizer", "AuthzCheck", "AuthzDecision")
     }
     _NETWORK_TYPES.update(classes)
     _MESSAGE_CLASSES.update({f"k8s.{n}": c for n, c in classes.items()})
@@ -666,6 +723,71 @@ def _semver_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
             "compareTo",
             ("semver_compare_to", t.INT, [sv, sv], lambda a, b: _semver_cmp(a.text, b.text), True),
         ),
+    ]
+
+
+def _authorizer_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    """Kubernetes' authorizer library (authz.go): ``authorizer.group(g).resource(r)`` with
+    ``subresource``, ``namespace``, ``name``, then ``check(verb)``; ``authorizer.path(p).check(verb)``;
+    ``authorizer.serviceAccount(ns, name)`` (checks for that ServiceAccount instead of the requester);
+    ``authorizer.requestResource``; on a decision ``allowed()``, ``reason()``, ``errored()``,
+    ``error()``. The gate answers each check (AUTHORIZERS); a check it cannot answer is an error
+    starting with UNDECIDABLE, which makes the policy "not evaluated". Field and label selectors are
+    not provided."""
+    t = cel.Type
+    az, ck, dc = t("k8s.Authorizer"), t("k8s.AuthzCheck"), t("k8s.AuthzDecision")
+    Authorizer, Check, Decision = (_NETWORK_TYPES[n] for n in ("Authorizer", "AuthzCheck", "AuthzDecision"))
+
+    def start(a: Any, **fields: Any) -> Any:
+        return Check(token=a.token, sa_namespace=a.sa_namespace, sa_name=a.sa_name, **fields)
+
+    def with_field(field: str) -> Any:
+        def set_field(c: Any, value: str) -> Any:
+            out = Check()
+            out.CopyFrom(c)
+            setattr(out, field, value)
+            return out
+
+        return set_field
+
+    def check(c: Any, verb: str) -> Any:
+        decide = AUTHORIZERS.get(c.token)
+        if decide is None:
+            raise ValueError(f"{UNDECIDABLE}authorizer: no requesting user and no RBAC objects here")
+        allowed, reason = decide(c, verb)
+        if allowed is None:
+            raise ValueError(f"{UNDECIDABLE}authorizer: {reason}")
+        return Decision(allowed=allowed, reason=reason)
+
+    def decl(name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
+        return _decl(cel, name, *overloads)
+
+    return [
+        decl("group", ("authorizer_group", ck, [az, t.STRING], lambda a, g: start(a, group=g), True)),
+        decl(
+            "path", ("authorizer_path", ck, [az, t.STRING], lambda a, p: start(a, path=p, is_path=True), True)
+        ),
+        decl(
+            "serviceAccount",
+            (
+                "authorizer_serviceaccount",
+                az,
+                [az, t.STRING, t.STRING],
+                lambda a, ns, name: Authorizer(token=a.token, sa_namespace=ns, sa_name=name),
+                True,
+            ),
+        ),
+        decl("resource", ("groupcheck_resource", ck, [ck, t.STRING], with_field("resource"), True)),
+        decl(
+            "subresource", ("resourcecheck_subresource", ck, [ck, t.STRING], with_field("subresource"), True)
+        ),
+        decl("namespace", ("resourcecheck_namespace", ck, [ck, t.STRING], with_field("ns"), True)),
+        decl("name", ("resourcecheck_name", ck, [ck, t.STRING], with_field("obj_name"), True)),
+        decl("check", ("resourcecheck_check", dc, [ck, t.STRING], check, True)),
+        decl("allowed", ("decision_allowed", t.BOOL, [dc], lambda d: d.allowed, True)),
+        decl("reason", ("decision_reason", t.STRING, [dc], lambda d: d.reason, True)),
+        decl("errored", ("decision_errored", t.BOOL, [dc], lambda d: False, True)),
+        decl("error", ("decision_error", t.STRING, [dc], lambda d: "", True)),
     ]
 
 

@@ -371,6 +371,16 @@ class RBACConfig(_Model):
     # does, AuthorizePodWebsocketUpgradeCreatePermission); before, get alone was enough. Unset, any
     # supported version is assumed, and what any of them allows is reported (never a silent pass).
     kubernetes_version: str | None = None
+    # The cluster's authorizers (kube-apiserver --authorization-mode), for VAPs' `authorizer` checks:
+    # with Node and RBAC only, a check no RBAC binding allows is denied when every binding is known;
+    # with another (Webhook: AKS with Azure RBAC for Kubernetes; ABAC), it cannot be told, and such a
+    # policy is reported as not evaluated.
+    authorization_modes: tuple[
+        Literal["Node", "RBAC", "Webhook", "ABAC", "AlwaysAllow", "AlwaysDeny"], ...
+    ] = (
+        "Node",
+        "RBAC",
+    )
 
     @field_validator("kubernetes_version", mode="before")
     @classmethod

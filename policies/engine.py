@@ -86,7 +86,7 @@ class Library:
     def uses_inventory(self) -> bool:
         """Some rule reads objects beyond its input: a Gatekeeper template `data.inventory`, a VAP its
         params. The gate must then hand them over (Evaluator.set_inventory)."""
-        return self.gatekeeper.uses_inventory or bool(self.vap.param_kinds())
+        return self.gatekeeper.uses_inventory or bool(self.vap.param_kinds()) or self.vap.uses_authorizer
 
     def is_gatekeeper(self, rule_id: str) -> bool:
         return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
@@ -396,14 +396,15 @@ class EmbeddedEngine:
             found = found + self._vap.evaluate(input)
         return found
 
-    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
         """`data.inventory` for Gatekeeper templates (policies/gatekeeper.py), and params candidates
-        for VAPs (policies/vap.py); a no-op without them."""
+        and RBAC objects for VAPs (policies/vap.py; `decisive`: every binding is known and RBAC is the
+        authorizer); a no-op without them."""
         objects = list(objects)
         if self._gatekeeper is not None:
             self._gatekeeper.set_inventory(objects)
         if self._vap is not None:
-            self._vap.set_objects(objects)
+            self._vap.set_objects(objects, decisive=decisive)
 
     def evaluate_compiled(self, agg: str, text: str) -> list[Violation] | None:
         """The compiled VM's answer, or None where it gives none (not compiled, an error, or an

@@ -16,7 +16,7 @@ failure (the webhook fails closed on it).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -125,6 +125,12 @@ class RemoteOpaEngine:
         if self._vap is not None and constraints:
             found = found + self._vap.evaluate(input)
         return found
+
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
+        """VAP params and RBAC objects (the VAPs run in-process). Gatekeeper's `data.inventory` lives
+        in the OPA server's data, which stockade does not write."""
+        if self._vap is not None:
+            self._vap.set_objects(objects, decisive=decisive)
 
     def clone(self) -> RemoteOpaEngine:
         return RemoteOpaEngine(self.library, self.url, set(self.enabled), **self._client_options)

@@ -74,7 +74,8 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
                     )
                 )
             elif op == "inventory":
-                evaluator.set_inventory(payload)
+                objects, complete = payload
+                evaluator.set_inventory(objects, complete=complete)
                 conn.send(("ok", None))
         except Exception as exc:
             # The type, and the engine's message (it names rules and Rego, not the object's values).
@@ -96,7 +97,7 @@ class ProcessEngine:
         self.timeout = timeout
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
-        self._inventory: list[Mapping[str, Any]] | None = None
+        self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
         self._proc: Any = None
         self._conn: Connection | None = None
         self._ready = False
@@ -205,8 +206,10 @@ class ProcessEngine:
         """Another engine process with the same library and config (for another thread)."""
         return ProcessEngine(self.library, self.config, self.policy_dirs, self.timeout)
 
-    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        """`data.inventory` for Gatekeeper templates, kept here to give a replaced child too."""
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
+        """`data.inventory` for Gatekeeper templates, VAP params and RBAC objects, kept here to give a
+        replaced child too. The child's Evaluator decides `decisive` again from its config, so the
+        parent passes on whether the objects are complete."""
         with self._lock:
-            self._inventory = list(objects)
+            self._inventory = (list(objects), decisive)
             self._call("inventory", self._inventory, max(self.timeout, 10.0))

@@ -199,15 +199,18 @@ class Evaluator:
         engine = EmbeddedEngine(library, config.rule_data(), enabled)
         return cls(engine, config, today)
 
-    def set_inventory(self, objects: Iterable[Mapping[str, Any]]) -> bool:
+    def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, complete: bool = False) -> bool:
         """Give the rules that read beyond their input the objects the gate knows: Gatekeeper templates
-        that read `data.inventory`, VAPs their params. Returns whether any does: the gate must then
-        evaluate in this process (worker processes have their own engines, without them)."""
+        that read `data.inventory`, VAPs their params and, for ``authorizer`` checks, the RBAC
+        objects (`complete`: they are all the cluster's, as in a complete audit or a synced cache).
+        Returns whether any rule reads them: the gate must then evaluate in this process (worker
+        processes have their own engines, without them)."""
         if not self.engine.library.uses_inventory:
             return False
         set_inventory = getattr(self.engine, "set_inventory", None)
         if set_inventory is not None:
-            set_inventory(objects)
+            modes = set(self.config.rbac.authorization_modes)
+            set_inventory(objects, decisive=complete and modes <= {"Node", "RBAC"})
         return True
 
     def in_scope(self, resource: Resource) -> bool:

@@ -34,12 +34,14 @@ as title, area ``vap``), so configuration, exceptions and every report treat it 
 from __future__ import annotations
 
 import copy
+import functools
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.cel import CelError, Environment, environment
+from stockade.policies.cel import AUTHORIZERS, UNDECIDABLE, CelError, Environment, environment
 from stockade.policies.gatekeeper import read_documents, selector_matches
 from stockade.policies.kinds import KINDS, kind_info, object_kind
 from stockade.policies.model import Action, Rule, Severity, Violation
@@ -83,6 +85,12 @@ class Policies:
 
     def __bool__(self) -> bool:
         return bool(self.bindings)
+
+    @property
+    def uses_authorizer(self) -> bool:
+        """Some bound policy's CEL names ``authorizer`` (the gate must then give the RBAC objects)."""
+        bound = {b.policy for b in self.bindings}
+        return any("authorizer" in repr(self.policies[p].spec) for p in bound)
 
     def param_kinds(self) -> set[tuple[str, str]]:
         """(apiVersion, kind) of every bound policy's ``paramKind``: what a gate must list or watch."""
@@ -271,10 +279,23 @@ class VapEngine:
     env: Environment = field(default_factory=environment)
     #: params candidates from the gate (set_objects), after the policy directories' own objects
     gate_objects: list[Mapping[str, Any]] = field(default_factory=list)
+    #: the RBAC objects the gate knows (set_objects), for the authorizer library; built into a graph
+    #: on first use; `decisive`: they are all the cluster's and RBAC (with Node) is its authorizer
+    rbac_objects: list[Mapping[str, Any]] = field(default_factory=list)
+    decisive: bool = False
+    _graph: Any = None
 
-    def set_objects(self, objects: Iterable[Mapping[str, Any]]) -> None:
-        """The objects the gate knows, of the policies' param kinds: params candidates next to the
-        policy directories' objects (which win over an object of the same kind, namespace and name)."""
+    def set_objects(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
+        """The objects the gate knows: of the policies' param kinds, params candidates next to the
+        policy directories' objects (which win over an object of the same kind, namespace and name);
+        the RBAC ones, for ``authorizer`` checks (`decisive`: a check RBAC does not allow is denied;
+        otherwise it cannot be told, and the policy is not evaluated)."""
+        objects = list(objects)
+        if self.vap.uses_authorizer:
+            from stockade.policies.facts.rbac import RBAC_KINDS
+
+            self.rbac_objects = [o for o in objects if o.get("kind") in RBAC_KINDS]
+            self.decisive, self._graph = decisive, None
         wanted = self.vap.param_kinds()
         own = {_ident(o) for o in self.vap.objects}
         self.gate_objects = [
@@ -319,6 +340,46 @@ class VapEngine:
                 if found_or_none is not None:
                     out[policy.name] = (out[policy.name] or []) + found_or_none
         return out
+
+    def _authorize(self, user_info: Mapping[str, Any], check: Any, verb: str) -> tuple[bool | None, str]:
+        """One ``authorizer`` check, answered from the RBAC objects the gate knows (bootstrap policy
+        included): allowed when a binding allows it; denied only when the gate knows every binding
+        and RBAC (with Node) is the cluster's authorizer; otherwise it cannot be told."""
+        from stockade.policies.facts.rbac import RBACGraph, Subject
+
+        groups: Sequence[str] = ()
+        if check.sa_name:
+            subject = Subject("ServiceAccount", check.sa_name, check.sa_namespace)
+        else:
+            user = str(user_info.get("username") or "")
+            if not user:
+                return None, "the requesting user's permissions: a scan and an audit have no request"
+            subject = Subject("User", user)
+            groups = [str(g) for g in user_info.get("groups") or ()]
+        if self._graph is None:
+            self._graph = RBACGraph.from_objects(self.rbac_objects)
+        binding = self._graph.allowing(
+            subject,
+            groups,
+            verb,
+            group=check.group,
+            resource=check.resource,
+            sub=check.subresource,
+            namespace=check.ns,
+            name=check.obj_name,
+            path=check.path if check.is_path else "",
+        )
+        if binding is not None:
+            return True, f"RBAC: allowed by {binding} of {binding.role}"
+        if not self.decisive:
+            return None, (
+                f"no RBAC binding known here lets {subject} {verb} that, but the gate does not know "
+                "every binding of the cluster (a scan; an incomplete audit or cache), or the cluster "
+                "has authorizers besides RBAC (rbac.authorization_modes)"
+            )
+        if not check.sa_name and _node_user(str(user_info.get("username") or ""), groups):
+            return None, "a node's request: the Node authorizer decides it, not RBAC"
+        return False, f"RBAC: no binding lets {subject} {verb} that"
 
     def _all(self, policy: Policy, msg: str, *, unevaluated: bool = False) -> list[Violation]:
         """A violation of every validation of the policy (params missing, a match condition's error:
@@ -395,7 +456,14 @@ class VapEngine:
         }
 
         annotations: dict[str, str] = {}
-        results = run_code(self.env, spec, values, fail=fail, annotations=annotations)
+        token = uuid.uuid4().hex
+        if "authorizer" in repr(spec):
+            AUTHORIZERS[token] = functools.partial(self._authorize, inp.get("userInfo") or {})
+            values["authorizer"] = self.env.authorizer(token, request)
+        try:
+            results = run_code(self.env, spec, values, fail=fail, annotations=annotations)
+        finally:
+            AUTHORIZERS.pop(token, None)
         if isinstance(results, NotMatched):
             return None
         if isinstance(results, Unevaluated):
@@ -434,6 +502,10 @@ def _ident(obj: Mapping[str, Any]) -> tuple[str, str, str, str]:
         str(md.get("namespace") or ""),
         str(md.get("name") or ""),
     )
+
+
+def _node_user(user: str, groups: Sequence[str]) -> bool:
+    return user.startswith("system:node:") or "system:nodes" in groups
 
 
 def namespace_object(namespace: Any, ns_info: Any) -> dict[str, Any] | None:
@@ -487,6 +559,8 @@ def run_code(
             outcome = env.evaluate(expression, env.activation(values))
         except CelError as exc:
             raise _Unsupported(str(exc)) from None
+        if outcome.error is not None and UNDECIDABLE in outcome.error:
+            raise _Unsupported(outcome.error.split(UNDECIDABLE, 1)[1])
         return outcome.value, outcome.error
 
     try:

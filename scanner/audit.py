@@ -379,7 +379,7 @@ def evaluate_snapshot(
     done = 0
     options = workers.options if workers is not None else ScanOptions(evaluator.config, workers=1)
     everything = [*snap.objects, *snap.controllers.values()]
-    if evaluator.set_inventory(everything):
+    if evaluator.set_inventory(everything, complete=snap.inventory.complete):
         options = ScanOptions(evaluator.config, workers=1)  # data.inventory lives in this process
     for index, outcome, _ in evaluate_jobs(jobs, evaluator, options, workers or Workers(options), None):
         resource, owner, replicas = todo[index]

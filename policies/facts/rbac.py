@@ -823,6 +823,38 @@ class RBACGraph:
             candidates += self.namespace_bindings.get(namespace, ())
         return self._who(candidates, lambda r: r.allows(verb, group, resource, sub, name))
 
+    def allowing(
+        self,
+        subject: Subject,
+        groups: Iterable[str],
+        verb: str,
+        *,
+        group: str = "",
+        resource: str = "",
+        sub: str = "",
+        namespace: str = "",
+        name: str = "",
+        path: str = "",
+    ) -> Binding | None:
+        """The binding that lets `subject` (with the authenticator's extra `groups`) make this request,
+        as the RBAC authorizer decides it (bootstrap policy included), or None. A resource request
+        without a namespace, or on a cluster-scoped resource, is granted by ClusterRoleBindings only;
+        a non-resource `path` likewise."""
+        identities = dict.fromkeys((*subject.identities(), *(Subject("Group", g) for g in groups)))
+        for ident in identities:
+            for b in self.by_subject.get(ident, ()):
+                if b.scope is not None and (path or not namespace or b.scope != namespace):
+                    continue
+                if b.scope is not None and cluster_scoped(group, resource, verb):
+                    continue
+                rules, _ = self.role_rules(b)
+                if path:
+                    if any(r.allows_url(verb, path) for r in rules):
+                        return b
+                elif any(r.allows(verb, group, resource, sub, name) for r in rules):
+                    return b
+        return None
+
     def who_can_url(self, verb: str, path: str) -> list[tuple[Subject, Grant]]:
         """Non-resource URLs (/metrics, /healthz ...): only ClusterRoleBindings grant them."""
         return self._who(self.cluster_bindings, lambda r: r.allows_url(verb, path))

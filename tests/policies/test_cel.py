@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.cel import CelError, environment
+from stockade.policies.cel import UNDECIDABLE, CelError, environment
 
 OBJ = {"spec": {"containers": [{"name": "a", "image": "x:latest"}, {"name": "b", "image": "y@sha256:1"}]}}
 
@@ -57,7 +57,7 @@ def test_values(expression: str, value: Any) -> None:
 @pytest.mark.parametrize(
     "expression",
     [
-        "authorizer.group('').resource('pods').check('get').allowed()",
+        "authorizer.group('').resource('pods').fieldSelector('a=b').check('get').allowed()",
         "format.dns1123Label()",
         "string(ip('10.0.0.1'))",
         "[1, 2].indexOf(2)",
@@ -67,6 +67,14 @@ def test_values(expression: str, value: Any) -> None:
 def test_what_is_not_provided_does_not_compile(expression: str) -> None:
     with pytest.raises(CelError):
         environment().compile(expression)
+
+
+def test_an_authorizer_check_no_gate_answers_is_undecidable() -> None:
+    """Without a gate's answer (policies/vap.py registers one per evaluation), a check is neither
+    allowed nor denied: an error the VAP engine turns into "not evaluated"."""
+    env = environment()
+    outcome = env.evaluate("authorizer.group('').resource('pods').check('get').allowed()", env.activation({}))
+    assert outcome.value is None and outcome.error is not None and UNDECIDABLE in outcome.error
 
 
 def test_errors_are_values_not_exceptions() -> None:
