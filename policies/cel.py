@@ -28,6 +28,10 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 - Kubernetes' semver library (1.33): ``semver(s[, normalize])``, ``isSemver(s[, normalize])`` and, on a
   Semver, ``major``, ``minor``, ``patch``, ``isLessThan``, ``isGreaterThan``, ``compareTo`` (blang/semver's
   parsing and precedence; normalization as Kubernetes' normalizeAndParse).
+- Kubernetes' image library (1.33): ``image(s)``, ``isImage(s)`` and, on an Image, ``containsDigest``,
+  ``registry``, ``repository``, ``tag``, ``digest``, ``identifier`` (go-containerregistry's
+  ParseReference, default options).
+- Kubernetes' authorizer library, answered by the gate (below).
 
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
 never as passing), each for a reason of this runtime:
@@ -38,7 +42,6 @@ never as passing), each for a reason of this runtime:
 - the format library: ``format.named()`` and ``<Format>.validate()`` return optionals, which a Python
   function cannot return in this runtime;
 - two-variable comprehensions (1.32): macros, which cannot be added from Python;
-- the image library (1.33);
 - the authorizer's field and label selectors.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
@@ -214,7 +217,8 @@ class Environment:
             cel,
             _quantity_functions(cel, quantity_type, self._quantity)
             + _network_functions(cel)
-            + _semver_functions(cel),
+            + _semver_functions(cel)
+            + _image_functions(cel),
         )
         functions += _merged(cel, _authorizer_functions(cel))
         self._authorizer = _NETWORK_TYPES["Authorizer"]
@@ -361,7 +365,7 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     message = proto.message_type.add(name="Quantity")
     message.field.add(name="num", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     message.field.add(name="den", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
-    for name in ("IP", "CIDR", "URL", "Semver"):  # each carries its canonical text
+    for name in ("IP", "CIDR", "URL", "Semver", "Image"):  # each carries its canonical text
         proto.message_type.add(name=name).field.add(
             name="text", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING
         )
@@ -392,7 +396,7 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
     classes = {
         n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"k8s.{n}"))
-        for n in ("IP", "CIDR", "URL", "Semver", "Authorizer", "AuthzCheck", "AuthzDecision")
+        for n in ("IP", "CIDR", "URL", "Semver", "Image", "Authorizer", "AuthzCheck", "AuthzDecision")
     }
     _NETWORK_TYPES.update(classes)
     _MESSAGE_CLASSES.update({f"k8s.{n}": c for n, c in classes.items()})
@@ -723,6 +727,132 @@ def _semver_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
             "compareTo",
             ("semver_compare_to", t.INT, [sv, sv], lambda a, b: _semver_cmp(a.text, b.text), True),
         ),
+    ]
+
+
+_TAG_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+_REPO_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-./")
+_REGISTRY_CHARS = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:[]<>\""
+)
+_SHA256 = re.compile(r"sha256:[a-f0-9]{64}\Z")
+DOCKER_HUB = "index.docker.io"
+
+
+@dataclass(frozen=True)
+class ImageReference:
+    registry: str
+    repository: str
+    tag: str  # "" for a digest reference, even when the text named a tag too
+    digest: str
+
+    @property
+    def identifier(self) -> str:
+        return self.digest or self.tag
+
+
+def _element(kind: str, text: str, allowed: frozenset[str], low: int, high: int) -> None:
+    if not low <= len(text) <= high:
+        raise ValueError(f"{kind} must be between {low} and {high} characters in length: {text}")
+    if not set(text) <= allowed:
+        raise ValueError(f"{kind} can only contain the characters in {''.join(sorted(allowed))!r}: {text}")
+
+
+def _registry(name: str) -> str:
+    """go-containerregistry's NewRegistry: what url.Parse("//"+name) keeps as the host; docker.io and
+    no registry mean Docker Hub."""
+    if name:
+        if any(c in name for c in "#?@%") or any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+            raise ValueError(f"registries must be valid RFC 3986 URI authorities: {name}")
+        if any(c.isascii() and c not in _REGISTRY_CHARS for c in name):
+            raise ValueError(f"registries must be valid RFC 3986 URI authorities: {name}")
+        if name.startswith("["):
+            end = name.rfind("]")
+            port = name[end + 1 :] if end >= 0 else None
+        else:
+            port = name[name.rfind(":") :] if ":" in name else ""
+        if port is None or (port and (port[0] != ":" or not all(c.isdigit() for c in port[1:]))):
+            raise ValueError(f"registries must be valid RFC 3986 URI authorities: {name}")
+    return DOCKER_HUB if name in ("", "docker.io") else name
+
+
+def _repository(name: str) -> tuple[str, str]:
+    """(registry, repository) as NewRepository reads them, Docker Hub's ``library/`` added."""
+    if not name:
+        raise ValueError("a repository name must be specified")
+    first, slash, rest = name.partition("/")
+    registry, repo = (first, rest) if slash and ("." in first or ":" in first) else ("", name)
+    _element("repository", repo, _REPO_CHARS, 2, 255)
+    registry = _registry(registry)
+    if registry == DOCKER_HUB and "/" not in repo:
+        repo = f"library/{repo}"
+    return registry, repo
+
+
+def _tagged(name: str) -> ImageReference:
+    parts = name.split(":")
+    tag, base = "", name
+    if len(parts) > 1 and "/" not in parts[-1]:
+        tag, base = parts[-1], ":".join(parts[:-1])
+        if not tag:
+            raise ValueError(f"must specify a tag name after the colon: {name}")
+        _element("tag", tag, _TAG_CHARS, 1, 128)
+    registry, repo = _repository(base)
+    return ImageReference(registry, repo, tag or "latest", "")
+
+
+def parse_image(text: str) -> ImageReference:
+    """go-containerregistry's name.ParseReference with default options, which Kubernetes' image
+    library uses: a tag reference (``latest`` when none is named), else a digest reference (sha256
+    only; a tag next to the digest is checked, then dropped); Docker Hub by default."""
+    if text.startswith(("http://", "https://")):
+        raise ValueError(f"image reference must not contain a URL scheme: {text}")
+    try:
+        return _tagged(text)
+    except ValueError:
+        pass
+    parts = text.split("@")
+    if len(parts) != 2 or not _SHA256.match(parts[1]):
+        raise ValueError(f"could not parse reference: {text}")
+    base, digest = parts
+    try:
+        tagged = _tagged(base)
+    except ValueError:
+        registry, repo = _repository(base)
+    else:
+        registry, repo = tagged.registry, tagged.repository
+    return ImageReference(registry, repo, "", digest)
+
+
+def _image_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    """Kubernetes' image library (image.go, 1.33): ``image(s)``, ``isImage(s)`` and, on an Image,
+    ``containsDigest``, ``registry``, ``repository``, ``tag``, ``digest``, ``identifier``."""
+    t = cel.Type
+    im = t("k8s.Image")
+    Image = _NETWORK_TYPES["Image"]
+
+    def make(text: str) -> Any:
+        parse_image(text)
+        return Image(text=text)
+
+    def part(name: str) -> Any:
+        return lambda m: getattr(parse_image(m.text), name)
+
+    def decl(name: str, *overloads: Spec) -> tuple[str, list[Spec]]:
+        return _decl(cel, name, *overloads)
+
+    return [
+        decl("image", ("string_to_image", im, [t.STRING], make, False)),
+        decl("isImage", ("is_image_string", t.BOOL, [t.STRING], _parses(parse_image), False)),
+        decl(
+            "containsDigest",
+            ("image_contains_digest", t.BOOL, [im], lambda m: bool(parse_image(m.text).digest), True),
+        ),
+        decl("registry", ("image_registry", t.STRING, [im], part("registry"), True)),
+        decl("repository", ("image_repository", t.STRING, [im], part("repository"), True)),
+        decl("tag", ("image_tag", t.STRING, [im], part("tag"), True)),
+        decl("digest", ("image_digest", t.STRING, [im], part("digest"), True)),
+        decl("identifier", ("image_identifier", t.STRING, [im], part("identifier"), True)),
     ]
 
 
