@@ -69,6 +69,7 @@ _SENTINELS = Options(
     priority_class="sentinel-priority",
     apiserver_cidrs=("192.0.2.123/32",),
     extra_dns_names=("sentinel-dns.invalid",),
+    param_resources=(("sentinel.invalid", "sentinelparams"),),
 )
 #: the toggles rendered both ways: (Helm condition, how the option is set)
 _TOGGLES: tuple[tuple[str, Callable[[Options, bool], Options]], ...] = (
@@ -122,6 +123,12 @@ def _substitute(text: str) -> str:
             rf"\1{CONFIG_KEY}: {{{{ .Values.config | toJson }}}}\n",
         ),
         (r"( *)sentinel\.rego: SENTINEL_POLICY\n", r"\1{{- toYaml .Values.policies | nindent 2 }}\n"),
+        (
+            r"( *)- apiGroups:\n *- sentinel\.invalid\n *resources:\n *- sentinelparams\n *verbs:\n"
+            r" *- list\n *- watch\n",
+            r"{{- range .Values.paramKinds }}\n\1- apiGroups:\n\1  - {{ .apiGroup | quote }}\n"
+            r"\1  resources:\n\1  - {{ .resource | quote }}\n\1  verbs:\n\1  - list\n\1  - watch\n{{- end }}\n",
+        ),
     ]
     for pattern, repl in rules:
         text = re.sub(pattern, repl, text)
@@ -362,6 +369,7 @@ def values() -> dict[str, Any]:
         "cluster": "",
         "priorityClassName": "",
         "policies": {},
+        "paramKinds": [],
         "config": STARTER_CONFIG,
         "audit": {"enabled": False, "schedule": "17 */6 * * *", "pushMetrics": ""},
     }
@@ -397,6 +405,15 @@ def values_schema() -> dict[str, Any]:
             "cluster": string,
             "priorityClassName": string,
             "policies": {"type": "object", "additionalProperties": string},
+            "paramKinds": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "required": ["apiGroup", "resource"],
+                    "properties": {"apiGroup": string, "resource": {"type": "string", "minLength": 1}},
+                },
+            },
             "config": string,
             "audit": {
                 "type": "object",

@@ -121,6 +121,10 @@ class Options:
     audit_schedule: str | None = None
     #: where the audit CronJob pushes its counts (`--audit-push-metrics URL`, a Pushgateway)
     audit_push_metrics: str | None = None
+    #: (API group, resource) the webhook's cache lists and watches beyond its own kinds: the VAPs'
+    #: param kinds (the chart's `paramKinds`, whose policies arrive at install time); those of
+    #: `policy_files` are added on their own
+    param_resources: tuple[tuple[str, str], ...] = ()
 
     def validate(self) -> None:
         if not _DNS_LABEL.match(self.namespace):
@@ -277,7 +281,11 @@ def render(
             "metadata": _meta(NAME, ns),
             "automountServiceAccountToken": True,  # the inventory cache lists and watches the API
         },
-        *_rbac(ns, [*watched, *param_kinds(options.policy_files)]),
+        *_rbac(
+            ns,
+            watched,
+            [*options.param_resources, *((k.group, k.plural) for k in param_kinds(options.policy_files))],
+        ),
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
@@ -516,10 +524,13 @@ def param_kinds(files: Sequence[tuple[str, str]]) -> list[WatchedKind]:
     return [out[k] for k in sorted(out)]
 
 
-def _rbac(ns: str, watched: Sequence[WatchedKind]) -> list[Obj]:
+def _rbac(ns: str, watched: Sequence[WatchedKind], params: Sequence[tuple[str, str]] = ()) -> list[Obj]:
+    """The inventory cache's ClusterRole (list and watch on its kinds, then on the VAPs' param kinds,
+    one rule each, after the others) and its binding."""
     groups: dict[str, list[str]] = {}
     for kind in watched:
         groups.setdefault(kind.group, []).append(kind.plural)
+    own = {(g, p) for g, plurals in groups.items() for p in plurals}
     role = f"{NAME}-inventory"
     return [
         {
@@ -529,6 +540,11 @@ def _rbac(ns: str, watched: Sequence[WatchedKind]) -> list[Obj]:
             "rules": [
                 {"apiGroups": [group], "resources": sorted(plurals), "verbs": ["list", "watch"]}
                 for group, plurals in sorted(groups.items())
+            ]
+            + [
+                {"apiGroups": [group], "resources": [plural], "verbs": ["list", "watch"]}
+                for group, plural in dict.fromkeys(params)
+                if (group, plural) not in own
             ],
         },
         {

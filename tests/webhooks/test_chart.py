@@ -165,6 +165,20 @@ CASES: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
         },
     ),
     (
+        "VAP param kinds the cache must list and watch",
+        {
+            "certManager": {"enabled": True},
+            "paramKinds": [
+                {"apiGroup": "rules.example.com", "resource": "replicalimits"},
+                {"apiGroup": "", "resource": "configmaps"},
+            ],
+        },
+        {
+            "cert_manager": True,
+            "param_resources": (("rules.example.com", "replicalimits"), ("", "configmaps")),
+        },
+    ),
+    (
         "continuous audit without metrics",
         {"certManager": {"enabled": True}, "audit": {"enabled": True}},
         {"cert_manager": True, "audit_schedule": "17 */6 * * *"},
