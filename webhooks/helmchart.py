@@ -127,7 +127,8 @@ def _substitute(text: str) -> str:
             r"( *)- apiGroups:\n *- sentinel\.invalid\n *resources:\n *- sentinelparams\n *verbs:\n"
             r" *- list\n *- watch\n",
             r"{{- range .Values.paramKinds }}\n\1- apiGroups:\n\1  - {{ .apiGroup | quote }}\n"
-            r"\1  resources:\n\1  - {{ .resource | quote }}\n\1  verbs:\n\1  - list\n\1  - watch\n{{- end }}\n",
+            r"\1  resources:\n\1  - {{ .resource | quote }}\n"
+            r"\1  verbs:\n\1  - list\n\1  - watch\n{{- end }}\n",
         ),
     ]
     for pattern, repl in rules:
