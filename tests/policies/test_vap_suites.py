@@ -1,7 +1,8 @@
 """`stockade policy verify` on ValidatingAdmissionPolicy suites in Kyverno's CLI format
-(tests/policies/vap_suites: five suites porting the semantics of Kyverno's own VAP tests; see its
-README). Each expected result (pass / fail / skip) must be what stockade decides, and a wrong
-expectation must fail the command: the runner is not a test that cannot fail."""
+(tests/policies/vap_suites: five suites porting the semantics of Kyverno's own VAP tests, and
+agent-sandbox's own VAPs with their 38 test cases; see its README). Each expected result
+(pass / fail / skip) must be what stockade decides, and a wrong expectation must fail the command:
+the runner is not a test that cannot fail."""
 
 from __future__ import annotations
 
@@ -22,9 +23,43 @@ def test_suite_passes(suite: Path) -> None:
     assert results and all(r.ok for r in results), [r for r in results if not r.ok]
 
 
+def test_agent_sandbox_suite_holds_every_upstream_case() -> None:
+    """kubernetes-sigs/agent-sandbox examples/policy/vap: policy_test.go's 30 cases, the egress
+    policy's 2, and the README's 6 manifests, all with upstream's expected verdicts."""
+    (suite,) = [s for s in SUITES if s.parent.name == "agent-sandbox"]
+    results = list(run_kyverno_test(suite))
+    assert len(results) == 38 and all(r.ok for r in results)
+
+
+def test_agent_sandbox_policies_bound_in_a_scan_give_upstreams_verdicts(tmp_path: Path) -> None:
+    """The same objects through `stockade scan --policy-dir` (the API server's semantics: the secure
+    sandbox policy applies through a binding, which upstream's test applies and its files lack)."""
+    import json
+
+    import yaml
+
+    suite = Path(__file__).parent / "vap_suites" / "agent-sandbox"
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    binding = (
+        "\n---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n"
+        "metadata: {name: secure-sandbox-binding}\n"
+        "spec: {policyName: secure-sandbox-policy, validationActions: [Deny]}\n"
+    )
+    (policies / "policy.yaml").write_text((suite / "policy.yaml").read_text() + binding)
+    result = CliRunner().invoke(
+        app, ["scan", str(suite / "resources.yaml"), "--policy-dir", str(policies), "--format", "json"]
+    )
+    findings = [f for f in json.loads(result.stdout)["findings"] if f["rule"]["id"].startswith("VAP-")]
+    assert not [f for f in findings if "not evaluated" in f["message"]]
+    expected = yaml.safe_load((suite / "kyverno-test.yaml").read_text())["results"]
+    should_fail = {r for e in expected if e["result"] == "fail" for r in e["resources"]}
+    assert {f["resource"]["name"] for f in findings} == should_fail
+
+
 def test_every_outcome_is_exercised() -> None:
     text = "".join(s.read_text() for s in SUITES)
-    assert len(SUITES) == 5
+    assert len(SUITES) == 6
     assert all(f"result: {r}" in text for r in ("pass", "fail", "skip"))
 
 
