@@ -31,6 +31,9 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 - Kubernetes' image library (1.33): ``image(s)``, ``isImage(s)`` and, on an Image, ``containsDigest``,
   ``registry``, ``repository``, ``tag``, ``digest``, ``identifier`` (go-containerregistry's
   ParseReference, default options).
+- Kubernetes' format library (1.31): ``format.<name>()``, ``format.named(name)``,
+  ``<Format>.validate(s)``, with apimachinery's messages; its optionals come from a rewrite of the
+  expression (``rewrite_optionals``), since a Python function cannot return one in this runtime.
 - Kubernetes' authorizer library, answered by the gate (below).
 
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
@@ -39,8 +42,6 @@ never as passing), each for a reason of this runtime:
 - ``string()`` of an IP or CIDR and ``indexOf``/``lastIndexOf`` on lists: the runtime takes one
   declaration per function name, and ``string`` (a builtin) and ``indexOf`` (the strings extension)
   already have theirs;
-- the format library: ``format.named()`` and ``<Format>.validate()`` return optionals, which a Python
-  function cannot return in this runtime;
 - two-variable comprehensions (1.32): macros, which cannot be added from Python;
 - the authorizer's field and label selectors.
 
@@ -218,7 +219,8 @@ class Environment:
             _quantity_functions(cel, quantity_type, self._quantity)
             + _network_functions(cel)
             + _semver_functions(cel)
-            + _image_functions(cel),
+            + _image_functions(cel)
+            + _format_functions(cel),
         )
         functions += _merged(cel, _authorizer_functions(cel))
         self._authorizer = _NETWORK_TYPES["Authorizer"]
@@ -245,7 +247,7 @@ class Environment:
                 if re.search(rf"\b{name}\b", expression):
                     raise CelError(f"the {name} library is not available outside the API server")
             try:
-                program = self._env.compile(expression)
+                program = self._env.compile(rewrite_optionals(expression))
             except Exception as exc:  # the runtime raises RuntimeError("INVALID_ARGUMENT: ERROR: ...")
                 raise CelError(_first_line(str(exc))) from None
             self._programs[expression] = program
@@ -365,7 +367,7 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     message = proto.message_type.add(name="Quantity")
     message.field.add(name="num", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
     message.field.add(name="den", number=2, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING)
-    for name in ("IP", "CIDR", "URL", "Semver", "Image"):  # each carries its canonical text
+    for name in ("IP", "CIDR", "URL", "Semver", "Image", "Format"):  # each carries its text (a name)
         proto.message_type.add(name=name).field.add(
             name="text", number=1, type=descriptor_pb2.FieldDescriptorProto.TYPE_STRING
         )
@@ -396,7 +398,17 @@ def _quantity_message() -> tuple[Any, Any, Any]:
     cls = message_factory.GetMessageClass(pool.FindMessageTypeByName("k8s.Quantity"))
     classes = {
         n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"k8s.{n}"))
-        for n in ("IP", "CIDR", "URL", "Semver", "Image", "Authorizer", "AuthzCheck", "AuthzDecision")
+        for n in (
+            "IP",
+            "CIDR",
+            "URL",
+            "Semver",
+            "Image",
+            "Format",
+            "Authorizer",
+            "AuthzCheck",
+            "AuthzDecision",
+        )
     }
     _NETWORK_TYPES.update(classes)
     _MESSAGE_CLASSES.update({f"k8s.{n}": c for n, c in classes.items()})
@@ -854,6 +866,346 @@ def _image_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
         decl("digest", ("image_digest", t.STRING, [im], part("digest"), True)),
         decl("identifier", ("image_identifier", t.STRING, [im], part("identifier"), True)),
     ]
+
+
+# ---- the format library ---------------------------------------------------------------------------
+#
+# Its two functions return optionals (``format.named(name)``: ?Format; ``<Format>.validate(s)``:
+# ?list<string>), which a Python function cannot return in this runtime. So the expression is
+# rewritten before it is compiled: ``format.named(A)`` becomes
+# ``optional.ofNonZeroValue(stockade_format_named(A))`` (an unknown name is the empty Format, the
+# zero value: none), and ``R.validate(A)`` becomes
+# ``optional.ofNonZeroValue(R.stockade_format_errors(A))`` (no errors is the empty list: none). Both
+# are the values Kubernetes' functions return.
+
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*"
+_DNS1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
+_QUALIFIED_NAME = r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_VALUE = rf"({_QUALIFIED_NAME})?"
+
+
+def _regex_error(message: str, pattern: str, *examples: str) -> str:
+    """apimachinery's validation.RegexError, word for word (its "', " then " or " included)."""
+    if not examples:
+        return f"{message} (regex used for validation is '{pattern}')"
+    shown = " or ".join(f"'{e}', " for e in examples)
+    return f"{message} (e.g. {shown}regex used for validation is '{pattern}')"
+
+
+def _max_len(n: int) -> str:
+    return f"must be no more than {n} characters"
+
+
+def _dns1123_label(value: str) -> list[str]:
+    errs = [_max_len(63)] if len(value) > 63 else []
+    if not re.fullmatch(_DNS1123_LABEL, value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_LABEL,
+                "my-name",
+                "123-abc",
+            )
+        )
+    return errs
+
+
+def _dns1123_subdomain(value: str) -> list[str]:
+    errs = [_max_len(253)] if len(value) > 253 else []
+    if not re.fullmatch(_DNS1123_SUBDOMAIN, value):
+        errs.append(
+            _regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+                "or '.', and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN,
+                "example.com",
+            )
+        )
+    return errs
+
+
+def _dns1035_label(value: str) -> list[str]:
+    errs = [_max_len(63)] if len(value) > 63 else []
+    if not re.fullmatch(_DNS1035_LABEL, value):
+        errs.append(
+            _regex_error(
+                "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with "
+                "an alphabetic character, and end with an alphanumeric character",
+                _DNS1035_LABEL,
+                "my-name",
+                "abc-123",
+            )
+        )
+    return errs
+
+
+_QUALIFIED_MESSAGE = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+    "alphanumeric character"
+)
+
+
+def _qualified_name(value: str) -> list[str]:
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            errs += [f"prefix part {m}" for m in _dns1123_subdomain(prefix)]
+    else:
+        return [
+            "a qualified name "
+            + _regex_error(_QUALIFIED_MESSAGE, _QUALIFIED_NAME, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name) > 63:
+        errs.append("name part " + _max_len(63))
+    if not re.fullmatch(_QUALIFIED_NAME, name):
+        errs.append(
+            "name part " + _regex_error(_QUALIFIED_MESSAGE, _QUALIFIED_NAME, "MyName", "my.name", "123-abc")
+        )
+    return errs
+
+
+def _label_value(value: str) -> list[str]:
+    errs = [_max_len(63)] if len(value) > 63 else []
+    if not re.fullmatch(_LABEL_VALUE, value):
+        errs.append(
+            _regex_error(
+                "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
+                "'.', and must start and end with an alphanumeric character",
+                _LABEL_VALUE,
+                "MyValue",
+                "my_value",
+                "12345",
+            )
+        )
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    """apimachinery's maskTrailingDash, as written: a trailing dash and the character before it
+    become one alphanumeric (a generated name's prefix may end in a dash)."""
+    return name[:-2] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def _uri(value: str) -> list[str]:
+    """Go's url.ParseRequestURI: an absolute URI or an absolute path."""
+    if not value:
+        return ['parse "": empty url']
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in value):
+        return [f'parse "{value}": net/url: invalid control character in URL']
+    if value.startswith(":"):
+        return [f'parse "{value}": missing protocol scheme']
+    if re.match(r"[A-Za-z][A-Za-z0-9+.-]*:", value) is None and not value.startswith("/"):
+        return [f'parse "{value}": invalid URI for request']
+    return []
+
+
+_UUID = re.compile(r"(?i)^[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12}$")
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
+_DATETIME = re.compile(r"(\d{4}-\d{2}-\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?\Z")
+
+
+def _base64(value: str) -> list[str]:
+    import base64
+    import binascii
+
+    try:
+        base64.b64decode(value.replace("\r", "").replace("\n", ""), validate=True)
+    except (binascii.Error, ValueError):
+        return ["invalid base64"]
+    return []
+
+
+def _date(value: str) -> list[str]:
+    import datetime
+
+    try:
+        if not _DATE.match(value):
+            raise ValueError(value)
+        datetime.date.fromisoformat(value)
+    except ValueError:
+        return ["invalid date"]
+    return []
+
+
+def _datetime(value: str) -> list[str]:
+    import datetime
+
+    match = _DATETIME.match(value)
+    try:
+        if match is None:
+            raise ValueError(value)
+        datetime.date.fromisoformat(match.group(1))
+        hour, minute, second = (int(match.group(i)) for i in (2, 3, 4))
+        if hour > 23 or minute > 59 or second > 60:
+            raise ValueError(value)
+    except ValueError:
+        return ["invalid datetime"]
+    return []
+
+
+FORMATS: dict[str, Any] = {
+    "dns1123Label": _dns1123_label,
+    "dns1123Subdomain": _dns1123_subdomain,
+    "dns1035Label": _dns1035_label,
+    "qualifiedName": _qualified_name,
+    "dns1123LabelPrefix": lambda v: _dns1123_label(_mask_trailing_dash(v)),
+    "dns1123SubdomainPrefix": lambda v: _dns1123_subdomain(_mask_trailing_dash(v)),
+    "dns1035LabelPrefix": lambda v: _dns1035_label(_mask_trailing_dash(v)),
+    "labelValue": _label_value,
+    "uri": _uri,
+    "uuid": lambda v: [] if _UUID.match(v) else ["does not match the UUID format"],
+    "byte": _base64,
+    "date": _date,
+    "datetime": _datetime,
+}
+
+
+def _format_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    """Kubernetes' format library (format.go, 1.31): ``format.<name>()`` for each named format,
+    ``format.named(name)`` and ``<Format>.validate(s)`` (through the rewrite above)."""
+    t = cel.Type
+    ft = t("k8s.Format")
+    Format = _NETWORK_TYPES["Format"]
+
+    def constant(name: str) -> Any:
+        return lambda: Format(text=name)
+
+    def errors(f: Any, value: str) -> list[str]:
+        return list(FORMATS[f.text](value))
+
+    def named(name: str) -> Any:
+        return Format(text=name if name in FORMATS else "")
+
+    out = [
+        _decl(cel, f"format.{name}", (f"format_{name}", ft, [], constant(name), False)) for name in FORMATS
+    ]
+    return [
+        *out,
+        _decl(cel, "stockade_format_named", ("stockade_format_named", ft, [t.STRING], named, False)),
+        _decl(
+            cel,
+            "stockade_format_errors",
+            ("stockade_format_errors", t.List(t.STRING), [ft, t.STRING], errors, True),
+        ),
+    ]
+
+
+_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.?")
+_TRIPLE = ("'''", '"""')
+
+
+def _in_literals(text: str) -> list[bool]:
+    """Which characters of a CEL expression are inside string or bytes literals (quotes, triple
+    quotes, raw strings, escapes)."""
+    mask = [False] * len(text)
+    i = 0
+    while i < len(text):
+        c = text[i]
+        if c not in "'\"":
+            i += 1
+            continue
+        raw = i > 0 and text[i - 1] in "rR"
+        quote = text[i : i + 3] if text[i : i + 3] in _TRIPLE else c
+        j = i + len(quote)
+        while j < len(text) and not text.startswith(quote, j):
+            j += 2 if text[j] == "\\" and not raw else 1
+        end = min(len(text), j + len(quote))
+        for k in range(i, end):
+            mask[k] = True
+        i = end
+    return mask
+
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = {v: k for k, v in _OPEN.items()}
+
+
+def _closing(text: str, mask: list[bool], open_at: int) -> int:
+    """The index of the bracket closing the one at `open_at` (outside literals); -1 if none."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        if mask[i]:
+            continue
+        if text[i] in _OPEN:
+            depth += 1
+        elif text[i] in _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
+
+
+def _receiver_start(text: str, mask: list[bool], end: int) -> int:
+    """Where the member-call receiver ending at `end` (exclusive) begins: identifiers, dots, ``?.``,
+    literals and balanced calls/indexes, scanned backwards."""
+    i = end
+    while i > 0:
+        if mask[i - 1]:  # a literal: skip it whole
+            while i > 0 and mask[i - 1]:
+                i -= 1
+            continue
+        c = text[i - 1]
+        if c in _CLOSE:
+            depth = 0
+            while i > 0:
+                i -= 1
+                if mask[i]:
+                    continue
+                if text[i] in _CLOSE:
+                    depth += 1
+                elif text[i] in _OPEN:
+                    depth -= 1
+                    if depth == 0:
+                        break
+            continue
+        if c not in _IDENT_CHARS:
+            break
+        i -= 1
+    return i
+
+
+_OPTIONAL_CALLS = re.compile(r"format\.named\(|\.validate\(")
+
+
+def rewrite_optionals(expression: str) -> str:
+    """The format library's optionals, as described above; other expressions are returned as is."""
+    if "format.named(" not in expression and ".validate(" not in expression:
+        return expression
+    for _ in range(64):  # one call per pass; an expression holds few
+        mask = _in_literals(expression)
+        found = None
+        for match in _OPTIONAL_CALLS.finditer(expression):
+            at = match.start()
+            named = match.group(0) == "format.named("
+            if not mask[at] and not (named and at > 0 and expression[at - 1] in _IDENT_CHARS):
+                found = match
+                break
+        if found is None:
+            return expression
+        open_at = found.end() - 1
+        close_at = _closing(expression, mask, open_at)
+        if close_at < 0:
+            return expression  # unbalanced: the compiler says so
+        args = expression[open_at + 1 : close_at]
+        if found.group(0) == "format.named(":
+            start, call = found.start(), f"optional.ofNonZeroValue(stockade_format_named({args}))"
+        else:
+            start = _receiver_start(expression, mask, found.start())
+            receiver = expression[start : found.start()]
+            call = f"optional.ofNonZeroValue({receiver}.stockade_format_errors({args}))"
+        expression = expression[:start] + call + expression[close_at + 1 :]
+    return expression
 
 
 def _authorizer_functions(cel: Any) -> list[tuple[str, list[Spec]]]:

@@ -38,6 +38,14 @@ CASES: list[tuple[str, Any]] = [
     ("cidr('10.0.0.0/8').containsIP('10.255.0.1') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", True),
     ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')", True),
     ("url('https://example.com:8443/p?a=1').getPort()", "8443"),
+    # the format library's optionals (policies/cel.py rewrite_optionals)
+    ("format.dns1123Label().validate('my-name').hasValue()", False),
+    ("format.named('dns1123Label').value().validate('Bad_Name').hasValue()", True),
+    ("format.named('noSuchFormat').hasValue()", False),
+    ("[format.dns1123Label(), format.uuid()].all(f, f.validate('Not OK').hasValue())", True),
+    ("format.labelValue().validate(object.?metadata.?name.orValue('a-b')).orValue([]).size()", 0),
+    ("'x.validate(y) and format.named(z)'.size()", 33),  # text inside literals is left alone
+    ("size(format.dns1035Label().validate('1abc').value()) == 1", True),
     ("semver('1.2.3-rc.1+build.5').minor()", 2),
     ("isSemver('v1.2', true) && !isSemver('v1.2')", True),
     ("semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta'))", True),
@@ -58,7 +66,6 @@ def test_values(expression: str, value: Any) -> None:
     "expression",
     [
         "authorizer.group('').resource('pods').fieldSelector('a=b').check('get').allowed()",
-        "format.dns1123Label()",
         "string(ip('10.0.0.1'))",
         "[1, 2].indexOf(2)",
         "semver('1.0.0').compareTo(quantity('1'))",

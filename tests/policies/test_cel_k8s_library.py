@@ -16,9 +16,11 @@ import yaml
 
 from stockade.policies.cel import CelError, environment
 
-CASES: list[dict[str, Any]] = yaml.safe_load(
-    (Path(__file__).parent / "data" / "k8s_cel_library_cases.yaml").read_text(encoding="utf-8")
-)
+CASES: list[dict[str, Any]] = [
+    case
+    for data in ("k8s_cel_library_cases.yaml", "k8s_cel_format_cases.yaml")
+    for case in yaml.safe_load((Path(__file__).parent / "data" / data).read_text(encoding="utf-8"))
+]
 
 #: (library, name) -> why stockade does not provide what the case uses: it must not compile (so a
 #: policy using it is reported as not evaluated, never passed)
