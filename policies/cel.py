@@ -33,7 +33,10 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
   ParseReference, default options).
 - Kubernetes' format library (1.31): ``format.<name>()``, ``format.named(name)``,
   ``<Format>.validate(s)``, with apimachinery's messages; its optionals come from a rewrite of the
-  expression (``rewrite_optionals``), since a Python function cannot return one in this runtime.
+  expression (``rewrite``), since a Python function cannot return one in this runtime.
+- two-variable comprehensions (1.32: ``all``, ``exists``, ``existsOne``, ``transformList``,
+  ``transformMap``, ``transformMapEntry`` with an index or key and a value), spelled by ``rewrite``
+  with one-variable macros and ``cel.bind``, since macros cannot be added from Python.
 - Kubernetes' authorizer library, answered by the gate (below).
 
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
@@ -42,7 +45,6 @@ never as passing), each for a reason of this runtime:
 - ``string()`` of an IP or CIDR and ``indexOf``/``lastIndexOf`` on lists: the runtime takes one
   declaration per function name, and ``string`` (a builtin) and ``indexOf`` (the strings extension)
   already have theirs;
-- two-variable comprehensions (1.32): macros, which cannot be added from Python;
 - the authorizer's field and label selectors.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
@@ -220,7 +222,8 @@ class Environment:
             + _network_functions(cel)
             + _semver_functions(cel)
             + _image_functions(cel)
-            + _format_functions(cel),
+            + _format_functions(cel)
+            + _comprehension_functions(cel),
         )
         functions += _merged(cel, _authorizer_functions(cel))
         self._authorizer = _NETWORK_TYPES["Authorizer"]
@@ -247,7 +250,7 @@ class Environment:
                 if re.search(rf"\b{name}\b", expression):
                     raise CelError(f"the {name} library is not available outside the API server")
             try:
-                program = self._env.compile(rewrite_optionals(expression))
+                program = self._env.compile(rewrite(expression))
             except Exception as exc:  # the runtime raises RuntimeError("INVALID_ARGUMENT: ERROR: ...")
                 raise CelError(_first_line(str(exc))) from None
             self._programs[expression] = program
@@ -1175,37 +1178,153 @@ def _receiver_start(text: str, mask: list[bool], end: int) -> int:
     return i
 
 
-_OPTIONAL_CALLS = re.compile(r"format\.named\(|\.validate\(")
+_REWRITTEN_CALLS = re.compile(
+    r"format\.named\(|\.(validate|all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry)\("
+)
 
 
-def rewrite_optionals(expression: str) -> str:
-    """The format library's optionals, as described above; other expressions are returned as is."""
-    if "format.named(" not in expression and ".validate(" not in expression:
+def rewrite(expression: str) -> str:
+    """What this runtime lacks, spelled with what it has (the format library's optionals and the
+    two-variable comprehensions, as described above); other expressions are returned as is."""
+    if not _REWRITTEN_CALLS.search(expression):
         return expression
-    for _ in range(64):  # one call per pass; an expression holds few
+    done: set[int] = set()  # positions of one-variable macros, left as they are
+    for n in range(256):  # one call per pass; an expression holds few
         mask = _in_literals(expression)
-        found = None
-        for match in _OPTIONAL_CALLS.finditer(expression):
+        for match in _REWRITTEN_CALLS.finditer(expression):
             at = match.start()
             named = match.group(0) == "format.named("
-            if not mask[at] and not (named and at > 0 and expression[at - 1] in _IDENT_CHARS):
-                found = match
-                break
-        if found is None:
-            return expression
-        open_at = found.end() - 1
-        close_at = _closing(expression, mask, open_at)
-        if close_at < 0:
-            return expression  # unbalanced: the compiler says so
-        args = expression[open_at + 1 : close_at]
-        if found.group(0) == "format.named(":
-            start, call = found.start(), f"optional.ofNonZeroValue(stockade_format_named({args}))"
+            if mask[at] or at in done or (named and at > 0 and expression[at - 1] in _IDENT_CHARS):
+                continue
+            open_at = match.end() - 1
+            close_at = _closing(expression, mask, open_at)
+            if close_at < 0:
+                return expression  # unbalanced: the compiler says so
+            args = expression[open_at + 1 : close_at]
+            start = at if named else _receiver_start(expression, mask, at)
+            receiver = expression[start:at]
+            if named:
+                call = f"optional.ofNonZeroValue(stockade_format_named({args}))"
+            elif match.group(1) == "validate":
+                call = f"optional.ofNonZeroValue({receiver}.stockade_format_errors({args}))"
+            else:
+                split = _split_args(expression, mask, open_at + 1, close_at)
+                two = _two_var(match.group(1), receiver, split, n)
+                if two is None:
+                    done.add(at)
+                    continue
+                call = two
+            expression = expression[:start] + call + expression[close_at + 1 :]
+            done = {d for d in done if d < start}  # positions after the edit moved
+            break
         else:
-            start = _receiver_start(expression, mask, found.start())
-            receiver = expression[start : found.start()]
-            call = f"optional.ofNonZeroValue({receiver}.stockade_format_errors({args}))"
-        expression = expression[:start] + call + expression[close_at + 1 :]
+            return expression
     return expression
+
+
+# ---- two-variable comprehensions (cel-go ext.TwoVarComprehensions, Kubernetes 1.32) ---------------
+#
+# They are macros, which cannot be added from Python; the rewrite spells each with one-variable
+# macros and cel.bind over the range's keys (a list's indexes, a map's keys), evaluating the range
+# once: ``R.all(i, v, P)`` becomes
+# ``cel.bind(stockade_r0, R, stockade_keys(stockade_r0).all(i, cel.bind(v, stockade_r0[i], P)))``,
+# and so for exists, existsOne, transformList, transformMap and transformMapEntry.
+
+_TWO_VAR = {
+    "all": (3,),
+    "exists": (3,),
+    "existsOne": (3,),
+    "exists_one": (3,),
+    "transformList": (3, 4),
+    "transformMap": (3, 4),
+    "transformMapEntry": (3, 4),
+}
+_IDENT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
+
+
+def _split_args(text: str, mask: list[bool], start: int, end: int) -> list[str]:
+    """The top-level comma-separated arguments of text[start:end]."""
+    out, depth, last = [], 0, start
+    for i in range(start, end):
+        if mask[i]:
+            continue
+        if text[i] in _OPEN:
+            depth += 1
+        elif text[i] in _CLOSE:
+            depth -= 1
+        elif text[i] == "," and depth == 0:
+            out.append(text[last:i])
+            last = i + 1
+    out.append(text[last:end])
+    return out
+
+
+def _two_var(macro: str, receiver: str, args: list[str], n: int) -> str | None:
+    """The one-variable spelling of a two-variable comprehension, or None when it is not one."""
+    if len(args) not in _TWO_VAR[macro]:
+        return None
+    first, second = _IDENT.match(args[0]), _IDENT.match(args[1])
+    if first is None or second is None:
+        return None
+    i, v, rest = first.group(1), second.group(1), [a.strip() for a in args[2:]]
+    r = f"stockade_r{n}"
+
+    def bound(body: str) -> str:
+        return f"cel.bind({v}, {r}[{i}], {body})"
+
+    keys = f"stockade_keys({r})"
+    if macro in ("all", "exists", "existsOne", "exists_one"):
+        body = f"{keys}.{'exists_one' if macro == 'existsOne' else macro}({i}, {bound(rest[0])})"
+    else:
+        kept = f"{keys}.filter({i}, {bound(rest[0])})" if len(rest) == 2 else keys
+        value = bound(rest[-1])
+        if macro == "transformList":
+            body = f"{kept}.map({i}, {value})"
+        elif macro == "transformMap":
+            k = f"stockade_k{n}"
+            body = f"cel.bind({k}, {kept}, stockade_zip_map({k}, {k}.map({i}, {value})))"
+        else:
+            body = f"stockade_merge_entries({kept}.map({i}, {value}))"
+    return f"cel.bind({r}, {receiver}, {body})"
+
+
+def _merge_entries(maps: list[Any]) -> dict[Any, Any]:
+    out: dict[Any, Any] = {}
+    for entry in maps:
+        for key, value in entry.items():
+            if key in out:
+                raise ValueError(f"insert failed: key {key!r} already exists")
+            out[key] = value
+    return out
+
+
+def _comprehension_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    t = cel.Type
+    dyn_list, dyn_map = t.List(t.DYN), t.Map(t.DYN, t.DYN)
+    return [
+        _decl(
+            cel,
+            "stockade_keys",
+            ("stockade_keys_list", t.List(t.INT), [dyn_list], lambda xs: list(range(len(xs))), False),
+            ("stockade_keys_map", dyn_list, [dyn_map], lambda m: list(m.keys()), False),
+        ),
+        _decl(
+            cel,
+            "stockade_zip_map",
+            (
+                "stockade_zip_map",
+                dyn_map,
+                [dyn_list, dyn_list],
+                lambda ks, vs: dict(zip(ks, vs, strict=True)),
+                False,
+            ),
+        ),
+        _decl(
+            cel,
+            "stockade_merge_entries",
+            ("stockade_merge_entries", dyn_map, [dyn_list], _merge_entries, False),
+        ),
+    ]
 
 
 def _authorizer_functions(cel: Any) -> list[tuple[str, list[Spec]]]:

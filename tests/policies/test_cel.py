@@ -38,7 +38,7 @@ CASES: list[tuple[str, Any]] = [
     ("cidr('10.0.0.0/8').containsIP('10.255.0.1') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", True),
     ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')", True),
     ("url('https://example.com:8443/p?a=1').getPort()", "8443"),
-    # the format library's optionals (policies/cel.py rewrite_optionals)
+    # the format library's optionals (policies/cel.py rewrite)
     ("format.dns1123Label().validate('my-name').hasValue()", False),
     ("format.named('dns1123Label').value().validate('Bad_Name').hasValue()", True),
     ("format.named('noSuchFormat').hasValue()", False),
@@ -46,6 +46,17 @@ CASES: list[tuple[str, Any]] = [
     ("format.labelValue().validate(object.?metadata.?name.orValue('a-b')).orValue([]).size()", 0),
     ("'x.validate(y) and format.named(z)'.size()", 33),  # text inside literals is left alone
     ("size(format.dns1035Label().validate('1abc').value()) == 1", True),
+    # two-variable comprehensions (Kubernetes 1.32), spelled with one-variable macros by rewrite()
+    ("[1, 2, 3].all(i, v, i < v)", True),
+    ("[1, 2, 3].exists(i, v, i == 1 && v == 2)", True),
+    ("[1, 2, 3].existsOne(i, v, v > 2) && ![1, 2, 3].exists_one(i, v, v > 1)", True),
+    ("{'a': 1, 'ab': 2}.all(k, v, k.startsWith('a') && v > 0)", True),
+    ("[1, 2, 3].transformList(i, v, i > 0, v * 2)", [4, 6]),
+    ("{'a': 1, 'b': 2}.transformMap(k, v, k != 'a', v + 1)", {"b": 3}),
+    ("{'a': 'x', 'b': 'y'}.transformMapEntry(k, v, {v: k})", {"x": "a", "y": "b"}),
+    ("[[1, 2], [3]].all(i, xs, xs.all(j, x, x > i + j))", True),
+    ("object.spec.containers.all(c, c.name != '')", True),
+    ("'a.all(i, v, x)'.size()", 14),
     ("semver('1.2.3-rc.1+build.5').minor()", 2),
     ("isSemver('v1.2', true) && !isSemver('v1.2')", True),
     ("semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta'))", True),
