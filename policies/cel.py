@@ -34,6 +34,8 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 - Kubernetes' format library (1.31): ``format.<name>()``, ``format.named(name)``,
   ``<Format>.validate(s)``, with apimachinery's messages; its optionals come from a rewrite of the
   expression (``rewrite``), since a Python function cannot return one in this runtime.
+- Kubernetes' list ``indexOf``/``lastIndexOf`` (the strings extension's names: both are served by
+  ``rewrite``, strings exactly as the extension does);
 - two-variable comprehensions (1.32: ``all``, ``exists``, ``existsOne``, ``transformList``,
   ``transformMap``, ``transformMapEntry`` with an index or key and a value), spelled by ``rewrite``
   with one-variable macros and ``cel.bind``, since macros cannot be added from Python.
@@ -42,9 +44,9 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
 never as passing), each for a reason of this runtime:
 
-- ``string()`` of an IP or CIDR and ``indexOf``/``lastIndexOf`` on lists: the runtime takes one
-  declaration per function name, and ``string`` (a builtin) and ``indexOf`` (the strings extension)
-  already have theirs;
+- ``string()`` of an IP or CIDR: the runtime takes one declaration per function name, and ``string``
+  (a builtin) has its own; rewriting every ``string()`` call would change how the builtin formats
+  every other type;
 - the authorizer's field and label selectors.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
@@ -223,7 +225,8 @@ class Environment:
             + _semver_functions(cel)
             + _image_functions(cel)
             + _format_functions(cel)
-            + _comprehension_functions(cel),
+            + _comprehension_functions(cel)
+            + _index_functions(cel),
         )
         functions += _merged(cel, _authorizer_functions(cel))
         self._authorizer = _NETWORK_TYPES["Authorizer"]
@@ -1179,7 +1182,8 @@ def _receiver_start(text: str, mask: list[bool], end: int) -> int:
 
 
 _REWRITTEN_CALLS = re.compile(
-    r"format\.named\(|\.(validate|all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry)\("
+    r"format\.named\(|\.(validate|all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry"
+    r"|indexOf|lastIndexOf)\("
 )
 
 
@@ -1207,6 +1211,9 @@ def rewrite(expression: str) -> str:
                 call = f"optional.ofNonZeroValue(stockade_format_named({args}))"
             elif match.group(1) == "validate":
                 call = f"optional.ofNonZeroValue({receiver}.stockade_format_errors({args}))"
+            elif match.group(1) in ("indexOf", "lastIndexOf"):
+                name = "stockade_index_of" if match.group(1) == "indexOf" else "stockade_last_index_of"
+                call = f"{receiver}.{name}({args})"
             else:
                 split = _split_args(expression, mask, open_at + 1, close_at)
                 two = _two_var(match.group(1), receiver, split, n)
@@ -1323,6 +1330,76 @@ def _comprehension_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
             cel,
             "stockade_merge_entries",
             ("stockade_merge_entries", dyn_map, [dyn_list], _merge_entries, False),
+        ),
+    ]
+
+
+# ---- indexOf / lastIndexOf on lists and strings ------------------------------------------------------
+#
+# Kubernetes' list library has ``<list>.indexOf(x)`` and ``lastIndexOf(x)``; the strings extension
+# holds those names for strings, and the runtime takes one declaration per name. So ``.indexOf(`` and
+# ``.lastIndexOf(`` calls are rewritten to ``stockade_index_of`` / ``stockade_last_index_of``, whose
+# overloads cover both: strings as this runtime's strings extension (code-point offsets from 0 to the
+# length, outside that an error; an empty substring is found at the offset), lists with CEL equality
+# (a bool never equals a number). tests/policies/test_cel.py checks the string overloads against the
+# extension's own functions, input for input.
+
+
+def _cel_equal(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) != isinstance(b, bool):
+        return False
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_cel_equal(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_cel_equal(a[k], b[k]) for k in a)
+    return bool(a == b)
+
+
+def _list_index(xs: list[Any], x: Any) -> int:
+    return next((i for i, y in enumerate(xs) if _cel_equal(y, x)), -1)
+
+
+def _list_last_index(xs: list[Any], x: Any) -> int:
+    return next((i for i in range(len(xs) - 1, -1, -1) if _cel_equal(xs[i], x)), -1)
+
+
+def _string_index(s: str, sub: str, offset: int = 0) -> int:
+    if offset < 0 or offset > len(s):
+        raise ValueError(f"index out of range: {offset}")
+    return s.find(sub, offset)
+
+
+def _string_last_index(s: str, sub: str, offset: int | None = None) -> int:
+    if offset is None:
+        offset = len(s)
+    if offset < 0 or offset > len(s):
+        raise ValueError(f"index out of range: {offset}")
+    return s.rfind(sub, 0, offset + len(sub))
+
+
+def _index_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    t = cel.Type
+    dyn_list, anything = t.List(t.DYN), t("any")
+    return [
+        _decl(
+            cel,
+            "stockade_index_of",
+            ("stockade_string_index_of", t.INT, [t.STRING, t.STRING], _string_index, True),
+            ("stockade_string_index_of_offset", t.INT, [t.STRING, t.STRING, t.INT], _string_index, True),
+            ("stockade_list_index_of", t.INT, [dyn_list, anything], _list_index, True),
+        ),
+        _decl(
+            cel,
+            "stockade_last_index_of",
+            ("stockade_string_last_index_of", t.INT, [t.STRING, t.STRING], _string_last_index, True),
+            (
+                "stockade_string_last_index_of_offset",
+                t.INT,
+                [t.STRING, t.STRING, t.INT],
+                _string_last_index,
+                True,
+            ),
+            ("stockade_list_last_index_of", t.INT, [dyn_list, anything], _list_last_index, True),
         ),
     ]
 

@@ -78,7 +78,6 @@ def test_values(expression: str, value: Any) -> None:
     [
         "authorizer.group('').resource('pods').fieldSelector('a=b').check('get').allowed()",
         "string(ip('10.0.0.1'))",
-        "[1, 2].indexOf(2)",
         "semver('1.0.0').compareTo(quantity('1'))",
     ],
 )
@@ -113,3 +112,56 @@ def test_a_library_without_vaps_does_not_load_the_cel_runtime() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_string_index_of_matches_the_strings_extension() -> None:
+    """`indexOf`/`lastIndexOf` calls are rewritten to stockade's own functions (which also serve
+    lists): on strings they must answer exactly as the runtime's strings extension, which is the
+    oracle here, value for value and error for error, on random and edge inputs (code points)."""
+    import random
+
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+    from cel_expr_python.ext import ext_strings  # type: ignore[import-untyped]
+
+    oracle = cel.NewEnv(
+        variables={"s": cel.Type.STRING, "t": cel.Type.STRING, "o": cel.Type.INT},
+        extensions=[ext_strings.ExtStrings()],
+    )
+    ours = environment()
+    rng = random.Random(20261126)
+    alphabet = ["a", "b", "é", "😀", " "]
+    samples = [("", ""), ("", "a"), ("a", ""), ("abc", "abc"), ("abc", "abcd"), ("hello mellow", "ello")]
+    samples += [
+        (
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 7))),
+            "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 3))),
+        )
+        for _ in range(150)
+    ]
+    checked = 0
+    for s, t in samples:
+        for offset in (None, -1, 0, 1, 2, len(s) - 1, len(s), len(s) + 1):
+            for fn in ("indexOf", "lastIndexOf"):
+                call = f"s.{fn}(t)" if offset is None else f"s.{fn}(t, o)"
+                want = oracle.compile(call).eval(oracle.Activation({"s": s, "t": t, "o": offset or 0}))
+                got = ours.evaluate(
+                    call.replace("s.", "object.s.").replace("(t", "(object.t").replace(", o", ", object.o"),
+                    ours.activation({"object": {"s": s, "t": t, "o": offset or 0}}),
+                )
+                if want.type() == cel.Type.ERROR:
+                    assert got.error is not None, (call, s, t, offset, got)
+                else:
+                    assert got.error is None and got.value == want.plain_value(), (call, s, t, offset, got)
+                checked += 1
+    assert checked > 2000
+
+
+def test_list_index_of() -> None:
+    env = environment()
+    act = env.activation({"object": {"xs": [1, True, "a", 1]}})
+    assert env.evaluate("[1, 2, 3].indexOf(2)", act).value == 1
+    assert env.evaluate("object.xs.indexOf(1)", act).value == 0
+    assert env.evaluate("object.xs.lastIndexOf(1)", act).value == 3
+    assert env.evaluate("object.xs.indexOf(true)", act).value == 1  # a bool is not the number 1
+    assert env.evaluate("['x'].indexOf('y')", act).value == -1
+    assert env.evaluate("'abc'.indexOf('c')", act).value == 2
