@@ -39,6 +39,9 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 - two-variable comprehensions (1.32: ``all``, ``exists``, ``existsOne``, ``transformList``,
   ``transformMap``, ``transformMapEntry`` with an index or key and a value), spelled by ``rewrite``
   with one-variable macros and ``cel.bind``, since macros cannot be added from Python.
+- cel-go's lists extension, version 3, which Kubernetes' base environment enables: ``lists.range``,
+  ``slice``, ``flatten``, ``distinct``, ``reverse``, ``sort`` and the ``sortBy`` macro (the last two
+  names through ``rewrite``: ``reverse`` is also the strings extension's, ``sortBy`` a macro).
 - Kubernetes' authorizer library, answered by the gate (below).
 
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
@@ -226,7 +229,8 @@ class Environment:
             + _image_functions(cel)
             + _format_functions(cel)
             + _comprehension_functions(cel)
-            + _index_functions(cel),
+            + _index_functions(cel)
+            + _lists_functions(cel),
         )
         functions += _merged(cel, _authorizer_functions(cel))
         self._authorizer = _NETWORK_TYPES["Authorizer"]
@@ -1111,13 +1115,23 @@ _IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ01
 _TRIPLE = ("'''", '"""')
 
 
-def _in_literals(text: str) -> list[bool]:
+_LITERAL, _COMMENT = 1, 2
+
+
+def _in_literals(text: str) -> list[int]:
     """Which characters of a CEL expression are inside string or bytes literals (quotes, triple
-    quotes, raw strings, escapes)."""
-    mask = [False] * len(text)
+    quotes, raw strings, escapes: _LITERAL) or ``//`` comments (_COMMENT); 0 elsewhere."""
+    mask = [0] * len(text)
     i = 0
     while i < len(text):
         c = text[i]
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            end = len(text) if end < 0 else end
+            for k in range(i, end):
+                mask[k] = _COMMENT
+            i = end
+            continue
         if c not in "'\"":
             i += 1
             continue
@@ -1128,7 +1142,7 @@ def _in_literals(text: str) -> list[bool]:
             j += 2 if text[j] == "\\" and not raw else 1
         end = min(len(text), j + len(quote))
         for k in range(i, end):
-            mask[k] = True
+            mask[k] = _LITERAL
         i = end
     return mask
 
@@ -1137,7 +1151,7 @@ _OPEN = {"(": ")", "[": "]", "{": "}"}
 _CLOSE = {v: k for k, v in _OPEN.items()}
 
 
-def _closing(text: str, mask: list[bool], open_at: int) -> int:
+def _closing(text: str, mask: list[int], open_at: int) -> int:
     """The index of the bracket closing the one at `open_at` (outside literals); -1 if none."""
     depth = 0
     for i in range(open_at, len(text)):
@@ -1152,11 +1166,16 @@ def _closing(text: str, mask: list[bool], open_at: int) -> int:
     return -1
 
 
-def _receiver_start(text: str, mask: list[bool], end: int) -> int:
+def _receiver_start(text: str, mask: list[int], end: int) -> int:
     """Where the member-call receiver ending at `end` (exclusive) begins: identifiers, dots, ``?.``,
     literals and balanced calls/indexes, scanned backwards."""
     i = end
     while i > 0:
+        if (text[i - 1].isspace() or mask[i - 1] == _COMMENT) and i < len(text) and text[i] == ".":
+            # whitespace and comments between a receiver and its `.member` (a chain over lines)
+            while i > 0 and (text[i - 1].isspace() or mask[i - 1] == _COMMENT):
+                i -= 1
+            continue
         if mask[i - 1]:  # a literal: skip it whole
             while i > 0 and mask[i - 1]:
                 i -= 1
@@ -1183,7 +1202,7 @@ def _receiver_start(text: str, mask: list[bool], end: int) -> int:
 
 _REWRITTEN_CALLS = re.compile(
     r"format\.named\(|\.(validate|all|exists|existsOne|exists_one|transformList|transformMap|transformMapEntry"
-    r"|indexOf|lastIndexOf)\("
+    r"|indexOf|lastIndexOf|reverse|sortBy)\("
 )
 
 
@@ -1211,6 +1230,17 @@ def rewrite(expression: str) -> str:
                 call = f"optional.ofNonZeroValue(stockade_format_named({args}))"
             elif match.group(1) == "validate":
                 call = f"optional.ofNonZeroValue({receiver}.stockade_format_errors({args}))"
+            elif match.group(1) == "reverse":
+                call = f"{receiver}.stockade_reverse({args})"
+            elif match.group(1) == "sortBy":
+                split = _split_args(expression, mask, open_at + 1, close_at)
+                var = _IDENT.match(split[0]) if len(split) == 2 else None
+                if var is None:
+                    done.add(at)
+                    continue
+                r = f"stockade_r{n}"
+                keys = f"{r}.map({var.group(1)}, {split[1].strip()})"
+                call = f"cel.bind({r}, {receiver}, stockade_sort_by({r}, {keys}))"
             elif match.group(1) in ("indexOf", "lastIndexOf"):
                 name = "stockade_index_of" if match.group(1) == "indexOf" else "stockade_last_index_of"
                 call = f"{receiver}.{name}({args})"
@@ -1249,7 +1279,7 @@ _TWO_VAR = {
 _IDENT = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 
 
-def _split_args(text: str, mask: list[bool], start: int, end: int) -> list[str]:
+def _split_args(text: str, mask: list[int], start: int, end: int) -> list[str]:
     """The top-level comma-separated arguments of text[start:end]."""
     out, depth, last = [], 0, start
     for i in range(start, end):
@@ -1274,6 +1304,8 @@ def _two_var(macro: str, receiver: str, args: list[str], n: int) -> str | None:
     if first is None or second is None:
         return None
     i, v, rest = first.group(1), second.group(1), [a.strip() for a in args[2:]]
+    if i == v or "__result__" in (i, v):
+        return None  # left to the compiler, which refuses it (as cel-go does)
     r = f"stockade_r{n}"
 
     def bound(body: str) -> str:
@@ -1298,6 +1330,8 @@ def _two_var(macro: str, receiver: str, args: list[str], n: int) -> str | None:
 def _merge_entries(maps: list[Any]) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     for entry in maps:
+        if not isinstance(entry, dict):
+            raise ValueError("transformMapEntry: the transform must give a map")
         for key, value in entry.items():
             if key in out:
                 raise ValueError(f"insert failed: key {key!r} already exists")
@@ -1400,6 +1434,89 @@ def _index_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
                 True,
             ),
             ("stockade_list_last_index_of", t.INT, [dyn_list, anything], _list_last_index, True),
+        ),
+    ]
+
+
+# ---- cel-go's lists extension (ext.Lists, version 3, in Kubernetes' base environment) -------------
+#
+# ``lists.range(n)``, ``<list>.slice(start, end)``, ``flatten([depth])``, ``distinct()``,
+# ``reverse()``, ``sort()`` and the macro ``sortBy(e, key)``. ``reverse`` is also the strings
+# extension's, so ``.reverse(`` is rewritten to a function serving both (a string's code points
+# reversed, as the extension does), and ``R.sortBy(e, K)`` to ``stockade_sort_by(R, R.map(e, K))``
+# with the range evaluated once.
+
+
+def _slice(xs: list[Any], start: int, end: int) -> list[Any]:
+    if start < 0 or end < 0:
+        raise ValueError(f"cannot slice({start}, {end}), negative indexes not supported")
+    if start > end:
+        raise ValueError(f"cannot slice({start}, {end}), start index must be less than or equal to end index")
+    if end > len(xs):
+        raise ValueError(f"cannot slice({start}, {end}), list is length {len(xs)}")
+    return xs[start:end]
+
+
+def _flatten(xs: list[Any], depth: int = 1) -> list[Any]:
+    if depth < 0:
+        raise ValueError("level must be non-negative")
+    out: list[Any] = []
+    for x in xs:
+        if isinstance(x, list) and depth > 0:
+            out.extend(_flatten(x, depth - 1))
+        else:
+            out.append(x)
+    return out
+
+
+def _distinct(xs: list[Any]) -> list[Any]:
+    out: list[Any] = []
+    for x in xs:
+        if not any(_cel_equal(x, y) for y in out):
+            out.append(x)
+    return out
+
+
+def _sort_key(xs: list[Any]) -> Any:
+    kinds = {type(x) for x in xs}
+    if len(kinds) > 1 or (kinds and not kinds <= {int, float, str, bool, bytes}):
+        raise ValueError("list elements must have the same type")
+    return xs
+
+
+def _sorted(xs: list[Any]) -> list[Any]:
+    return sorted(_sort_key(xs))
+
+
+def _sort_by(xs: list[Any], keys: list[Any]) -> list[Any]:
+    _sort_key(keys)
+    return [x for _, x in sorted(zip(keys, xs, strict=True), key=lambda kx: kx[0])]
+
+
+def _lists_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
+    t = cel.Type
+    dyn_list = t.List(t.DYN)
+    return [
+        _decl(
+            cel,
+            "lists.range",
+            ("lists_range", t.List(t.INT), [t.INT], lambda n: list(range(max(n, 0))), False),
+        ),
+        _decl(cel, "slice", ("list_slice", dyn_list, [dyn_list, t.INT, t.INT], _slice, True)),
+        _decl(
+            cel,
+            "flatten",
+            ("list_flatten", dyn_list, [dyn_list], _flatten, True),
+            ("list_flatten_depth", dyn_list, [dyn_list, t.INT], _flatten, True),
+        ),
+        _decl(cel, "distinct", ("list_distinct", dyn_list, [dyn_list], _distinct, True)),
+        _decl(cel, "sort", ("list_sort", dyn_list, [dyn_list], _sorted, True)),
+        _decl(cel, "stockade_sort_by", ("stockade_sort_by", dyn_list, [dyn_list, dyn_list], _sort_by, False)),
+        _decl(
+            cel,
+            "stockade_reverse",
+            ("stockade_string_reverse", t.STRING, [t.STRING], lambda s: s[::-1], True),
+            ("stockade_list_reverse", dyn_list, [dyn_list], lambda xs: xs[::-1], True),
         ),
     ]
 

@@ -57,6 +57,13 @@ CASES: list[tuple[str, Any]] = [
     ("[[1, 2], [3]].all(i, xs, xs.all(j, x, x > i + j))", True),
     ("object.spec.containers.all(c, c.name != '')", True),
     ("'a.all(i, v, x)'.size()", 14),
+    # cel-go's lists extension (Kubernetes' base environment)
+    ("lists.range(3)", [0, 1, 2]),
+    ("[[1], [2, [3]]].flatten()", [1, 2, [3]]),
+    ("[1, 2, 3].slice(1, 3).reverse()", [3, 2]),
+    ("'abc'.reverse()", "cba"),
+    ("[3, 1, 1].distinct().sort()", [1, 3]),
+    ("object.spec.containers.sortBy(c, c.image).map(c, c.name)", ["a", "b"]),
     ("semver('1.2.3-rc.1+build.5').minor()", 2),
     ("isSemver('v1.2', true) && !isSemver('v1.2')", True),
     ("semver('1.0.0-alpha.beta').isLessThan(semver('1.0.0-beta'))", True),
