@@ -1,7 +1,8 @@
 """Kubernetes' own CEL library tests, ported: the cases of semver_test.go, ip_test.go, cidr_test.go,
 quantity_test.go, image_test.go (k8s.io/apiserver/pkg/cel/library) as data in
 data/k8s_cel_library_cases.yaml, format_test.go's in data/k8s_cel_format_cases.yaml, and cel-go's
-ext/comprehensions_test.go (two-variable comprehensions) in data/celgo_comprehension_cases.yaml, run
+ext/comprehensions_test.go (two-variable comprehensions) in data/celgo_comprehension_cases.yaml and
+ext/lists_test.go (the lists extension) in data/celgo_lists_cases.yaml, run
 on stockade's environment (policies/cel.py). An expected value must be that value; an expected
 runtime error must be an error (never a value); an expected compile error must not compile. Where
 stockade does not provide what a case uses, the case is in NOT_PROVIDED with the reason and must not
@@ -20,7 +21,12 @@ from stockade.policies.cel import CelError, environment
 
 CASES: list[dict[str, Any]] = [
     case
-    for data in ("k8s_cel_library_cases.yaml", "k8s_cel_format_cases.yaml", "celgo_comprehension_cases.yaml")
+    for data in (
+        "k8s_cel_library_cases.yaml",
+        "k8s_cel_format_cases.yaml",
+        "celgo_comprehension_cases.yaml",
+        "celgo_lists_cases.yaml",
+    )
     for case in yaml.safe_load((Path(__file__).parent / "data" / data).read_text(encoding="utf-8"))
 ]
 
