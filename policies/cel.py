@@ -47,9 +47,10 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
 never as passing), each for a reason of this runtime:
 
-- ``string()`` of an IP or CIDR: the runtime takes one declaration per function name, and ``string``
-  (a builtin) has its own; rewriting every ``string()`` call would change how the builtin formats
-  every other type;
+- ``string()`` of an IP or CIDR whose argument the checker cannot type on its own (a macro's
+  variable, a dyn variable): the runtime takes one declaration per function name and ``string`` is a
+  builtin, so only calls whose argument types as an IP or a CIDR are rewritten
+  (``Environment._network_strings``);
 - the authorizer's field and label selectors.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
@@ -256,12 +257,41 @@ class Environment:
             for name in UNSUPPORTED:
                 if re.search(rf"\b{name}\b", expression):
                     raise CelError(f"the {name} library is not available outside the API server")
+            text = rewrite(expression)
             try:
-                program = self._env.compile(rewrite(expression))
+                program = self._env.compile(text)
             except Exception as exc:  # the runtime raises RuntimeError("INVALID_ARGUMENT: ERROR: ...")
-                raise CelError(_first_line(str(exc))) from None
+                typed = self._network_strings(text) if "applied to '(k8s." in str(exc) else None
+                if typed is None:
+                    raise CelError(_first_line(str(exc))) from None
+                try:
+                    program = self._env.compile(typed)
+                except Exception as again:
+                    raise CelError(_first_line(str(again))) from None
             self._programs[expression] = program
         return program
+
+    def _network_strings(self, text: str) -> str | None:
+        """``string(x)`` where the checker types `x` as an IP or a CIDR: the runtime's builtin
+        ``string`` takes no second declaration, so those calls (and only those) become
+        ``stockade_network_string(x)``. An argument the checker cannot type alone (a macro's
+        variable) is left as it is. None when no call changed."""
+        mask = _in_literals(text)
+        out, changed, i = [], False, 0
+        for match in re.finditer(r"(?<![A-Za-z0-9_.])string\(", text):
+            if mask[match.start()] or match.start() < i:
+                continue
+            close_at = _closing(text, mask, match.end() - 1)
+            if close_at < 0:
+                return None
+            try:
+                kind = self._env.compile(text[match.end() : close_at]).return_type().name()
+            except Exception:
+                continue
+            if kind in ("k8s.IP", "k8s.CIDR"):
+                out.append(text[i : match.start()] + "stockade_network_string(")
+                i, changed = match.end(), True
+        return "".join(out) + text[i:] if changed else None
 
     def activation(self, values: Mapping[str, Any]) -> Any:
         authorizer = values.get("authorizer")
@@ -549,6 +579,11 @@ def _network_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
         return _decl(cel, name, *overloads)
 
     return [
+        decl(
+            "stockade_network_string",
+            ("stockade_ip_string", t.STRING, [ip_t], lambda m: m.text, False),
+            ("stockade_cidr_string", t.STRING, [cidr_t], lambda m: m.text, False),
+        ),
         decl(
             "ip",
             ("string_to_ip", ip_t, [t.STRING], ip, False),

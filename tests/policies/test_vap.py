@@ -210,7 +210,7 @@ def test_a_policy_without_binding_applies_nowhere(tmp_path: Path) -> None:
 
 def test_unsupported_library_is_reported_not_passed(tmp_path: Path) -> None:
     text = REPLICAS_POLICY.replace(
-        "object.spec.replicas <= variables.limit", "string(ip('10.0.0.1')) == '10.0.0.1'"
+        "object.spec.replicas <= variables.limit", "[ip('10.0.0.1')].map(x, string(x)) == ['10.0.0.1']"
     )
     _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("small", 3)])
     (finding,) = findings
