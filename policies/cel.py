@@ -47,10 +47,9 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
 What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
 never as passing), each for a reason of this runtime:
 
-- ``string()`` of an IP or CIDR whose argument the checker cannot type on its own (a macro's
-  variable, a dyn variable): the runtime takes one declaration per function name and ``string`` is a
-  builtin, so only calls whose argument types as an IP or a CIDR are rewritten
-  (``Environment._network_strings``);
+- ``string()`` of an IP or CIDR held in a dyn value (a variable of ``variables``, a field): the
+  runtime takes one declaration per function name and ``string`` is a builtin, so only the calls the
+  checker reports as applied to an IP or a CIDR are rewritten (``Environment._network_strings``);
 - the authorizer's field and label selectors.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
@@ -79,6 +78,12 @@ UNDECIDABLE = "stockade: not decidable: "
 #: token -> decide(check message, verb) -> (allowed, reason); allowed None when it cannot be told.
 #: The gate registers one per evaluation (policies/vap.py) and the `authorizer` variable names it.
 AUTHORIZERS: dict[str, Any] = {}
+
+
+#: the checker's error for ``string()`` of an IP or a CIDR, with the call's line and column
+_NETWORK_STRING_ERROR = re.compile(
+    r"<input>:(\d+):(\d+): found no matching overload for 'string' applied to '\(k8s\.(?:IP|CIDR)\)'"
+)
 
 
 class CelError(ValueError):
@@ -261,7 +266,7 @@ class Environment:
             try:
                 program = self._env.compile(text)
             except Exception as exc:  # the runtime raises RuntimeError("INVALID_ARGUMENT: ERROR: ...")
-                typed = self._network_strings(text) if "applied to '(k8s." in str(exc) else None
+                typed = self._network_strings(text) if _NETWORK_STRING_ERROR.search(str(exc)) else None
                 if typed is None:
                     raise CelError(_first_line(str(exc))) from None
                 try:
@@ -272,26 +277,27 @@ class Environment:
         return program
 
     def _network_strings(self, text: str) -> str | None:
-        """``string(x)`` where the checker types `x` as an IP or a CIDR: the runtime's builtin
-        ``string`` takes no second declaration, so those calls (and only those) become
-        ``stockade_network_string(x)``. An argument the checker cannot type alone (a macro's
-        variable) is left as it is. None when no call changed."""
-        mask = _in_literals(text)
-        out, changed, i = [], False, 0
-        for match in re.finditer(r"(?<![A-Za-z0-9_.])string\(", text):
-            if mask[match.start()] or match.start() < i:
-                continue
-            close_at = _closing(text, mask, match.end() - 1)
-            if close_at < 0:
-                return None
+        """Compile `text`, rewriting each ``string(x)`` the checker reports as applied to an IP or a
+        CIDR into ``stockade_network_string(x)``: the runtime's builtin ``string`` takes no second
+        declaration, so only those calls change (found by the compiler's own positions, macro
+        variables included). None when no call was reported."""
+        changed = False
+        for _ in range(32):
             try:
-                kind = self._env.compile(text[match.end() : close_at]).return_type().name()
-            except Exception:
-                continue
-            if kind in ("k8s.IP", "k8s.CIDR"):
-                out.append(text[i : match.start()] + "stockade_network_string(")
-                i, changed = match.end(), True
-        return "".join(out) + text[i:] if changed else None
+                self._env.compile(text)
+                return text if changed else None
+            except Exception as exc:
+                found = _NETWORK_STRING_ERROR.findall(str(exc))
+            if not found:
+                return text if changed else None
+            starts = [0, *(m.end() for m in re.finditer("\n", text))]
+            for line, column in sorted({(int(a), int(b)) for a, b in found}, reverse=True):
+                at = starts[line - 1] + column - 1  # the call's "(": `string` ends there
+                if text[at - len("string") : at] != "string":
+                    return None
+                text = text[: at - len("string")] + "stockade_network_string" + text[at:]
+                changed = True
+        return None
 
     def activation(self, values: Mapping[str, Any]) -> Any:
         authorizer = values.get("authorizer")
