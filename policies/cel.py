@@ -44,13 +44,14 @@ What is in it, as the API server's ValidatingAdmissionPolicy environment has it
   names through ``rewrite``: ``reverse`` is also the strings extension's, ``sortBy`` a macro).
 - Kubernetes' authorizer library, answered by the gate (below).
 
-What is not (an expression that uses it does not compile, and the policy is reported as not evaluated,
-never as passing), each for a reason of this runtime:
+What differs from the API server, never as a pass:
 
-- ``string()`` of an IP or CIDR held in a dyn value (a variable of ``variables``, a field): the
-  runtime takes one declaration per function name and ``string`` is a builtin, so only the calls the
-  checker reports as applied to an IP or a CIDR are rewritten (``Environment._network_strings``);
-- the authorizer's field and label selectors.
+- ``string()`` of an IP or CIDR held in a dyn value (a variable of ``variables``, a field) is an
+  evaluation error (a violation under failurePolicy Fail): the runtime takes one declaration per
+  function name and ``string`` is a builtin, so only the calls the checker reports as applied to an
+  IP or a CIDR are rewritten (``Environment._network_strings``);
+- an expression using anything else the environment lacks does not compile, and the policy is
+  reported as not evaluated.
 
 The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
 objects it knows); a check the gate cannot answer is an UNDECIDABLE error, reported as not evaluated.
@@ -1568,8 +1569,8 @@ def _authorizer_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
     ``authorizer.serviceAccount(ns, name)`` (checks for that ServiceAccount instead of the requester);
     ``authorizer.requestResource``; on a decision ``allowed()``, ``reason()``, ``errored()``,
     ``error()``. The gate answers each check (AUTHORIZERS); a check it cannot answer is an error
-    starting with UNDECIDABLE, which makes the policy "not evaluated". Field and label selectors are
-    not provided."""
+    starting with UNDECIDABLE, which makes the policy "not evaluated". Field and label selectors
+    (1.31) are accepted and change nothing, as for the RBAC authorizer, whose answers these are."""
     t = cel.Type
     az, ck, dc = t("k8s.Authorizer"), t("k8s.AuthzCheck"), t("k8s.AuthzDecision")
     Authorizer, Check, Decision = (_NETWORK_TYPES[n] for n in ("Authorizer", "AuthzCheck", "AuthzDecision"))
@@ -1619,6 +1620,10 @@ def _authorizer_functions(cel: Any) -> list[tuple[str, list[Spec]]]:
         ),
         decl("namespace", ("resourcecheck_namespace", ck, [ck, t.STRING], with_field("ns"), True)),
         decl("name", ("resourcecheck_name", ck, [ck, t.STRING], with_field("obj_name"), True)),
+        # RBAC grants a list or watch whatever its selectors (the RBAC authorizer ignores them), so
+        # for the RBAC answers given here they change nothing; their syntax is not checked
+        decl("fieldSelector", ("resourcecheck_fieldselector", ck, [ck, t.STRING], lambda c, _: c, True)),
+        decl("labelSelector", ("resourcecheck_labelselector", ck, [ck, t.STRING], lambda c, _: c, True)),
         decl("check", ("resourcecheck_check", dc, [ck, t.STRING], check, True)),
         decl("allowed", ("decision_allowed", t.BOOL, [dc], lambda d: d.allowed, True)),
         decl("reason", ("decision_reason", t.STRING, [dc], lambda d: d.reason, True)),

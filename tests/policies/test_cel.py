@@ -86,7 +86,7 @@ def test_values(expression: str, value: Any) -> None:
 @pytest.mark.parametrize(
     "expression",
     [
-        "authorizer.group('').resource('pods').fieldSelector('a=b').check('get').allowed()",
+        "object.spec.noSuchLibrary()",
         "semver('1.0.0').compareTo(quantity('1'))",
     ],
 )

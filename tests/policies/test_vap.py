@@ -211,12 +211,12 @@ def test_a_policy_without_binding_applies_nowhere(tmp_path: Path) -> None:
 def test_unsupported_library_is_reported_not_passed(tmp_path: Path) -> None:
     text = REPLICAS_POLICY.replace(
         "object.spec.replicas <= variables.limit",
-        "authorizer.group('').resource('pods').fieldSelector('spec.nodeName=n').check('list').allowed()",
+        "object.spec.noSuchLibrary().size() > 0",
     )
     _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("small", 3)])
     (finding,) = findings
     assert finding["action"] == "audit" and "not evaluated by stockade" in finding["message"]
-    assert "fieldSelector" in finding["message"]
+    assert "noSuchLibrary" in finding["message"]
 
 
 def test_quantity_library(tmp_path: Path) -> None:
