@@ -47,6 +47,8 @@ from stockade.policies.kinds import KINDS, kind_info, object_kind
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 AREA = "vap"
+#: the rule id suffix of a policy's auditAnnotations (VAP-<policy>-auditAnnotations)
+ANNOTATIONS = "auditAnnotations"
 GROUP = "admissionregistration.k8s.io/"
 ACTIONS = {"Deny": Action.DENY, "Warn": Action.WARN, "Audit": Action.AUDIT}
 
@@ -114,6 +116,25 @@ class Policies:
                     id=rule_id,
                     title=str(validation.get("message") or expression)[:200],
                     description=f"ValidatingAdmissionPolicy {policy.name}, validation {i}: {expression}",
+                    area=AREA,
+                    severity=Severity.MEDIUM,
+                    kinds=_kinds(policy.spec.get("matchConstraints") or {}),
+                    frameworks=("vap",),
+                    remediation="",
+                    package=f"vap.{policy.name}",
+                    file=policy.file,
+                    action=binding.action,
+                )
+            annotations = policy.spec.get("auditAnnotations") or ()
+            rule_id = f"VAP-{policy.name}-{ANNOTATIONS}"
+            if annotations and rule_id not in out:
+                # an auditAnnotation whose valueExpression errors is a denial under failurePolicy
+                # Fail, as the API server decides it: a rule of its own to carry that violation
+                out[rule_id] = Rule(
+                    id=rule_id,
+                    title="an auditAnnotation's valueExpression could not be evaluated",
+                    description=f"ValidatingAdmissionPolicy {policy.name}, auditAnnotations "
+                    f"({', '.join(str((a or {}).get('key')) for a in annotations)})",
                     area=AREA,
                     severity=Severity.MEDIUM,
                     kinds=_kinds(policy.spec.get("matchConstraints") or {}),
@@ -383,12 +404,11 @@ class VapEngine:
 
     def _all(self, policy: Policy, msg: str, *, unevaluated: bool = False) -> list[Violation]:
         """A violation of every validation of the policy (params missing, a match condition's error:
-        enforced with the binding's actions, as Kubernetes does; or not evaluated)."""
-        return [
-            Violation(rule=rule, msg=msg, unevaluated=unevaluated)
-            for rule_id, rule in self.rules.items()
-            if rule_id.startswith(f"VAP-{policy.name}-")
-        ]
+        enforced with the binding's actions, as Kubernetes does; or not evaluated); of its
+        auditAnnotations rule when it has no validation."""
+        mine = [rule for rule_id, rule in self.rules.items() if rule_id.startswith(f"VAP-{policy.name}-")]
+        validations = [r for r in mine if not r.id.endswith(f"-{ANNOTATIONS}")]
+        return [Violation(rule=rule, msg=msg, unevaluated=unevaluated) for rule in validations or mine]
 
     def _params(self, policy: Policy, binding: Binding, obj: Mapping[str, Any]) -> list[Any] | None:
         """[None] without paramKind; the matching params objects; None when required and missing."""
@@ -545,7 +565,7 @@ def run_code(
     *,
     fail: bool,
     annotations: dict[str, str] | None = None,
-) -> list[tuple[int | None, str, str]] | Unevaluated | NotMatched:
+) -> list[tuple[int | str | None, str, str]] | Unevaluated | NotMatched:
     """Evaluate a policy's CEL code (``matchConditions``, ``variables``, ``validations``: a
     ValidatingAdmissionPolicy's spec, or a Gatekeeper template's K8sNativeValidation source) on
     `values` (the variables; ``values["variables"]`` may hold predefined ones, such as Gatekeeper's
@@ -578,7 +598,7 @@ def run_code(
                 **values["variables"],
                 str(var.get("name")): value if error is None else None,
             }
-        out: list[tuple[int | None, str, str]] = []
+        out: list[tuple[int | str | None, str, str]] = []
         for i, validation in enumerate(code.get("validations") or ()):
             expression = str(validation.get("expression") or "")
             value, error = run(expression)
@@ -592,8 +612,15 @@ def run_code(
                 )
         if annotations is not None:  # auditAnnotations: a string value is kept, null omits the key
             for entry in code.get("auditAnnotations") or ():
-                value, error = run(str(entry.get("valueExpression") or ""))
-                if error is None and isinstance(value, str):
+                expression = str(entry.get("valueExpression") or "")
+                value, error = run(expression)
+                if error is None and value is not None and not isinstance(value, str):
+                    error = f"valueExpression '{expression}' resulted in unsupported return type"
+                if error is not None:
+                    if fail:  # as for a validation: the API server denies under failurePolicy Fail
+                        out.append((ANNOTATIONS, f"auditAnnotation {entry.get('key')!r}: {error}", "Invalid"))
+                    continue
+                if isinstance(value, str):
                     annotations[str(entry.get("key"))] = value[:10000]
         return out
     except _Unsupported as exc:

@@ -31,6 +31,7 @@ from typing import Any
 
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.gatekeeper import GatekeeperError, read_documents
+from stockade.policies.model import Action
 from stockade.policies.vap import Binding, VapEngine, VapError, load_vap
 from stockade.policies.verify import CaseResult
 
@@ -115,7 +116,11 @@ def _outcome(
     found = engine.decide(inp).get(policy)
     if found is None:
         return "skip"
-    return "fail" if found else "pass"
+    actions = {v.rule.action for v in found}
+    if Action.DENY in actions:
+        return "fail"
+    # admitted: with a warning to the client (Warn), or recorded only (Audit), as the API server does
+    return "warn" if Action.WARN in actions else "pass"
 
 
 def _namespace_labels(

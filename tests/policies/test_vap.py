@@ -325,3 +325,21 @@ def test_audit_annotations_ride_with_the_violation(tmp_path: Path) -> None:
     _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("big", 7)])
     (finding,) = findings
     assert finding["details"]["auditAnnotations"] == {"replicas-limit/replicas": "asked 7"}
+
+
+@pytest.mark.parametrize(("failure", "expected"), [("Fail", 1), ("Ignore", 0)])
+def test_an_audit_annotation_error_denies_under_fail(tmp_path: Path, failure: str, expected: int) -> None:
+    """As the API server decides it: an auditAnnotation whose valueExpression errors is a denial
+    under failurePolicy Fail (rule VAP-<policy>-auditAnnotations), even with no validations."""
+    text = (
+        "apiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicy\n"
+        "metadata: {name: annotate}\nspec:\n"
+        f"  failurePolicy: {failure}\n"
+        "  matchConstraints:\n    resourceRules:\n"
+        "    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments]}\n"
+        "  auditAnnotations:\n  - {key: owner, valueExpression: \"object.metadata.labels['owner']\"}\n"
+        "---\napiVersion: admissionregistration.k8s.io/v1\nkind: ValidatingAdmissionPolicyBinding\n"
+        "metadata: {name: annotate}\nspec: {policyName: annotate, validationActions: [Deny]}\n"
+    )
+    _, findings, _ = _scan(tmp_path, _dir(tmp_path, text), [_deployment("small", 3)])
+    assert [f["rule"]["id"] for f in findings] == ["VAP-annotate-auditAnnotations"] * expected

@@ -1,6 +1,7 @@
 """`stockade policy verify` on ValidatingAdmissionPolicy suites in Kyverno's CLI format
-(tests/policies/vap_suites: five suites porting the semantics of Kyverno's own VAP tests, and
-agent-sandbox's own VAPs with their 38 test cases; see its README). Each expected result
+(tests/policies/vap_suites: five suites porting the semantics of Kyverno's own VAP tests,
+agent-sandbox's own VAPs with their 38 test cases, and 51 cases of Kubernetes' own VAP plugin tests;
+see its README). Each expected result
 (pass / fail / skip) must be what stockade decides, and a wrong expectation must fail the command:
 the runner is not a test that cannot fail."""
 
@@ -57,9 +58,22 @@ def test_agent_sandbox_policies_bound_in_a_scan_give_upstreams_verdicts(tmp_path
     assert {f["resource"]["name"] for f in findings} == should_fail
 
 
+@pytest.mark.parametrize("variant", ["fail", "ignore"])
+def test_a_policy_whose_cel_does_not_compile_is_refused_with_its_file(variant: str) -> None:
+    """Kubernetes' plugin test injects an auditAnnotation compile error as an evaluation error; the
+    API server's create-time validation refuses such a policy, and so does stockade, in one line."""
+    from stockade.policies.vap import VapError, load_vap
+
+    path = (
+        Path(__file__).parent / "vap_suites" / "kubernetes-validator" / f"policy-invalid-cel-{variant}.yaml"
+    )
+    with pytest.raises(VapError, match=r"policy-invalid-cel-.*auditAnnotations\[0\]\.valueExpression"):
+        load_vap([path])
+
+
 def test_every_outcome_is_exercised() -> None:
     text = "".join(s.read_text() for s in SUITES)
-    assert len(SUITES) == 6
+    assert len(SUITES) == 7
     assert all(f"result: {r}" in text for r in ("pass", "fail", "skip"))
 
 
