@@ -30,7 +30,13 @@ from stockade.policies import program_cache
 from stockade.policies.engine_errors import engine_message, evaluation_message
 from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.gatekeeper import AREA as GK_AREA
-from stockade.policies.gatekeeper import Gatekeeper, GatekeeperEngine, GatekeeperError, load_gatekeeper
+from stockade.policies.gatekeeper import (
+    Gatekeeper,
+    GatekeeperEngine,
+    GatekeeperError,
+    load_gatekeeper,
+    policy_documents,
+)
 from stockade.policies.imports import expand_data_imports
 from stockade.policies.model import Action, Rule, Severity, Violation
 from stockade.policies.vap import AREA as VAP_AREA
@@ -135,11 +141,12 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
     try:
-        lib.gatekeeper = load_gatekeeper([Path(d) for d in dirs])
+        documents = policy_documents([Path(d) for d in dirs])  # read once, for both loaders
+        lib.gatekeeper = load_gatekeeper([], documents=documents)
     except GatekeeperError as exc:
         raise PolicyError(str(exc)) from None
     try:
-        lib.vap = load_vap([Path(d) for d in dirs])
+        lib.vap = load_vap([], documents)
     except VapError as exc:
         raise PolicyError(str(exc)) from None
     for rule_id, rule in {**lib.gatekeeper.rules(), **lib.vap.rules()}.items():

@@ -139,31 +139,43 @@ class Gatekeeper:
         return out
 
 
-def load_gatekeeper(dirs: Sequence[Path], *, prefer: str = "rego") -> Gatekeeper:
-    """Every ConstraintTemplate and constraint in the YAML/JSON files under `dirs` (recursively).
+def policy_documents(dirs: Sequence[Path]) -> list[tuple[Path, list[dict[str, Any]]]]:
+    """The mapping documents of every YAML/JSON file under `dirs` (recursively, in name order), read
+    once for every loader of the policy directories (Gatekeeper templates and constraints, VAPs)."""
+    out: list[tuple[Path, list[dict[str, Any]]]] = []
+    for root in dirs:
+        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
+        out += [(path, read_documents(path)) for path in files if path.suffix in (".yaml", ".yml", ".json")]
+    return out
+
+
+def load_gatekeeper(
+    dirs: Sequence[Path],
+    *,
+    prefer: str = "rego",
+    documents: Sequence[tuple[Path, list[dict[str, Any]]]] | None = None,
+) -> Gatekeeper:
+    """Every ConstraintTemplate and constraint in the YAML/JSON files under `dirs` (recursively), or
+    in `documents` already read from them (policy_documents).
 
     A template with both Rego and CEL (K8sNativeValidation) code runs its Rego, stockade's engine of
     record, unless ``prefer="cel"`` (tests/policies/test_gatekeeper_library.py runs the library's gator
     suites both ways); a CEL-only template runs its CEL."""
     gk = Gatekeeper()
     pending: list[tuple[dict[str, Any], str]] = []
-    for root in dirs:
-        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
-        for path in files:
-            if path.suffix not in (".yaml", ".yml", ".json"):
-                continue
-            for doc in read_documents(path):
-                api = str(doc.get("apiVersion") or "")
-                if api.startswith(TEMPLATE_GROUP) and doc.get("kind") == "ConstraintTemplate":
-                    template = _template(doc, str(path), prefer)
-                    if template.kind in gk.templates:
-                        raise GatekeeperError(
-                            f"{path}: ConstraintTemplate kind {template.kind} is already defined in "
-                            f"{gk.templates[template.kind].file}"
-                        )
-                    gk.templates[template.kind] = template
-                elif api.startswith(CONSTRAINT_GROUP):
-                    pending.append((doc, str(path)))
+    for path, docs in documents if documents is not None else policy_documents(dirs):
+        for doc in docs:
+            api = str(doc.get("apiVersion") or "")
+            if api.startswith(TEMPLATE_GROUP) and doc.get("kind") == "ConstraintTemplate":
+                template = _template(doc, str(path), prefer)
+                if template.kind in gk.templates:
+                    raise GatekeeperError(
+                        f"{path}: ConstraintTemplate kind {template.kind} is already defined in "
+                        f"{gk.templates[template.kind].file}"
+                    )
+                gk.templates[template.kind] = template
+            elif api.startswith(CONSTRAINT_GROUP):
+                pending.append((doc, str(path)))
     seen: set[str] = set()
     for doc, file in pending:
         constraint = _constraint(doc, file)

@@ -42,7 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.cel import AUTHORIZERS, UNDECIDABLE, CelError, Environment, environment
-from stockade.policies.gatekeeper import read_documents, selector_matches
+from stockade.policies.gatekeeper import policy_documents, selector_matches
 from stockade.policies.kinds import KINDS, kind_info, object_kind
 from stockade.policies.model import Action, Rule, Severity, Violation
 
@@ -169,31 +169,32 @@ def _kinds(constraints: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out)) or ("*",)
 
 
-def load_vap(dirs: Sequence[Path]) -> Policies:
+def load_vap(
+    dirs: Sequence[Path], documents: Sequence[tuple[Path, list[dict[str, Any]]]] | None = None
+) -> Policies:
+    """The VAPs, bindings and params candidates in the YAML/JSON files under `dirs`, or in
+    `documents` already read from them (gatekeeper.policy_documents)."""
     out = Policies()
-    for root in dirs:
-        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
-        for path in files:
-            if path.suffix not in (".yaml", ".yml", ".json"):
-                continue
-            try:
-                docs = read_documents(path)
-            except ValueError as exc:
-                raise VapError(str(exc)) from None
-            for doc in docs:
-                api, kind = str(doc.get("apiVersion") or ""), doc.get("kind")
-                md = doc.get("metadata") or {}
-                name = str(md.get("name") or "")
-                raw_spec = doc.get("spec")
-                spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
-                if api.startswith(GROUP) and kind == "ValidatingAdmissionPolicy":
-                    if name in out.policies:
-                        raise VapError(f"{path}: ValidatingAdmissionPolicy {name} is defined twice")
-                    out.policies[name] = Policy(name, spec, str(path))
-                elif api.startswith(GROUP) and kind == "ValidatingAdmissionPolicyBinding":
-                    out.bindings.append(Binding(name, str(spec.get("policyName") or ""), spec, str(path)))
-                else:
-                    out.objects.append(doc)
+    if documents is None:
+        try:
+            documents = policy_documents(dirs)
+        except ValueError as exc:
+            raise VapError(str(exc)) from None
+    for path, docs in documents:
+        for doc in docs:
+            api, kind = str(doc.get("apiVersion") or ""), doc.get("kind")
+            md = doc.get("metadata") or {}
+            name = str(md.get("name") or "")
+            raw_spec = doc.get("spec")
+            spec: Mapping[str, Any] = raw_spec if isinstance(raw_spec, Mapping) else {}
+            if api.startswith(GROUP) and kind == "ValidatingAdmissionPolicy":
+                if name in out.policies:
+                    raise VapError(f"{path}: ValidatingAdmissionPolicy {name} is defined twice")
+                out.policies[name] = Policy(name, spec, str(path))
+            elif api.startswith(GROUP) and kind == "ValidatingAdmissionPolicyBinding":
+                out.bindings.append(Binding(name, str(spec.get("policyName") or ""), spec, str(path)))
+            else:
+                out.objects.append(doc)
     for binding in out.bindings:
         if binding.policy not in out.policies:
             raise VapError(
