@@ -23,6 +23,7 @@ from stockade.admission.app import WebhookState, create_app
 from stockade.admission.inventory import InventoryCache
 from stockade.policies.config import Config
 from stockade.policies.engine import load_library
+from tests.reviews import admission_review
 
 POLICY = """
 apiVersion: admissionregistration.k8s.io/v1
@@ -61,20 +62,7 @@ def _review(replicas: int) -> dict[str, Any]:
             },
         },
     }
-    return {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-            "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
-            "namespace": "ml",
-            "name": "web",
-            "operation": "CREATE",
-            "userInfo": {"username": "alice"},
-            "object": obj,
-        },
-    }
+    return admission_review(obj, "ml", user="alice", uid=str(uuid.uuid4()))
 
 
 def _wait(check: Callable[[], bool], timeout: float = 10.0) -> None:

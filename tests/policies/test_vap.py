@@ -27,6 +27,7 @@ from stockade.policies.config import parse_config
 from stockade.policies.engine import PolicyError, load_library
 from stockade.policies.evaluate import Evaluator
 from tests.fleet import audit_objects
+from tests.reviews import admission_review
 from tests.tls_webhook import CA, Server
 
 REPLICAS_POLICY = """
@@ -290,19 +291,7 @@ def test_three_gates_give_the_same_verdict(tmp_path: Path) -> None:
             verify=ssl.create_default_context(cafile=str(ca.write_ca(tmp_path / "ca.crt"))),
         ) as client:
             for obj in objects:
-                review = {
-                    "apiVersion": "admission.k8s.io/v1",
-                    "kind": "AdmissionReview",
-                    "request": {
-                        "uid": f"uid-{obj['metadata']['name']}",
-                        "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-                        "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
-                        "namespace": "ml",
-                        "operation": "CREATE",
-                        "userInfo": {"username": "alice"},
-                        "object": obj,
-                    },
-                }
+                review = admission_review(obj, "ml", user="alice", uid=f"uid-{obj['metadata']['name']}")
                 answer = client.post("/validate", json=review).json()["response"]
                 message = (answer.get("status") or {}).get("message") or ""
                 if "VAP-replicas-limit-0" in message:

@@ -16,7 +16,6 @@ kubernetes client against examples/fleet's fake API server.
 from __future__ import annotations
 
 import json
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +29,7 @@ from stockade.policies.config import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts.inventory import Inventory
 from tests.fleet import audit_objects
+from tests.reviews import admission_review
 
 APPROVERS = """
 apiVersion: admissionregistration.k8s.io/v1
@@ -140,20 +140,7 @@ def _webhook(
     state = WebhookState(
         config=parse_config(config), policy_dirs=(policies,), facts=InventoryFacts(inventory)
     )
-    review = {
-        "apiVersion": "admission.k8s.io/v1",
-        "kind": "AdmissionReview",
-        "request": {
-            "uid": str(uuid.uuid4()),
-            "kind": {"group": "apps", "version": "v1", "kind": "Deployment"},
-            "resource": {"group": "apps", "version": "v1", "resource": "deployments"},
-            "namespace": "ml",
-            "name": "web",
-            "operation": "CREATE",
-            "userInfo": {"username": user, "groups": ["system:authenticated"]},
-            "object": _deployment(),
-        },
-    }
+    review = admission_review(_deployment(), "ml", user=user, groups=("system:authenticated",))
     with TestClient(create_app(state)) as client:
         response = client.post("/validate", json=review).json()["response"]
     messages = [
