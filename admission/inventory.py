@@ -53,6 +53,7 @@ from kubernetes import config as k8s_config
 
 from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
+from stockade.policies.facts.credentials import key_names_only
 from stockade.policies.facts.inventory import WATCHED_KINDS
 from stockade.policies.kinds import KINDS, KindInfo, discover, info_for, list_call
 
@@ -534,9 +535,13 @@ class InventoryCache:
     @staticmethod
     def _normalize(kind: WatchedKind, obj: dict[str, Any]) -> dict[str, Any]:
         """List items carry no kind/apiVersion (the Inventory keys on kind); managedFields are dropped:
-        no analyzer reads them and they are often most of an object's size."""
+        no analyzer reads them and they are often most of an object's size. A Secret (a VAP's param
+        kind) is reduced to its key names, as the audit lists Secrets."""
         obj.setdefault("kind", kind.kind)
         obj.setdefault("apiVersion", kind.api_version)
+        if kind.kind == "Secret" and not kind.group:
+            key_names_only(obj)  # a VAP's Secret params: key names only, no value kept in memory
+            return obj
         md = obj.get("metadata")
         if isinstance(md, dict):
             md.pop("managedFields", None)

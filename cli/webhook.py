@@ -44,6 +44,7 @@ from stockade.webhooks.manifests import (
     cert_manager_objects,
     covered_kinds,
     default_image,
+    param_kinds,
     policy_files,
     render,
     split_registration,
@@ -362,6 +363,13 @@ def manifests(
         typer.echo(
             f"wrote {len(objects)} objects to {kustomize_dir} (the webhook configuration in"
             f" {kustomize_dir / REGISTRATION_DIR}: apply it once the webhook has rolled out)",
+            err=True,
+        )
+    for kind in param_kinds(options.policy_files):
+        typer.echo(
+            f"stockade: note: a ValidatingAdmissionPolicy's params are {kind.kind} objects: the webhook's "
+            f"ClusterRole lists and watches {kind.plural or kind.kind} cluster-wide"
+            + (" (their values are never kept: key names only)" if kind.kind == "Secret" else ""),
             err=True,
         )
     base, hook = split_registration(objects)

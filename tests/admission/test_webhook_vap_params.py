@@ -128,3 +128,24 @@ def test_params_from_the_cluster_decide_and_follow_changes(server: Any, tmp_path
         _wait(lambda: answer(7)[0] is True)
         server.delete("replicalimits", "policy-params", "limits")
         _wait(lambda: "no params object found" in answer(3)[1])  # Deny: the params are gone
+
+
+def test_secret_params_are_kept_as_key_names_only() -> None:
+    """A VAP whose paramKind is Secret makes the cache list Secrets: it keeps their key names, never
+    a value (as the audit lists Secrets), so no value sits in the webhook's memory."""
+    from stockade.policies.kinds import KINDS
+
+    secret = {
+        "metadata": {
+            "name": "limits",
+            "namespace": "policy-params",
+            "annotations": {
+                "kubectl.kubernetes.io/last-applied-configuration": '{"data":{"token":"c2VjcmV0"}}'
+            },
+        },
+        "type": "Opaque",
+        "data": {"token": "c2VjcmV0"},
+    }
+    kept = InventoryCache._normalize(KINDS["Secret"], secret)
+    assert kept["dataKeys"] == ["token"] and "data" not in kept
+    assert "c2VjcmV0" not in repr(kept)
