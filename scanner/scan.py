@@ -7,9 +7,13 @@ Large trees use worker processes for everything expensive, since regorus holds t
 parsing is CPU-bound:
 
 1. workers parse files and return plain objects with their position (file, document, prefix);
-2. this process builds the namespace index and the rule inputs;
-3. workers evaluate, and resolve the line of every violation by composing that file from disk;
+2. this process builds the inventory (namespace index, RBAC graph, ...) from every object;
+3. workers forked from this process, so they share what was read and derived without copying it,
+   build the rule inputs (facts), evaluate, and resolve the line of every violation by composing
+   that file from disk; only the violations come back;
 4. this process decides (actions, exceptions), so exception usage is counted exactly once.
+
+Where processes cannot be forked, step 3's inputs are built here and sent to the workers.
 
 Small inputs run the same steps in this process, where starting workers would cost more than it saves.
 """
@@ -41,7 +45,7 @@ from stockade.policies.model import (
     StaticLocator,
     Violation,
 )
-from stockade.policies.yamlpos import LazyFile
+from stockade.policies.yamlpos import LazyFile, LazyFileLocator, Span
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
@@ -100,6 +104,10 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
     return unnamed
 
 
+def can_fork() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
 def default_workers() -> int:
     return max(1, min(os.cpu_count() or 1, 8))
 
@@ -113,9 +121,8 @@ class Workers:
 
     def get(self) -> Executor:
         if self._pool is None:
-            methods = multiprocessing.get_all_start_methods()
             # fork starts in milliseconds with everything imported; elsewhere use the default.
-            ctx = multiprocessing.get_context("fork") if "fork" in methods else None
+            ctx = multiprocessing.get_context("fork") if can_fork() else None
             self._pool = ProcessPoolExecutor(
                 max_workers=self.options.workers,
                 mp_context=ctx,
@@ -124,9 +131,26 @@ class Workers:
             )
         return self._pool
 
+    def fork(self, state: Forked) -> Executor:
+        """A pool forked now, whose processes see `state` (and all this process holds) as it is: the
+        pool used so far is shut down first, so that no thread of it runs during the fork."""
+        global _forked
+        self.close()
+        _forked = state
+        self._pool = ProcessPoolExecutor(
+            max_workers=self.options.workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=gc.set_threshold,
+            initargs=BATCH_GC_THRESHOLD,
+        )
+        return self._pool
+
     def close(self) -> None:
+        global _forked
         if self._pool is not None:
             self._pool.shutdown()
+            self._pool = None
+        _forked = None
 
     def __enter__(self) -> Workers:
         return self
@@ -220,14 +244,6 @@ def scan(
             r.origin.cluster = options.cluster
     source = InventoryFacts(inventory)
     todo = [r for r in resources if evaluator.in_scope(r)]
-    jobs: list[Job] = [
-        (
-            i,
-            evaluator.inputs(r, operation=Operation.SCAN, namespace=namespace_for(r, source), source=source),
-            _disk_position(r.origin),
-        )
-        for i, r in enumerate(todo)
-    ]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
     result.namespaceless = namespaceless
     if evaluator.set_inventory(r.obj for r in resources):
@@ -235,7 +251,15 @@ def scan(
     own_pool = workers is None
     workers = workers or Workers(options)
     try:
-        for index, outcome, lines in evaluate_jobs(jobs, evaluator, options, workers, progress):
+        outcomes: Iterable[tuple[int, Outcome, Lines | None]]
+        if options.workers > 1 and len(todo) >= PARALLEL_OBJECTS and can_fork():
+            outcomes = _evaluate_forked(todo, evaluator, source, workers, progress)
+        else:
+            jobs: list[Job] = [
+                (i, _inputs(evaluator, r, source), _disk_position(r.origin)) for i, r in enumerate(todo)
+            ]
+            outcomes = evaluate_jobs(jobs, evaluator, options, workers, progress)
+        for index, outcome, lines in outcomes:
             resource = todo[index]
             if isinstance(outcome, str):
                 where = resource.origin.file or resource.ref().display()
@@ -255,8 +279,8 @@ def scan(
     return result
 
 
-# (file, document, prefix): enough for a worker to find lines on disk.
-Position = tuple[str, int, JSONPath]
+# (file, document, prefix, the document's span): enough for a worker to find lines on disk.
+Position = tuple[str, int, JSONPath, Span | None]
 Job = tuple[int, list[EngineInput], Position | None]
 Outcome = list[Violation] | str  # violations, or why the engine could not evaluate the object
 Lines = dict[JSONPath, int | None]
@@ -265,8 +289,37 @@ Lines = dict[JSONPath, int | None]
 def _disk_position(origin: Origin) -> Position | None:
     """A position workers can resolve: read in a worker (no locator yet) from a file on disk."""
     if origin.locator is None and origin.file is not None and origin.document is not None:
-        return (origin.file, origin.document, origin.prefix)
+        return (origin.file, origin.document, origin.prefix, origin.span)
     return None
+
+
+def _inputs(evaluator: Evaluator, resource: Resource, source: InventoryFacts) -> list[EngineInput]:
+    namespace = namespace_for(resource, source)
+    return evaluator.inputs(resource, operation=Operation.SCAN, namespace=namespace, source=source)
+
+
+def _evaluate_forked(
+    todo: list[Resource],
+    evaluator: Evaluator,
+    source: InventoryFacts,
+    workers: Workers,
+    progress: Callable[[int], None] | None,
+) -> Iterator[tuple[int, Outcome, Lines | None]]:
+    """Steps 3 and 4 of a large scan where processes fork: workers share the resources, the inventory
+    and the evaluator with this process, and return violations with their lines."""
+    # what analyzers derive from the inventory on first use (the RBAC graph, policy indexes) is
+    # derived once, here, rather than once per worker
+    kinds: dict[str, Resource] = {}
+    for r in todo:
+        kinds.setdefault(r.kind, r)
+    for r in kinds.values():
+        _inputs(evaluator, r, source)
+    pool = workers.fork((evaluator, todo, source))
+    bounds = [(i, min(i + CHUNK, len(todo))) for i in range(0, len(todo), CHUNK)]
+    for done in pool.map(_eval_forked, bounds):
+        yield from done
+        if progress:
+            progress(len(done))
 
 
 def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:
@@ -299,6 +352,9 @@ def evaluate_jobs(
 
 # --- worker side -------------------------------------------------------------------------------
 
+#: what a forked worker evaluates: the evaluator, the resources in scope and their facts' source
+Forked = tuple[Evaluator, list[Resource], InventoryFacts]
+_forked: Forked | None = None
 _worker: Evaluator | None = None
 _last_file: tuple[str, LazyFile] | None = None
 
@@ -309,7 +365,7 @@ def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
     _worker = Evaluator.default(config, policy_dirs)
 
 
-Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath] | InputError | Skipped
+Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath, Span | None] | InputError | Skipped
 
 
 def _read_plain(path: Path) -> list[Plain]:
@@ -320,15 +376,16 @@ def _read_plain(path: Path) -> list[Plain]:
             out.append(item)
         else:
             o = item.origin
-            out.append((item.obj, o.file or str(path), o.document, o.line, o.prefix))
+            span = o.locator.span if isinstance(o.locator, LazyFileLocator) else None
+            out.append((item.obj, o.file or str(path), o.document, o.line, o.prefix, span))
     return out
 
 
 def _from_plain(plain: Plain) -> Item:
     if isinstance(plain, InputError | Skipped):
         return plain
-    obj, file, document, line, prefix = plain
-    return Resource(obj, Origin(file=file, document=document, line=line, prefix=prefix))
+    obj, file, document, line, prefix, span = plain
+    return Resource(obj, Origin(file=file, document=document, line=line, prefix=prefix, span=span))
 
 
 def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
@@ -336,13 +393,13 @@ def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
     global _last_file
     if pos is None or isinstance(outcome, str) or not outcome:
         return None
-    file, document, prefix = pos
+    file, document, prefix, span = pos
     if _last_file is None or _last_file[0] != file:
         try:
             _last_file = (file, LazyFile(Path(file).read_text(encoding="utf-8")))
         except (OSError, UnicodeDecodeError):
             return None
-    locator = _last_file[1].locator(document)
+    locator = LazyFileLocator(_last_file[1], document, span)
     lines: Lines = {(): locator.line_of(prefix)}
     for v in outcome:
         lines[v.path] = locator.line_of(prefix + v.path)
@@ -355,4 +412,15 @@ def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome, Lines | None]]:
     for index, inputs, pos in chunk:
         outcome = _evaluate_one(_worker, inputs)
         out.append((index, outcome, _lines(pos, outcome)))
+    return out
+
+
+def _eval_forked(bounds: tuple[int, int]) -> list[tuple[int, Outcome, Lines | None]]:
+    assert _forked is not None, "not a forked worker"
+    evaluator, todo, source = _forked
+    out = []
+    for index in range(*bounds):
+        resource = todo[index]
+        outcome = _evaluate_one(evaluator, _inputs(evaluator, resource, source))
+        out.append((index, outcome, _lines(_disk_position(resource.origin), outcome)))
     return out
