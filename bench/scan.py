@@ -13,6 +13,7 @@ and medians:
 Not part of the test suite. Usage and recorded results: bench/README.md.
 
     .venv/bin/python bench/scan.py [--objects 2000] [--repeat 5] [--checkov .bench/checkov]
+        [--baseline OLD_VENV/bin/stockade]
 """
 
 from __future__ import annotations
@@ -247,6 +248,23 @@ def measure(row: Row, run: Callable[[], None], repeat: int, warmup: int) -> Row:
     return row
 
 
+def measure_side_by_side(
+    rows: Sequence[Row], runs: Sequence[Callable[[], None]], repeat: int, warmup: int
+) -> None:
+    """Time several commands in alternating order, round by round, so that a slower minute of a shared
+    machine weighs on each of them alike."""
+    for _ in range(warmup):
+        for run in runs:
+            run()
+    for i in range(repeat):
+        order = list(zip(rows, runs, strict=True))
+        for row, run in order if i % 2 == 0 else reversed(order):
+            start = time.perf_counter()
+            run()
+            row.times.append(time.perf_counter() - start)
+            print(f"  {row.tool}: run {i + 1}/{repeat}: {row.times[-1]:.3f} s", file=sys.stderr)
+
+
 def parse_only(files: Sequence[Path]) -> Callable[[], None]:
     def run() -> None:
         count = 0
@@ -378,6 +396,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--workers", type=int, default=None, help="stockade --workers (default: its own)")
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument("--checkov", help="checkov executable or a venv holding it (default: PATH)")
+    ap.add_argument(
+        "--baseline",
+        help="another stockade executable (an older checkout's venv) timed in alternation with --stockade",
+    )
     ap.add_argument("--no-in-process", action="store_true", help="skip the in-process API timing")
     ap.add_argument("--keep", type=Path, help="generate into this directory and keep it")
     args = ap.parse_args(argv)
@@ -417,7 +439,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         scan_args += ["--output", os.devnull, "--fail-on", "never"]
         if args.workers is not None:
             scan_args += ["--workers", str(args.workers)]
-        if stockade:
+        if stockade and args.baseline:
+            cli, base = [stockade, *scan_args], [args.baseline, *scan_args]
+            pair = [Row("stockade scan (CLI)", shlex.join(cli))]
+            pair.append(Row("baseline stockade scan", shlex.join(base)))
+            runners = [subprocess_runner(cli, (0,)), subprocess_runner(base, (0,))]
+            measure_side_by_side(pair, runners, args.repeat, args.warmup)
+            rows.extend(pair)
+        elif stockade:
             cli = [stockade, *scan_args]
             row = Row("stockade scan (CLI)", shlex.join(cli))
             rows.append(measure(row, subprocess_runner(cli, (0,)), args.repeat, args.warmup))

@@ -359,10 +359,21 @@ _worker: Evaluator | None = None
 _last_file: tuple[str, LazyFile] | None = None
 
 
+_worker_args: tuple[Config, tuple[Path, ...]] | None = None
+
+
 def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
-    global _worker
+    global _worker_args
     gc.set_threshold(*BATCH_GC_THRESHOLD)  # a worker is a batch process from start to end
-    _worker = Evaluator.default(config, policy_dirs)
+    _worker_args = (config, policy_dirs)  # the evaluator is built on first use: readers need none
+
+
+def _worker_evaluator() -> Evaluator:
+    global _worker
+    if _worker is None:
+        assert _worker_args is not None, "worker not initialised"
+        _worker = Evaluator.default(*_worker_args)
+    return _worker
 
 
 Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath, Span | None] | InputError | Skipped
@@ -407,10 +418,10 @@ def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
 
 
 def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome, Lines | None]]:
-    assert _worker is not None, "worker not initialised"
+    evaluator = _worker_evaluator()
     out = []
     for index, inputs, pos in chunk:
-        outcome = _evaluate_one(_worker, inputs)
+        outcome = _evaluate_one(evaluator, inputs)
         out.append((index, outcome, _lines(pos, outcome)))
     return out
 

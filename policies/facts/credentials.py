@@ -25,8 +25,9 @@ every gate; values never leave this module.
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -116,6 +117,12 @@ def types_of(value: str) -> list[str]:
 def sensitive_name(name: Any) -> bool:
     if not isinstance(name, str) or not name:
         return False
+    return _sensitive(name)
+
+
+@functools.lru_cache(maxsize=4096)
+def _sensitive(name: str) -> bool:
+    """Names repeat across a tree (the same variables in every workload): decided once each."""
     words = _CAMEL.sub(r"\1_\2", name).lower().replace("-", "_")
     return bool(_NAME.match(words))
 
@@ -143,30 +150,45 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
         if name is not None:
             out[at] = (entry[0], name)
 
-    def walk(value: Any) -> None:
-        if isinstance(value, str):
-            if not _ANY.search(value) or path[-2:] == ["annotations", LAST_APPLIED]:
-                return  # no credential format can match; the annotation is decoded by facts()
-            kinds = types_of(value)
-            if kinds:
-                add(tuple(path), kinds, None)
-        elif isinstance(value, Mapping):
-            name = value.get("name")
-            if sensitive_name(name) and plausible(value.get("value")):
-                add((*path, "value"), {NAMED_VARIABLE}, name)
-            for k, v in value.items():
-                if isinstance(v, (str, Mapping, list)):
-                    path.append(k)
-                    walk(v)
-                    path.pop()
-        elif isinstance(value, list):
-            for i, v in enumerate(value):
-                if isinstance(v, (str, Mapping, list)):
-                    path.append(i)
-                    walk(v)
-                    path.pop()
+    search = _ANY.search
 
-    walk(node)
+    def string(value: str, key: Any) -> None:
+        # the last-applied annotation is decoded by facts(), and checked there
+        if key == LAST_APPLIED and path[-1:] == ["annotations"]:
+            return
+        kinds = types_of(value)
+        if kinds:
+            add((*path, key), kinds, None)
+
+    def walk(value: Any) -> None:
+        # strings are checked in their parent's loop (no call for the many that match no format);
+        # exact types first: decoded objects hold dicts, lists and strings, and an ABC check is slow
+        if type(value) is dict or isinstance(value, Mapping):
+            text = value.get("value")  # most mappings have none: checked before the name
+            if isinstance(text, str) and sensitive_name(name := value.get("name")) and plausible(text):
+                add((*path, "value"), {NAMED_VARIABLE}, name)
+            children: Iterable[tuple[Any, Any]] = value.items()
+        elif isinstance(value, list):
+            children = enumerate(value)
+        else:
+            return
+        for k, v in children:
+            t = type(v)
+            if t is str or (t is not dict and t is not list and isinstance(v, str)):
+                if search(v):
+                    string(v, k)
+            elif t is dict or t is list or isinstance(v, (Mapping, list)):
+                path.append(k)
+                walk(v)
+                path.pop()
+
+    if isinstance(node, str):
+        if search(node):
+            kinds = types_of(node)
+            if kinds:
+                add((), kinds, None)
+    else:
+        walk(node)
     if data_keys and isinstance(node, Mapping) and isinstance(node.get("data"), Mapping):
         for key, value in node["data"].items():
             if sensitive_name(key) and plausible(value):

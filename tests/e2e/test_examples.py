@@ -92,11 +92,16 @@ def test_broken_file_is_reported_with_its_line() -> None:
     assert str(err).startswith(str(EXAMPLES / "manifests" / "broken" / "bad-indent.yaml") + ":")
 
 
-def test_parallel_scan_decides_the_same(result: Result, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("fork", [True, False], ids=["forked after reading", "inputs sent to workers"])
+def test_parallel_scan_decides_the_same(result: Result, monkeypatch: pytest.MonkeyPatch, fork: bool) -> None:
+    """Both parallel paths: workers forked after reading (they build the inputs), and the path of
+    platforms without fork (inputs built here and pickled to workers)."""
     import stockade.scanner.scan as scan_module
 
     monkeypatch.setattr(scan_module, "PARALLEL_FILES", 1)
     monkeypatch.setattr(scan_module, "PARALLEL_OBJECTS", 1)
+    if not fork:
+        monkeypatch.setattr(scan_module, "can_fork", lambda: False)
     config = load_config(EXAMPLES / "stockade.yaml")
     files = FileSource([str(EXAMPLES / "manifests")], exclude=["broken"])
     options = ScanOptions(config, workers=2)
