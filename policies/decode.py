@@ -32,6 +32,7 @@ import base64
 import binascii
 import calendar
 import math
+import operator
 import re
 import struct
 from collections.abc import Iterable, Iterator, Mapping
@@ -52,6 +53,8 @@ MAX_NODES = 5_000_000
 
 PLAIN = "!k8s/plain"  # the tag our resolver gives untagged plain scalars
 _STR = "tag:yaml.org,2002:str"
+_SEQ_TAG = BaseResolver.DEFAULT_SEQUENCE_TAG
+_MAP_TAG = BaseResolver.DEFAULT_MAPPING_TAG
 _LONG = "tag:yaml.org,2002:"
 _RESOLVABLE = frozenset({"!!str", "!!bool", "!!int", "!!float", "!!null", "!!timestamp"})
 MERGE = "<<"
@@ -261,12 +264,19 @@ def go_float_key(value: float) -> str:
 
 
 class _Resolver(BaseResolver):
-    """Untagged plain scalars get PLAIN (resolved later, the go-yaml way); quoted ones are strings."""
+    """Untagged plain scalars get PLAIN (resolved later, the go-yaml way); quoted ones are strings.
+
+    libyaml's composer calls the resolver three times per node. There are no path resolvers here,
+    so descending and ascending do nothing: they are C built-ins that take the same arguments and
+    whose results are ignored, instead of Python methods (a million calls in a large scan)."""
+
+    descend_resolver = staticmethod(operator.is_)  # type: ignore[assignment]  # (parent, index)
+    ascend_resolver = staticmethod(tuple)  # type: ignore[assignment]  # ()
 
     def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
         if kind is yaml.ScalarNode:
             return PLAIN if implicit[0] else _STR
-        return BaseResolver.resolve(self, kind, value, implicit)  # type: ignore[no-untyped-call]
+        return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
 
 
 class _CLoader(CParser, _Resolver):
@@ -407,26 +417,31 @@ class _Builder:
     def _node(self, node: yaml.Node, depth: int) -> tuple[Any, int, int]:
         """(value, nodes it expands to, depth below it)."""
         key = id(node)
-        seen = self.done.get(key)
-        if seen is not None:  # an alias: the same value, counted as go-yaml counts its expansion
-            value, nodes, below = seen
-            if depth + below - 1 > MAX_DEPTH:
-                raise DecodeError(f"nesting deeper than {MAX_DEPTH} levels", _line(node.start_mark))
-            self.decoded += nodes + 1
-            self.aliased += nodes
-            self._check(node)
-            return value, nodes + 1, below
-        if key in self.active:
-            raise DecodeError("an anchor's value contains an alias of itself", _line(node.start_mark))
+        # only a node reached more than once can be an alias, or contain an alias of itself
+        shared = key in self.shared
+        if shared:
+            seen = self.done.get(key)
+            if seen is not None:  # an alias: the same value, counted as go-yaml counts its expansion
+                value, nodes, below = seen
+                if depth + below - 1 > MAX_DEPTH:
+                    raise DecodeError(f"nesting deeper than {MAX_DEPTH} levels", _line(node.start_mark))
+                self.decoded += nodes + 1
+                self.aliased += nodes
+                self._check(node)
+                return value, nodes + 1, below
+            if key in self.active:
+                raise DecodeError("an anchor's value contains an alias of itself", _line(node.start_mark))
         if depth > MAX_DEPTH:
             raise DecodeError(f"nesting deeper than {MAX_DEPTH} levels", _line(node.start_mark))
         self.decoded += 1
-        self._check(node)
+        if self.decoded > MAX_NODES or self.aliased > 100:  # what _check() could refuse
+            self._check(node)
         before = self.decoded
         if isinstance(node, yaml.ScalarNode):
             result = (self._scalar(node), 1, 1)
         else:
-            self.active.add(key)
+            if shared:
+                self.active.add(key)
             try:
                 if isinstance(node, yaml.SequenceNode):
                     items, below = [], 0
@@ -440,8 +455,9 @@ class _Builder:
                     mapping, below = self._mapping(node, depth)
                     result = (mapping, self.decoded - before + 1, below + 1)
             finally:
-                self.active.discard(key)
-        if key in self.shared:
+                if shared:
+                    self.active.discard(key)
+        if shared:
             self.done[key] = result
         return result
 
@@ -540,12 +556,19 @@ def _shared(root: yaml.Node) -> set[int]:
     return shared
 
 
-def construct(node: yaml.Node) -> Any:
-    """A document's value with Kubernetes' semantics; DecodeError names the line."""
-    return _Builder(_shared(node)).build(node)
+def construct(node: yaml.Node, *, aliases: bool = True) -> Any:
+    """A document's value with Kubernetes' semantics; DecodeError names the line. ``aliases=False``
+    (the text has no ``*``, so no alias) skips looking for nodes reached twice: there are none."""
+    return _Builder(_shared(node) if aliases else set()).build(node)
+
+
+def may_alias(text: str) -> bool:
+    """Whether a YAML text can hold an alias: every alias starts with ``*``."""
+    return "*" in text
 
 
 def documents(text: str) -> Iterator[tuple[Any, yaml.Node | None]]:
     """(value, node) per document of a YAML stream; the first error stops the stream."""
+    aliases = may_alias(text)
     for node in compose(text):
-        yield (None, None) if node is None else (construct(node), node)
+        yield (None, None) if node is None else (construct(node, aliases=aliases), node)

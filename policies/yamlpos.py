@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from stockade.policies.decode import DecodeError, compose, construct, key_string
+from stockade.policies.decode import DecodeError, compose, construct, key_string, may_alias
 from stockade.policies.model import JSONPath, LineLocator
 
 #: A document Kubernetes would not read, or that is not YAML, with the 1-based line of the problem.
@@ -190,11 +190,12 @@ def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, int, LazyFile]]:
 
 
 def _documents(text: str, *, values: bool) -> Iterator[tuple[Any, yaml.Node | None]]:
+    aliases = may_alias(text)
     for node in compose(text):
         if node is None:
             yield None, None
             continue
-        yield (construct(node) if values else None), node
+        yield (construct(node, aliases=aliases) if values else None), node
 
 
 def load_with_locator(text: str) -> tuple[Any, NodeLocator | None]:
