@@ -562,9 +562,23 @@ def construct(node: yaml.Node, *, aliases: bool = True) -> Any:
     return _Builder(_shared(node) if aliases else set()).build(node)
 
 
+#: what may stand right before an alias's ``*``: the text's start, white space, a flow indicator
+_BEFORE_ALIAS = frozenset("[{,:\ufeff")
+
+
 def may_alias(text: str) -> bool:
-    """Whether a YAML text can hold an alias: every alias starts with ``*``."""
-    return "*" in text
+    """Whether a YAML text can hold an alias. An alias is ``*`` and an anchor name (letters, digits,
+    ``-``, ``_`` for libyaml and PyYAML), where a node starts: after white space or a flow indicator.
+    A cron schedule ``"*/5 * * * *"`` or a quoted ``"*"`` is not one. Over-answering only costs time:
+    the document is then searched for nodes reached twice."""
+    i = text.find("*")
+    while i != -1:
+        before = text[i - 1] if i else " "
+        after = text[i + 1 : i + 2]
+        if (before.isspace() or before in _BEFORE_ALIAS) and (after.isalnum() or after in ("-", "_")):
+            return True
+        i = text.find("*", i + 1)
+    return False
 
 
 def documents(text: str) -> Iterator[tuple[Any, yaml.Node | None]]:
