@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
@@ -47,9 +47,29 @@ def _models() -> dict[str, dict[str, str]]:
 
 
 _STRINGS: dict[str, type] = {"List[str]": list, "Dict[str, str]": Mapping}
+#: leaf kinds, and the exact value types that always satisfy them (checked inline, without a call)
+_LEAF_OK: dict[str, tuple[type, ...]] = {
+    "str": (str,),
+    "datetime": (str,),
+    "date": (str,),
+    "bool": (bool,),
+    "int": (int,),
+    "float": (int, float),
+}
 
 
-def _check(value: Any, kind: str, path: JSONPath, strict_str: bool) -> Iterator[Problem]:
+@functools.cache
+def _fields(kind: str) -> dict[str, tuple[str, tuple[type, ...]]] | None:
+    """A model's fields: name -> (kind, value types that need no check); None for a non-model."""
+    fields = _models().get(kind)
+    if fields is None:
+        return None
+    return {name: (field, _LEAF_OK.get(field, ())) for name, field in fields.items()}
+
+
+def _check(value: Any, kind: str, path: list[str | int], strict_str: bool, out: list[Problem]) -> None:
+    """Append the problems of `value` against `kind` to `out`, in document order. `path` is kept in
+    step with the walk and copied only where a problem is found."""
     if value is None or kind == "object":
         return
     if kind in _STRINGS and isinstance(value, _STRINGS[kind]):
@@ -58,46 +78,59 @@ def _check(value: Any, kind: str, path: JSONPath, strict_str: bool) -> Iterator[
             return
     if kind.startswith("List["):
         if not isinstance(value, list):
-            yield path, f"expected a list, got {json_type_name(value)}"
+            out.append((tuple(path), f"expected a list, got {json_type_name(value)}"))
             return
         inner = kind[5:-1]
         for i, item in enumerate(value):
-            yield from _check(item, inner, (*path, i), strict_str)
+            path.append(i)
+            _check(item, inner, path, strict_str, out)
+            path.pop()
         return
     if kind.startswith("Dict[str, "):
         if not isinstance(value, Mapping):
-            yield path, f"expected an object, got {json_type_name(value)}"
+            out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
             return
         inner = kind[len("Dict[str, ") : -1]
         for key, item in value.items():
-            yield from _check(item, inner, (*path, str(key)), strict_str)
+            path.append(str(key))
+            _check(item, inner, path, strict_str, out)
+            path.pop()
         return
     if kind in ("str", "datetime", "date"):
         if not isinstance(value, str) and (
             strict_str or isinstance(value, bool) or not isinstance(value, int | float)
         ):
-            yield path, f"expected a string, got {json_type_name(value)}"
+            out.append((tuple(path), f"expected a string, got {json_type_name(value)}"))
         return
     if kind == "bool":
         if not isinstance(value, bool):
-            yield path, f"expected a boolean, got {json_type_name(value)}"
+            out.append((tuple(path), f"expected a boolean, got {json_type_name(value)}"))
         return
     if kind in ("int", "float"):
         ok = isinstance(value, int) if kind == "int" else isinstance(value, int | float)
         if isinstance(value, bool) or not ok:
-            yield path, f"expected {_NAMES[kind]}, got {json_type_name(value)}"
+            out.append((tuple(path), f"expected {_NAMES[kind]}, got {json_type_name(value)}"))
         return
-    fields = _models().get(kind)
+    fields = _fields(kind)
     if fields is None:
         return
     if not isinstance(value, Mapping):
-        yield path, f"expected an object, got {json_type_name(value)}"
+        out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
         return
     strict_str = strict_str or kind == "V1ObjectMeta"  # kubectl itself refuses a number as a label
     for key, item in value.items():
         field = fields.get(key)
-        if field is not None:
-            yield from _check(item, field, (*path, key), strict_str)
+        if field is None or item is None or type(item) in field[1]:
+            continue  # unknown to the client, null, or a leaf of its exact type
+        path.append(key)
+        _check(item, field[0], path, strict_str, out)
+        path.pop()
+
+
+def _problems(value: Any, kind: str, path: JSONPath, strict_str: bool) -> list[Problem]:
+    out: list[Problem] = []
+    _check(value, kind, list(path), strict_str, out)
+    return out
 
 
 def problems(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -> list[Problem]:
@@ -111,8 +144,8 @@ def problems(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -
         return out
     model = _model_of(str(obj["apiVersion"]), str(obj["kind"]))
     if model is not None:
-        return list(_check(obj, model, (), False))
-    out.extend(_check(obj.get("metadata"), "V1ObjectMeta", ("metadata",), True))
+        return _problems(obj, model, (), False)
+    out.extend(_problems(obj.get("metadata"), "V1ObjectMeta", ("metadata",), True))
     spec = obj.get("spec")
     if spec is not None and not isinstance(spec, Mapping):  # every custom resource stockade reads
         out.append((("spec",), f"expected an object, got {json_type_name(spec)}"))
@@ -120,9 +153,10 @@ def problems(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOADS) -
         return out
     for pod in kinds.pods(obj):
         spec = at(obj, pod["specPath"])
-        out.extend(_check(spec, "V1PodSpec", tuple(pod["specPath"]), False))
+        out.extend(_problems(spec, "V1PodSpec", tuple(pod["specPath"]), False))
         if pod["metadataPath"] != ["metadata"] and pod["metadataPath"] != pod["specPath"]:
-            out.extend(_check(at(obj, pod["metadataPath"]), "V1ObjectMeta", tuple(pod["metadataPath"]), True))
+            meta = at(obj, pod["metadataPath"])
+            out.extend(_problems(meta, "V1ObjectMeta", tuple(pod["metadataPath"]), True))
     return out
 
 
