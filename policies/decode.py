@@ -391,6 +391,12 @@ def _allowed_alias_ratio(decoded: int) -> float:
     return 0.99 - 0.89 * (decoded - low) / (high - low)
 
 
+#: plain mapping keys already converted (apiVersion, metadata, name, ...): text -> (JSON key, go-yaml
+#: key). A plain scalar's conversion depends on its text alone; the table stops growing at its bound.
+_PLAIN_KEYS: dict[str, tuple[str, Any]] = {}
+_PLAIN_KEYS_MAX = 4096
+
+
 class _Builder:
     """Constructs one document's value from its nodes, counting like go-yaml's decoder."""
 
@@ -471,21 +477,32 @@ class _Builder:
 
     def _mapping(self, node: yaml.MappingNode, depth: int) -> tuple[dict[str, Any], int]:
         out: dict[str, Any] = {}
-        # key -> line, for duplicates: by JSON key, and by go-yaml's own key (0.0 and -0.0 are one
-        # key to Go, which keeps the last and its spelling; the API server's strict decoding refuses)
-        explicit: dict[Any, int] = {}
+        # key -> its node, for duplicates: by JSON key, and by go-yaml's own key (0.0 and -0.0 are
+        # one key to Go, which keeps the last and its spelling; the API server's strict decoding
+        # refuses). A string key is its own go-yaml key, so the JSON key alone tells.
+        explicit: dict[Any, yaml.Node] = {}
         below = 0
         for key_node, value_node in node.value:
-            if _is_merge(key_node):
+            if key_node.value == MERGE and _is_merge(key_node):
                 below = max(below, self._merge(value_node, out, depth))
                 continue
             self.decoded += 1  # the key
-            key, raw = self._key(key_node)
-            line = _line(key_node.start_mark) or 0
-            for seen in (key, (type(raw), raw)):
+            tag, scalar = key_node.tag, type(key_node) is yaml.ScalarNode
+            if scalar and tag == _STR:
+                key = raw = key_node.value
+            elif scalar and tag == PLAIN and key_node.value in _PLAIN_KEYS:
+                key, raw = _PLAIN_KEYS[key_node.value]
+            else:
+                key, raw = self._key(key_node)
+                if scalar and tag == PLAIN and len(_PLAIN_KEYS) < _PLAIN_KEYS_MAX:
+                    _PLAIN_KEYS[key_node.value] = (key, raw)
+            for seen in (key,) if type(raw) is str else (key, (type(raw), raw)):
                 if seen in explicit:
-                    raise DecodeError(f"duplicate key {key!r} (first at line {explicit[seen]})", line)
-                explicit[seen] = line
+                    first = _line(explicit[seen].start_mark)
+                    raise DecodeError(
+                        f"duplicate key {key!r} (first at line {first})", _line(key_node.start_mark) or 0
+                    )
+                explicit[seen] = key_node
             value, _, d = self._node(value_node, depth + 1)
             below = max(below, d)
             out[key] = value
