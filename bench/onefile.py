@@ -1,11 +1,13 @@
 """The pre-commit case: wall time of one command on one small file, side by side in one run.
 
-Measures, as separate processes (what a pre-commit hook or a CI step pays), medians of --repeat runs:
+Measures, as separate processes (what a pre-commit hook or a CI step pays), medians of --repeat rounds
+(each round runs every command once, in alternating order):
 
 - `python -c pass` (the interpreter's own start);
 - `python -c "import yaml, regorus"` (the floor of any Python scanner using the embedded engine);
 - `stockade --help` and `stockade scan --help`;
-- `stockade scan ONE.yaml` (a Deployment with findings);
+- the third-party libraries `stockade scan` imports (typer, rich, pydantic, yaml, regorus, orjson);
+- `stockade scan ONE.yaml` (a Deployment with findings), and optionally a --baseline stockade's;
 - optionally `checkov -f ONE.yaml --framework kubernetes` (--checkov PATH: an executable or a venv).
 
     .venv/bin/python bench/onefile.py [--repeat 7] [--checkov .bench/checkov]
@@ -44,14 +46,23 @@ spec:
 """
 
 
-def _time(cmd: list[str], repeat: int, env: dict[str, str]) -> tuple[float, list[float]]:
-    runs = []
-    subprocess.run(cmd, capture_output=True, check=False, env=env)  # warm the page and bytecode caches
-    for _ in range(repeat):
-        start = time.perf_counter()
-        subprocess.run(cmd, capture_output=True, check=False, env=env)
-        runs.append(time.perf_counter() - start)
-    return statistics.median(runs), runs
+#: the third-party modules `stockade scan FILE` imports: the floor of any scan with this stack
+#: (typer >= 0.29 coerces every option through pydantic, which the config models need anyway)
+LIBRARIES = "import typer, typer._adapters, rich.console, rich.table, pydantic, yaml, regorus, orjson"
+
+
+def _time_all(rows: list[tuple[str, list[str]]], repeat: int, env: dict[str, str]) -> dict[str, list[float]]:
+    """Every command once per round, rounds in alternating order: a slower minute of a shared machine
+    weighs on each command alike."""
+    runs: dict[str, list[float]] = {label: [] for label, _ in rows}
+    for _, cmd in rows:
+        subprocess.run(cmd, capture_output=True, check=False, env=env)  # warm the page and bytecode caches
+    for i in range(repeat):
+        for label, cmd in rows if i % 2 == 0 else reversed(rows):
+            start = time.perf_counter()
+            subprocess.run(cmd, capture_output=True, check=False, env=env)
+            runs[label].append(time.perf_counter() - start)
+    return runs
 
 
 def _executable(name: str, hint: str | None) -> str | None:
@@ -68,6 +79,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--checkov", help="checkov executable or a venv holding it")
     parser.add_argument("--no-bytecode-cache", action="store_true", help="keep PYTHONDONTWRITEBYTECODE")
+    parser.add_argument(
+        "--baseline", help="another stockade executable (an older checkout's venv), side by side"
+    )
     args = parser.parse_args(argv)
     env = dict(os.environ)
     if not args.no_bytecode_cache:
@@ -79,10 +93,13 @@ def main(argv: list[str] | None = None) -> int:
         rows: list[tuple[str, list[str]]] = [
             ("python -c pass", [sys.executable, "-c", "pass"]),
             ("python -c 'import yaml, regorus'", [sys.executable, "-c", "import yaml, regorus"]),
+            ("the libraries a scan imports", [sys.executable, "-c", LIBRARIES]),
             ("stockade --help", [stockade, "--help"]),
             ("stockade scan --help", [stockade, "scan", "--help"]),
             ("stockade scan deploy.yaml", [stockade, "scan", str(manifest)]),
         ]
+        if args.baseline:
+            rows.append(("baseline: stockade scan deploy.yaml", [args.baseline, "scan", str(manifest)]))
         checkov = _executable("checkov", args.checkov) if args.checkov else None
         if checkov:
             rows.append(
@@ -94,10 +111,13 @@ def main(argv: list[str] | None = None) -> int:
             f"medians of {args.repeat} runs"
         )
         results = {}
-        for label, cmd in rows:
-            median, runs = _time(cmd, args.repeat, env)
-            results[label] = median
-            print(f"{label:<36} {median:7.3f} s   runs: {', '.join(f'{r:.3f}' for r in runs)}")
+        for label, runs in _time_all(rows, args.repeat, env).items():
+            results[label] = median = statistics.median(runs)
+            print(f"{label:<38} {median:7.3f} s   runs: {', '.join(f'{r:.3f}' for r in runs)}")
+        floor = results["the libraries a scan imports"]
+        print(
+            f"stockade scan above the libraries' floor: {results['stockade scan deploy.yaml'] - floor:.3f} s"
+        )
         if "checkov -f deploy.yaml" in results:
             ratio = results["checkov -f deploy.yaml"] / results["stockade scan deploy.yaml"]
             print(f"checkov / stockade scan: {ratio:.1f}x")
