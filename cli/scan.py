@@ -168,6 +168,13 @@ def _with_progress(run: Callable[[Callable[[int], None] | None], Result]) -> Res
         return run(None)
     from rich.progress import Progress
 
-    with Progress(transient=True) as bar:
+    # refreshed by the scan's own progress, never by a thread of its own: the scan forks worker
+    # processes, and a thread writing to the terminal during a fork could leave them a held lock
+    with Progress(transient=True, auto_refresh=False) as bar:
         task = bar.add_task("evaluating", total=None)
-        return run(lambda n: bar.advance(task, n))
+
+        def advance(n: int) -> None:
+            bar.advance(task, n)
+            bar.refresh()
+
+        return run(advance)
