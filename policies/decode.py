@@ -579,13 +579,14 @@ def construct(node: yaml.Node, *, aliases: bool = True) -> Any:
     return _Builder(_shared(node) if aliases else set()).build(node)
 
 
-#: what may stand right before an alias's ``*``: the text's start, white space, a flow indicator
-_BEFORE_ALIAS = frozenset("[{,:\ufeff")
+#: what may stand right before an alias's ``*``: the text's start, white space, a flow indicator, or
+#: ``:`` and ``?``, which in a flow collection are indicators even without a space after them
+_BEFORE_ALIAS = frozenset("[{,:?\ufeff")
 
 
 def may_alias(text: str) -> bool:
     """Whether a YAML text can hold an alias. An alias is ``*`` and an anchor name (letters, digits,
-    ``-``, ``_`` for libyaml and PyYAML), where a node starts: after white space or a flow indicator.
+    ``-``, ``_`` for libyaml and PyYAML), where a node starts: after white space or an indicator.
     A cron schedule ``"*/5 * * * *"`` or a quoted ``"*"`` is not one. Over-answering only costs time:
     the document is then searched for nodes reached twice."""
     i = text.find("*")

@@ -38,6 +38,7 @@ def check(text: str) -> None:
         ("- &x {a: 1}\n- *x\n", True),
         ("{a: &x 1, b: *x}", True),
         ("[&x 1,*x]", True),
+        ("[&x 1, {?*x : 1}]", True),  # in a flow collection, '?' is a key indicator even without a space
         ("*x", True),
         ("\ufeff*x", True),
         ("a: &x [1]\nb:\n\t*x", True),
@@ -51,6 +52,30 @@ def check(text: str) -> None:
 def test_what_may_be_an_alias(text: str, expected: bool) -> None:
     assert may_alias(text) is expected
     check(text)
+
+
+def test_every_character_before_an_alias() -> None:
+    """An alias right after every character, in flow and block collections, as a key and a value."""
+    templates = [
+        "[&a x, {P*a : 1}]",
+        "[&a x, P*a]",
+        "[&a x,P*a]",
+        "{k: &a x, m: P*a}",
+        "{k: &a x, P*a : v}",
+        "a: &a x\nb: P*a\n",
+        "a: &a x\nP*a : v\n",
+        "- &a x\n- P*a\n",
+        "a: &a x\nb:\n  P*a\n",
+        "[&a x, [P*a]]",
+    ]
+    characters = [chr(c) for c in range(32, 127)] + ["\t", "\n", "\r", "\x85", "\u2028", "\ufeff"]
+    checked = 0
+    for template in templates:
+        for before in ("", " ", "-", "?", ":", ","):
+            for c in characters:
+                check(template.replace("P", before + c))
+                checked += 1
+    assert checked > 5000
 
 
 def test_handwritten_cases() -> None:
