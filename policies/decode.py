@@ -575,7 +575,8 @@ def _shared(root: yaml.Node) -> set[int]:
 
 def construct(node: yaml.Node, *, aliases: bool = True) -> Any:
     """A document's value with Kubernetes' semantics; DecodeError names the line. ``aliases=False``
-    (the text has no ``*``, so no alias) skips looking for nodes reached twice: there are none."""
+    (:func:`may_alias` found no alias in the text) skips looking for nodes reached twice: there are
+    none."""
     return _Builder(_shared(node) if aliases else set()).build(node)
 
 
