@@ -24,6 +24,7 @@ import contextlib
 import dataclasses
 import functools
 import gc
+import marshal
 import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -200,7 +201,7 @@ def run_scan(
         files.files_read += len(paths)
         if options.workers > 1 and len(paths) >= PARALLEL_FILES:
             for plain in workers.get().map(_read_plain, paths, chunksize=8):
-                items.extend(_from_plain(p) for p in plain)
+                items.extend(_from_plain(p) for p in _unpacked(plain))
         else:
             for path in paths:
                 items.extend(read_file(path))
@@ -379,8 +380,13 @@ def _worker_evaluator() -> Evaluator:
 Plain = tuple[dict[str, Any], str, int | None, int | None, JSONPath, Span | None] | InputError | Skipped
 
 
-def _read_plain(path: Path) -> list[Plain]:
-    """Read one file; return objects without their (unpicklable, heavy) position data."""
+def _read_plain(path: Path) -> list[Plain] | bytes:
+    """Read one file; return objects without their (unpicklable, heavy) position data.
+
+    A file of objects only is returned marshalled: decoded objects are dicts, lists, strings and
+    numbers, which `marshal` loads in this process's parent in about 60 % of pickle's time (the
+    parent loads every object of the tree while the workers parse). Both ends are the same
+    interpreter, forked or spawned from it; anything marshal cannot carry goes as pickle does."""
     out: list[Plain] = []
     for item in read_file(path):
         if isinstance(item, InputError | Skipped):
@@ -389,7 +395,16 @@ def _read_plain(path: Path) -> list[Plain]:
             o = item.origin
             span = o.locator.span if isinstance(o.locator, LazyFileLocator) else None
             out.append((item.obj, o.file or str(path), o.document, o.line, o.prefix, span))
+    if all(type(p) is tuple for p in out):
+        try:
+            return marshal.dumps(out)
+        except ValueError:  # a value of another type: pickled with the rest
+            pass
     return out
+
+
+def _unpacked(plain: list[Plain] | bytes) -> list[Plain]:
+    return marshal.loads(plain) if isinstance(plain, bytes) else plain
 
 
 def _from_plain(plain: Plain) -> Item:

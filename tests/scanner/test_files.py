@@ -112,3 +112,24 @@ def test_helm_output_is_attributed_to_templates() -> None:
         ("Deployment", "charts/mychart/templates/deploy.yaml", 1),
         ("Service", "charts/mychart/templates/svc.yaml", 1),
     ]
+
+
+def test_worker_reads_travel_marshalled_when_they_hold_objects_only(tmp_path: Path) -> None:
+    """A parallel scan's reader returns a file of objects as marshal bytes (the parent loads them
+    faster than pickle); a file with an error goes as objects, and both come back the same."""
+    from stockade.scanner.scan import _from_plain, _read_plain, _unpacked
+
+    good = tmp_path / "good.yaml"
+    good.write_text(DEPLOY + "---\n" + DEPLOY.replace("name: web", "name: web2"))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(DEPLOY + "---\nkind: Pod\napiVersion: v1\nmetadata: [\n")
+    packed = _read_plain(good)
+    assert isinstance(packed, bytes)
+    items = [_from_plain(p) for p in _unpacked(packed)]
+    direct = resources(list(FileSource([str(good)])))
+    assert [(r.obj, r.origin.line, r.origin.document, r.origin.span) for r in resources(items)] == [
+        (r.obj, r.origin.line, r.origin.document, r.origin.locator.span)
+        for r in direct  # type: ignore[union-attr]
+    ]
+    mixed = _read_plain(bad)
+    assert isinstance(mixed, list) and any(isinstance(p, InputError) for p in mixed)
