@@ -140,6 +140,18 @@ def main(argv: list[str] | None = None) -> None:
         command.main(args=args)
     except KeyboardInterrupt:  # pragma: no cover
         sys.exit(130)
+    except Exception as exc:
+        from concurrent.futures.process import BrokenProcessPool
+
+        if not isinstance(exc, BrokenProcessPool):
+            raise
+        # a worker was killed (out of memory, a signal): nothing was decided, which is not "clean"
+        typer.echo(
+            "stockade: error: a worker process ended abruptly (killed, or out of memory); no verdict. "
+            "Run again with --workers 1, or on fewer files at a time",
+            err=True,
+        )
+        sys.exit(2)
 
 
 if __name__ == "__main__":
