@@ -252,7 +252,7 @@ def scan(
     own_pool = workers is None
     workers = workers or Workers(options)
     try:
-        outcomes: Iterable[tuple[int, Outcome, Lines | None]]
+        outcomes: Iterable[Decided]
         if options.workers > 1 and len(todo) >= PARALLEL_OBJECTS and can_fork():
             outcomes = _evaluate_forked(todo, evaluator, source, workers, progress)
         else:
@@ -285,6 +285,7 @@ Position = tuple[str, int, JSONPath, Span | None]
 Job = tuple[int, list[EngineInput], Position | None]
 Outcome = list[Violation] | str  # violations, or why the engine could not evaluate the object
 Lines = dict[JSONPath, int | None]
+Decided = tuple[int, Outcome, Lines | None]  # (index of the job, its outcome, its violations' lines)
 
 
 def _disk_position(origin: Origin) -> Position | None:
@@ -305,7 +306,7 @@ def _evaluate_forked(
     source: InventoryFacts,
     workers: Workers,
     progress: Callable[[int], None] | None,
-) -> Iterator[tuple[int, Outcome, Lines | None]]:
+) -> Iterator[Decided]:
     """Steps 3 and 4 of a large scan where processes fork: workers share the resources, the inventory
     and the evaluator with this process, and return violations with their lines."""
     # what analyzers derive from the inventory on first use (the RBAC graph, policy indexes) is
@@ -317,7 +318,17 @@ def _evaluate_forked(
         _inputs(evaluator, r, source)
     pool = workers.fork((evaluator, todo, source))
     bounds = [(i, min(i + CHUNK, len(todo))) for i in range(0, len(todo), CHUNK)]
-    for done in pool.map(_eval_forked, bounds):
+    yield from _mapped(pool, _eval_forked, bounds, progress)
+
+
+def _mapped(
+    pool: Executor,
+    work: Callable[[Any], list[Decided]],
+    chunks: Sequence[Any],
+    progress: Callable[[int], None] | None,
+) -> Iterator[Decided]:
+    """The outcomes of `work` over `chunks` in the pool, in order, counting progress per chunk."""
+    for done in pool.map(work, chunks):
         yield from done
         if progress:
             progress(len(done))
@@ -330,25 +341,27 @@ def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:
         return f"rule evaluation failed: {exc}"
 
 
+def _decided(evaluator: Evaluator, index: int, inputs: list[EngineInput], pos: Position | None) -> Decided:
+    """One object's outcome and, for violations in a file on disk, their lines."""
+    outcome = _evaluate_one(evaluator, inputs)
+    return index, outcome, _lines(pos, outcome)
+
+
 def evaluate_jobs(
     jobs: list[Job],
     evaluator: Evaluator,
     options: ScanOptions,
     workers: Workers,
     progress: Callable[[int], None] | None,
-) -> Iterable[tuple[int, Outcome, Lines | None]]:
+) -> Iterable[Decided]:
     if options.workers <= 1 or len(jobs) < PARALLEL_OBJECTS:
-        for index, inputs, pos in jobs:
-            outcome = _evaluate_one(evaluator, inputs)
-            yield index, outcome, _lines(pos, outcome)
+        for job in jobs:
+            yield _decided(evaluator, *job)
             if progress:
                 progress(1)
         return
     chunks = [jobs[i : i + CHUNK] for i in range(0, len(jobs), CHUNK)]
-    for done in workers.get().map(_eval_chunk, chunks):
-        yield from done
-        if progress:
-            progress(len(done))
+    yield from _mapped(workers.get(), _eval_chunk, chunks, progress)
 
 
 # --- worker side -------------------------------------------------------------------------------
@@ -357,10 +370,8 @@ def evaluate_jobs(
 Forked = tuple[Evaluator, list[Resource], InventoryFacts]
 _forked: Forked | None = None
 _worker: Evaluator | None = None
-_last_file: tuple[str, LazyFile] | None = None
-
-
 _worker_args: tuple[Config, tuple[Path, ...]] | None = None
+_last_file: tuple[str, LazyFile] | None = None
 
 
 def _init_worker(config: Config, policy_dirs: tuple[Path, ...]) -> None:
@@ -432,21 +443,15 @@ def _lines(pos: Position | None, outcome: Outcome) -> Lines | None:
     return lines
 
 
-def _eval_chunk(chunk: list[Job]) -> list[tuple[int, Outcome, Lines | None]]:
+def _eval_chunk(chunk: list[Job]) -> list[Decided]:
     evaluator = _worker_evaluator()
-    out = []
-    for index, inputs, pos in chunk:
-        outcome = _evaluate_one(evaluator, inputs)
-        out.append((index, outcome, _lines(pos, outcome)))
-    return out
+    return [_decided(evaluator, *job) for job in chunk]
 
 
-def _eval_forked(bounds: tuple[int, int]) -> list[tuple[int, Outcome, Lines | None]]:
+def _eval_forked(bounds: tuple[int, int]) -> list[Decided]:
     assert _forked is not None, "not a forked worker"
     evaluator, todo, source = _forked
-    out = []
-    for index in range(*bounds):
-        resource = todo[index]
-        outcome = _evaluate_one(evaluator, _inputs(evaluator, resource, source))
-        out.append((index, outcome, _lines(_disk_position(resource.origin), outcome)))
-    return out
+    return [
+        _decided(evaluator, i, _inputs(evaluator, todo[i], source), _disk_position(todo[i].origin))
+        for i in range(*bounds)
+    ]
