@@ -152,13 +152,13 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
 
     search = _ANY.search
 
-    def string(value: str, key: Any) -> None:
-        # the last-applied annotation is decoded by facts(), and checked there
-        if key == LAST_APPLIED and path[-1:] == ["annotations"]:
-            return
+    def string(value: str, at: tuple[Any, ...]) -> None:
+        """A string that may hold a credential's format (it matched _ANY) at path `at`."""
+        if at[-2:] == ("annotations", LAST_APPLIED):
+            return  # the last-applied annotation is decoded by facts(), and checked there
         kinds = types_of(value)
         if kinds:
-            add((*path, key), kinds, None)
+            add(at, kinds, None)
 
     def walk(value: Any) -> None:
         # strings are checked in their parent's loop (no call for the many that match no format);
@@ -176,7 +176,7 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
             t = type(v)
             if t is str or (t is not dict and t is not list and isinstance(v, str)):
                 if search(v):
-                    string(v, k)
+                    string(v, (*path, k))
             elif t is dict or t is list or isinstance(v, (Mapping, list)):
                 path.append(k)
                 walk(v)
@@ -184,9 +184,7 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
 
     if isinstance(node, str):
         if search(node):
-            kinds = types_of(node)
-            if kinds:
-                add((), kinds, None)
+            string(node, ())
     else:
         walk(node)
     if data_keys and isinstance(node, Mapping) and isinstance(node.get("data"), Mapping):
