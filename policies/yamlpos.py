@@ -14,7 +14,7 @@ from typing import Any
 
 import yaml
 
-from stockade.policies.decode import DecodeError, compose, construct, key_string, may_alias
+from stockade.policies.decode import DecodeError, compose, documents, key_string
 from stockade.policies.model import JSONPath, LineLocator
 
 #: A document Kubernetes would not read, or that is not YAML, with the 1-based line of the problem.
@@ -67,13 +67,13 @@ class _KeyLine(yaml.ScalarNode):
 
 def iter_documents(text: str) -> Iterator[tuple[Any, NodeLocator | None]]:
     """Yield (value, locator) per document; raise YAMLSyntaxError at the first broken one."""
-    for value, node in _documents(text, values=True):
+    for value, node in documents(text):
         yield value, (NodeLocator(node) if node is not None else None)
 
 
 def compose_documents(text: str) -> list[yaml.Node | None]:
     """The node tree of every document, without constructing values (about half the cost of a load)."""
-    return [node for _, node in _documents(text, values=False)]
+    return list(compose(text))
 
 
 def span_of(node: yaml.Node) -> Span:
@@ -183,19 +183,10 @@ def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, int, LazyFile]]:
     """Yield (value, document index, first line, file) per non-empty document; keep no node trees
     (only each document's span)."""
     lazy = LazyFile(text)
-    for index, (value, node) in enumerate(_documents(text, values=True)):
+    for index, (value, node) in enumerate(documents(text)):
         if node is not None:
             lazy.spans[index] = span_of(node)
             yield value, index, node.start_mark.line + 1, lazy
-
-
-def _documents(text: str, *, values: bool) -> Iterator[tuple[Any, yaml.Node | None]]:
-    aliases = may_alias(text)
-    for node in compose(text):
-        if node is None:
-            yield None, None
-            continue
-        yield (construct(node, aliases=aliases) if values else None), node
 
 
 def load_with_locator(text: str) -> tuple[Any, NodeLocator | None]:
