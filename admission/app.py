@@ -14,7 +14,7 @@ A request's cost is bounded before, during and after evaluation:
 - evaluation runs on one dedicated thread per process (the engine is not reentrant), and with
   ``isolated`` (what `webhook serve` uses) the engine itself runs in a child process that is killed
   and replaced when it overruns ``evaluation_timeout_seconds``
-  (:mod:`stockade.policies.engine_process`): regorus holds the GIL while it evaluates, so an engine
+  (:mod:`stockade.policies.engines.process`): regorus holds the GIL while it evaluates, so an engine
   in this process would stall the event loop and every other request with it.
 """
 
@@ -56,11 +56,11 @@ from stockade.admission.bounds import (
 )
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
-from stockade.policies.config import Config, ConfigError, load_config
-from stockade.policies.engine import PolicyError
-from stockade.policies.engine_process import EngineProcessError, EvaluationTimeout
+from stockade.policies.config.settings import Config, ConfigError, load_config
+from stockade.policies.engines.embedded import PolicyError
+from stockade.policies.engines.process import EngineProcessError, EvaluationTimeout
 from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
-from stockade.policies.facts.workloads import WorkloadKinds
+from stockade.policies.kinds.workloads import WorkloadKinds
 
 log = logging.getLogger("stockade.admission")
 

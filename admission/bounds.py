@@ -10,7 +10,7 @@ failure of the webhook, so it stands with ``failure_mode: open`` too: open would
 "allowed because expensive".
 
 Then the object's field types are checked against Kubernetes' own types
-(:func:`stockade.policies.shape.problems`). The API server decodes built-in kinds strictly, but a
+(:func:`stockade.policies.decoding.shape.problems`). The API server decodes built-in kinds strictly, but a
 custom resource's pod spec (a RayCluster's, a JobSet's) is often stored as written, under a CRD
 schema that preserves unknown fields: ``privileged: "true"`` as a string would pass every rule that
 reads ``privileged == true``. Such an object is denied, naming the field and the expected type,
@@ -23,11 +23,11 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from stockade.policies.config import AdmissionConfig
-from stockade.policies.decode import MAX_DEPTH, deeper_than
-from stockade.policies.facts.workloads import WorkloadKinds
+from stockade.policies.config.settings import AdmissionConfig
+from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.shape import at, problems
+from stockade.policies.kinds.workloads import WorkloadKinds
 from stockade.policies.model import format_path
-from stockade.policies.shape import at, problems
 
 _CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 #: problems listed in a denial, at most

@@ -55,7 +55,7 @@ from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.credentials import key_names_only
 from stockade.policies.facts.inventory import WATCHED_KINDS
-from stockade.policies.kinds import KINDS, KindInfo, discover, info_for, list_call
+from stockade.policies.kinds.api import KINDS, KindInfo, discover, info_for, list_call
 
 log = logging.getLogger("stockade.admission.inventory")
 
@@ -79,7 +79,7 @@ MAX_ERROR_CHARS = 300
 
 
 #: One kind the cache lists and watches, across all namespaces when it is namespaced. The table of
-#: where each kind lives is shared with the audit and the deployment's RBAC (stockade.policies.kinds).
+#: where each kind lives is shared with the audit and the deployment's RBAC (stockade.policies.kinds.api).
 WatchedKind = KindInfo
 
 #: How to watch each kind an analyzer may index; DEFAULT_KINDS picks those in WATCHED_KINDS, so a

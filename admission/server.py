@@ -45,7 +45,7 @@ import uvicorn
 from starlette.applications import Starlette
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from stockade.policies.config import AdmissionConfig
+from stockade.policies.config.settings import AdmissionConfig
 
 log = logging.getLogger("stockade.admission")
 AppFactory = Callable[[], Starlette]

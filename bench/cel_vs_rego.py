@@ -1,4 +1,5 @@
-"""Evaluation cost per object of the same control in CEL (a ValidatingAdmissionPolicy, policies/vap.py)
+"""Evaluation cost per object of the same control in CEL (a ValidatingAdmissionPolicy,
+policies/frameworks/vap.py)
 and in Rego (the library's STK-POD-003, privileged containers, on the compiled VM), side by side in one
 run: each object is evaluated `--repeat` times by each engine, alternating, and the medians are reported
 with their ratio.
@@ -19,8 +20,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.config import parse_config
-from stockade.policies.engine import EmbeddedEngine, load_library
+from stockade.policies.config.settings import parse_config
+from stockade.policies.engines.embedded import EmbeddedEngine, load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Operation, Resource
 

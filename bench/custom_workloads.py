@@ -24,7 +24,7 @@ from typing import Any
 
 import yaml
 
-from stockade.policies.config import Config
+from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Resource
 from stockade.scanner.scan import ScanOptions, run_scan

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import orjson
 
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts import facts_for, inventory_of
 from stockade.policies.model import Resource

@@ -2,7 +2,7 @@
 
 For each gator suite of `../shared/corpora/gatekeeper-library/library` (each template with its
 first test's constraint), every case object is evaluated `--repeat` times through stockade's
-Gatekeeper engine (regorus' interpreter, the rewritten text: policies/rego_rewrite.py); the median
+Gatekeeper engine (regorus' interpreter, the rewritten text: policies/runtimes/rego_rewrite.py); the median
 µs per object is reported per template. The same objects then go through the built-in library
 (the compiled VM, 82+ rules, one aggregating query per object) for comparison.
 
@@ -19,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.gatekeeper import read_documents
+from stockade.policies.frameworks.gatekeeper import read_documents
+from stockade.policies.frameworks.verify import _engine
 from stockade.policies.model import Resource
-from stockade.policies.verify import _engine
 
 LIBRARY = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "gatekeeper-library" / "library"
 

@@ -15,7 +15,7 @@ import statistics
 import time
 from pathlib import Path
 
-from stockade.policies.config import RuleSetting, load_config
+from stockade.policies.config.settings import RuleSetting, load_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts import facts_for, inventory_of
 from stockade.policies.model import Resource

@@ -573,7 +573,7 @@ def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, floa
     from stockade.admission.app import parse_review
     from stockade.admission.decide import evaluate, respond
     from stockade.admission.review import AdmissionReviewResponse
-    from stockade.policies.config import load_config
+    from stockade.policies.config.settings import load_config
     from stockade.policies.evaluate import Evaluator, InventoryFacts
 
     evaluator = Evaluator.default(load_config(config_path))

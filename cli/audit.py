@@ -150,7 +150,7 @@ def audit(
         workers = 1  # the server evaluates; worker processes would run the embedded engine
     options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
     if framework is not None:
-        from stockade.policies.frameworks import FrameworkError, restrict_to_framework
+        from stockade.policies.compliance import FrameworkError, restrict_to_framework
 
         try:
             evaluator = restrict_to_framework(evaluator, framework)

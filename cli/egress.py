@@ -23,8 +23,8 @@ from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
 from stockade.policies.facts.netpol.calico import SelectorError
 from stockade.policies.facts.netpol.reach import PodsDiffer, Reachability
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
-from stockade.policies.kinds import KINDS, object_kind
+from stockade.policies.kinds.api import KINDS, object_kind
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 from stockade.scanner.reports.layout import table_text
 from stockade.scanner.sources.cluster import HTTP_NOT_FOUND, ClusterReader, ListError
 

@@ -12,15 +12,15 @@ import typer
 from stockade.cli.errors import fail
 
 if TYPE_CHECKING:  # imported when a command runs, not for its --help
-    from stockade.policies.config import Config
+    from stockade.policies.config.settings import Config
     from stockade.policies.evaluate import Evaluator
 
 
 def load_evaluator(
     config_path: Path | None, policy_dirs: Sequence[Path], opa_url: str | None = None
 ) -> tuple[Evaluator, Config]:
-    from stockade.policies.config import ConfigError, load_config
-    from stockade.policies.engine import PolicyError
+    from stockade.policies.config.settings import ConfigError, load_config
+    from stockade.policies.engines.embedded import PolicyError
     from stockade.policies.evaluate import Evaluator
 
     try:

@@ -13,12 +13,12 @@ from rich.table import Table
 from rich.text import Text
 
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
-from stockade.policies.config import STARTER_CONFIG
-from stockade.policies.engine import Library, PolicyError, load_library
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
-from stockade.policies.kinds import object_kind
+from stockade.policies.config.settings import STARTER_CONFIG
+from stockade.policies.engines.embedded import Library, PolicyError, load_library
+from stockade.policies.engines.testing import run_tests
+from stockade.policies.kinds.api import object_kind
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
 from stockade.policies.model import Rule
-from stockade.policies.testing import run_tests
 from stockade.scanner.reports.layout import print_table
 
 app = typer.Typer(
@@ -186,7 +186,7 @@ def bundle(
     """Write an OPA bundle of the active library and config (serve it, then `scan --engine opa`)."""
     from stockade.cli.loading import load_evaluator
     from stockade.cli.main import tool_version
-    from stockade.policies.bundle import build_bundle
+    from stockade.policies.engines.bundle import build_bundle
 
     evaluator, cfg = load_evaluator(config, policy_dir or [])
     enabled = set(getattr(evaluator.engine, "enabled", evaluator.rules))
@@ -208,9 +208,9 @@ def verify(
 ) -> None:
     """Run Gatekeeper `gator verify` suites against their ConstraintTemplates and constraints, and
     ValidatingAdmissionPolicy tests in Kyverno's CLI format (`kind: Test`, cli.kyverno.io)."""
-    from stockade.policies.gatekeeper import GatekeeperError, read_documents
-    from stockade.policies.verify import run_suite
-    from stockade.policies.verify_vap import is_kyverno_test, run_kyverno_test
+    from stockade.policies.frameworks.gatekeeper import GatekeeperError, read_documents
+    from stockade.policies.frameworks.verify import run_suite
+    from stockade.policies.frameworks.verify_vap import is_kyverno_test, run_kyverno_test
 
     def run_any(path: Path) -> Any:
         return run_kyverno_test(path) if is_kyverno_test(read_documents(path)) else run_suite(path)

@@ -21,7 +21,7 @@ from rich.text import Text
 from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
 from stockade.policies.facts.rbac import CORE_RESOURCES, KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
-from stockade.policies.kinds import KINDS
+from stockade.policies.kinds.api import KINDS
 from stockade.scanner.reports.layout import console, print_table
 from stockade.scanner.sources.cluster import ClusterReader, ListError
 

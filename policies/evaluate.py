@@ -12,11 +12,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-from stockade.policies.config import Config, ConfigError
-from stockade.policies.engine import EmbeddedEngine, Engine, Library, load_library
-from stockade.policies.exceptions import ExceptionBook
+from stockade.policies.config.settings import Config, ConfigError
+from stockade.policies.config.waivers import ExceptionBook
+from stockade.policies.engines.embedded import EmbeddedEngine, Engine, Library, load_library
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
+from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Severity, Violation
 
 #: namespaced RBAC kinds: out of scope only by scope.rbac_excluded_namespaces
@@ -38,7 +38,7 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
     an object with N pod specs then costs N pod evaluations, not N evaluations of the whole object.
     Gatekeeper constraints judge the whole object, once, as Gatekeeper does.
 
-    An engine that evaluates elsewhere (:class:`~stockade.policies.engine_process.ProcessEngine`)
+    An engine that evaluates elsewhere (:class:`~stockade.policies.engines.process.ProcessEngine`)
     takes the whole batch in one call and runs this same function there.
     """
     batch = getattr(engine, "evaluate_inputs", None)
@@ -182,17 +182,17 @@ class Evaluator:
     ) -> Evaluator:
         """The evaluator of a config and library; ``opa_url`` evaluates on an OPA server, and
         ``isolated`` runs the embedded engine in a child process with the config's admission
-        evaluation timeout (the webhook; see :mod:`stockade.policies.engine_process`)."""
+        evaluation timeout (the webhook; see :mod:`stockade.policies.engines.process`)."""
         config = config or Config()
         library = library or load_library(policy_dirs)
         unknown_rule_ids(config, library.rules)
         enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
         if opa_url is not None:
-            from stockade.policies.engine_opa import RemoteOpaEngine
+            from stockade.policies.engines.opa import RemoteOpaEngine
 
             return cls(RemoteOpaEngine(library, opa_url, set(enabled)), config, today)
         if isolated:
-            from stockade.policies.engine_process import ProcessEngine
+            from stockade.policies.engines.process import ProcessEngine
 
             timeout = config.admission.evaluation_timeout_seconds
             return cls(ProcessEngine(library, config, policy_dirs, timeout), config, today)

@@ -92,7 +92,7 @@ class Origin:
     locator: LineLocator | None = field(default=None, repr=False, compare=False)
     #: where the document is in the file (its first line, 0-based, and its characters [start, end)),
     #: where the first parse recorded it: a process that finds lines from the file on disk then
-    #: composes only this document (stockade.policies.yamlpos.Span)
+    #: composes only this document (stockade.policies.decoding.yamlpos.Span)
     span: tuple[int, int, int] | None = field(default=None, repr=False, compare=False)
 
     def line_of(self, path: JSONPath) -> int | None:

@@ -33,12 +33,12 @@ from typing import Any, Protocol
 
 import orjson
 
-from stockade.policies.decode import MAX_DEPTH, deeper_than
-from stockade.policies.engine import KIND_ALIASES
+from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.engines.embedded import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary
-from stockade.policies.kinds import KINDS, KindInfo, guess_plural, info_for, object_kind
+from stockade.policies.kinds.api import KINDS, KindInfo, guess_plural, info_for, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
 from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from stockade.policies.exceptions import ExceptionStatus
+from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Action, Finding, InputError, Rule, Severity
 from stockade.scanner.sources.base import Skipped
 

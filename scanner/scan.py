@@ -33,8 +33,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.config import Config
-from stockade.policies.engine import RuleEvaluationError
+from stockade.policies.config.settings import Config
+from stockade.policies.decoding.yamlpos import LazyFile, LazyFileLocator, Span
+from stockade.policies.engines.embedded import RuleEvaluationError
 from stockade.policies.evaluate import EngineInput, Evaluator, InventoryFacts, evaluate_inputs, namespace_for
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import (
@@ -46,7 +47,6 @@ from stockade.policies.model import (
     StaticLocator,
     Violation,
 )
-from stockade.policies.yamlpos import LazyFile, LazyFileLocator, Span
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
@@ -72,14 +72,14 @@ class ScanOptions:
 @functools.cache
 def _scopes() -> dict[tuple[str, str], bool]:
     """(group, kind) -> namespaced, from the kinds table; built once."""
-    from stockade.policies.kinds import KINDS, object_kind
+    from stockade.policies.kinds.api import KINDS, object_kind
 
     return {(info.group, object_kind(info)): info.namespaced for info in KINDS.values()}
 
 
 def _namespaced(obj: Mapping[str, Any]) -> bool:
     """Whether an object's kind lives in a namespace (the kinds table; unknown kinds: not assumed)."""
-    from stockade.policies.facts.workloads import group_of
+    from stockade.policies.kinds.workloads import group_of
 
     kind, group = str(obj.get("kind")), group_of(obj.get("apiVersion"))
     if group is not None:

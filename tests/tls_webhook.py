@@ -16,7 +16,7 @@ import uvicorn
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.admission.server import Limits, bind, serve_on
-from stockade.policies.config import load_config
+from stockade.policies.config.settings import load_config
 from stockade.webhooks.certs import CertificateAuthority
 
 

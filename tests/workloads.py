@@ -6,8 +6,8 @@ import copy
 from collections.abc import Sequence
 from typing import Any
 
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
-from stockade.policies.kinds import WILDCARD, KindInfo, object_kind
+from stockade.policies.kinds.api import WILDCARD, KindInfo, object_kind
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 
 PRIVILEGED = {
     "name": "injected",

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from stockade.policies.config import STARTER_CONFIG
+from stockade.policies.config.settings import STARTER_CONFIG
 from stockade.webhooks.manifests import (
     CONFIG_KEY,
     CONFIG_MAP,

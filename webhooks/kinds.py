@@ -4,7 +4,7 @@ The ValidatingWebhookConfiguration's rules name resources (`apps/v1 deployments`
 library's METADATA names kinds (`Deployment`); `install` needs the same mapping to build request paths.
 Discovery would answer it from a live cluster, but `stockade webhook manifests` must render offline
 and identically everywhere (CI, the committed kustomize base), so the mapping is a table: the
-library's kinds (`stockade.policies.kinds`, which the inventory cache watches from; not repeated
+library's kinds (`stockade.policies.kinds.api`, which the inventory cache watches from; not repeated
 here), plus the other built-in kinds a rule may name and the CRDs the deployment itself uses
 (cert-manager). A rule naming a kind missing here is an error at render time, and a test checks that
 every bundled rule's kinds are mapped, and that no kind is in both tables.
@@ -15,7 +15,7 @@ from __future__ import annotations
 from stockade.admission.inventory import WATCHABLE, WatchedKind
 
 #: Kinds a rule may name, or the deployment uses, that the library's own table
-#: (:data:`stockade.policies.kinds.KINDS`, which the inventory watches from) does not list.
+#: (:data:`stockade.policies.kinds.api.KINDS`, which the inventory watches from) does not list.
 EXTRA_RESOURCES: tuple[WatchedKind, ...] = (
     WatchedKind("", "v1", "endpoints", "Endpoints", True),
     WatchedKind("", "v1", "limitranges", "LimitRange", True),

@@ -31,10 +31,10 @@ from typing import Any, Literal
 import yaml
 
 from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
-from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, parse_config
-from stockade.policies.engine import Library
+from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, parse_config
+from stockade.policies.engines.embedded import Library
 from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY
-from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WorkloadKinds
+from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.webhooks.kinds import resource_of
 
 Obj = dict[str, Any]
@@ -485,8 +485,8 @@ def param_kinds(files: Sequence[tuple[str, str]]) -> list[WatchedKind]:
     those the cache watches anyway: the webhook lists and watches them. A kind the table does not hold
     gets the plural its CRD tooling would derive; the webhook finds the real one by discovery, and a
     wrong guess leaves its cache unsynced (forbidden, logged): never ready, the webhook fails closed."""
-    from stockade.policies.decode import DecodeError, documents
-    from stockade.policies.kinds import guess_plural, info_for
+    from stockade.policies.decoding.decode import DecodeError, documents
+    from stockade.policies.kinds.api import guess_plural, info_for
 
     policies: dict[str, Any] = {}
     bound: set[str] = set()

@@ -51,7 +51,7 @@ def facts_for(
 ) -> dict[str, Any]:
     """`input.facts` of an object; for a workload, of one of its pod specs (``input.pod``; the first
     one when not given), since each may run as another ServiceAccount, RuntimeClass or labels."""
-    from stockade.policies.facts.workloads import pod_template
+    from stockade.policies.kinds.workloads import pod_template
 
     if pod is None:
         pod = pod_template(obj)

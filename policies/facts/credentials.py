@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.kinds.workloads import pod_template
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NAMED_VARIABLE = "value of a credential-named variable"

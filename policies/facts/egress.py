@@ -53,7 +53,7 @@ from stockade.policies.facts.netpol.topology import (
     Workload,
     selector_matches,
 )
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.kinds.workloads import pod_template
 
 EVERYWHERE = ("0.0.0.0/0", "::/0")
 

@@ -19,7 +19,7 @@ NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 # RBAC kinds: policies/facts/rbac.py; RuntimeClass: policies/facts/sandbox.py (a handful per cluster);
 # NetworkPolicy, and the Cilium and Calico policies that isolate pods too: policies/facts/egress.py.
 # Calico's namespaced NetworkPolicy shares its kind name with Kubernetes'; it is indexed under
-# CALICO_NETWORK_POLICY (its name in stockade.policies.kinds) so the two never collide.
+# CALICO_NETWORK_POLICY (its name in stockade.policies.kinds.api) so the two never collide.
 CALICO_NETWORK_POLICY = "NetworkPolicy.projectcalico.org"
 INDEXED_KINDS = frozenset(
     {
@@ -83,7 +83,7 @@ TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
 def _pod_projection(obj: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[PodShape]] | None:
     """For a workload or Pod, in one pass over its pod templates: the ServiceAccounts its pods run as
     (`default` when none is named) and their (labels, images); None for an object that runs no pods."""
-    from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+    from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 
     info = DEFAULT_WORKLOADS.info(obj)
     if info is None or not info.runs_pods:

@@ -45,7 +45,7 @@ from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import RUNS, TOKEN_SECRETS, Inventory
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
 from stockade.policies.facts.rbac_bootstrap_system import system_objects
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.kinds.workloads import pod_template
 from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR
 
 RBAC_GROUP = "rbac.authorization.k8s.io"

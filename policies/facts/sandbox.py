@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
-from stockade.policies.config import (
+from stockade.policies.config.settings import (
     Config,
     SandboxConfig,
     SandboxProfile,
@@ -43,7 +43,7 @@ from stockade.policies.config import (
     glob_match,
 )
 from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.workloads import pod_template, pod_templates
+from stockade.policies.kinds.workloads import pod_template, pod_templates
 
 SandboxStatus = Literal["sandboxed", "unverified", "class-missing", "not-a-sandbox-handler", "unsandboxed"]
 

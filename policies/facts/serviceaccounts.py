@@ -23,7 +23,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from stockade.policies.facts.inventory import Inventory
-from stockade.policies.facts.workloads import pod_template
+from stockade.policies.kinds.workloads import pod_template
 
 
 def facts(

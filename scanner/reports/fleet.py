@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from stockade.policies.frameworks import ControlResult, control_results, get_framework
+from stockade.policies.compliance import ControlResult, control_results, get_framework
 from stockade.policies.model import Finding, Severity
 from stockade.scanner.result import AZURE_AREA, AZURE_AUDITED, Result
 

@@ -13,7 +13,7 @@ import html
 import re
 from collections import Counter
 
-from stockade.policies.exceptions import ExceptionStatus
+from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Finding, Rule, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import group

@@ -23,7 +23,7 @@ from urllib.parse import quote
 
 import orjson
 
-from stockade.policies.exceptions import ExceptionStatus
+from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Action, Finding, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
 from stockade.scanner.result import Result

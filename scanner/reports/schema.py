@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from stockade.policies.exceptions import ExceptionStatus
+from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Action, Finding, InputError, Severity, format_path
 from stockade.scanner.result import CoverageGap, Result
 

@@ -147,7 +147,7 @@ def _summary(result: Result, rows: int) -> Text:
 
 def _controls(result: Result) -> Table:
     """Per-control pass/fail of `--framework` (audits)."""
-    from stockade.policies.frameworks import control_results, get_framework
+    from stockade.policies.compliance import control_results, get_framework
 
     framework = get_framework(result.framework or "")
     table = Table(title=framework.title, box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)

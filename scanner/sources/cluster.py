@@ -40,7 +40,7 @@ from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
 from stockade.policies.facts.credentials import key_names_only
-from stockade.policies.kinds import KindInfo, discovery_call, kind_in_discovery, list_call, object_kind
+from stockade.policies.kinds.api import KindInfo, discovery_call, kind_in_discovery, list_call, object_kind
 
 PAGE_SIZE = 500
 DEFAULT_QPS = 50.0

@@ -33,10 +33,10 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.shape import problems
+from stockade.policies.decoding.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
-from stockade.policies.shape import problems
-from stockade.policies.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.iac import iac_resources
 

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from stockade.policies.decoding.yamlpos import LazyFile
 from stockade.policies.facts.azure import (
     AGENT_POOL,
     BLOB_CONTAINER,
@@ -47,7 +48,6 @@ from stockade.policies.facts.azure import (
     canonical_type,
 )
 from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
-from stockade.policies.yamlpos import LazyFile
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
 #: the types rules judge: an export of them without properties is an input error

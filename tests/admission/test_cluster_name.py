@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
 from stockade.cli.main import app
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource

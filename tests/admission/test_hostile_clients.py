@@ -23,7 +23,7 @@ import pytest
 
 from stockade.admission.app import WebhookState
 from stockade.admission.server import Limits
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from tests.reviews import admission_review
 from tests.tls_webhook import CA, Server
 
@@ -312,7 +312,7 @@ def test_the_config_watcher_survives_any_exception_and_readyz_reports_a_dead_one
 
     from stockade.admission import app as app_module
     from stockade.admission.app import create_app
-    from stockade.policies.config import load_config
+    from stockade.policies.config.settings import load_config
 
     config_path = tmp_path / "stockade.yaml"
     config_path.write_text("rules: {}\n")
@@ -525,7 +525,7 @@ deny contains {"msg": sprintf("%v %v", [1]), "path": []} if input.object.metadat
 def test_an_evaluation_error_in_the_engine_process_is_the_same_error_as_in_process(tmp_path: Path) -> None:
     """A rule's own error inside a healthy engine process is a RuleEvaluationError, as it is when the
     engine runs in this process; the process is not replaced (only a death or a timeout does that)."""
-    from stockade.policies.engine import RuleEvaluationError
+    from stockade.policies.engines.embedded import RuleEvaluationError
     from stockade.policies.evaluate import Evaluator
     from stockade.policies.model import Origin, Resource
 

@@ -30,7 +30,7 @@ from stockade.admission.app import BadRequest, WebhookState, create_app, parse_r
 from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
 from stockade.admission.server import bind
-from stockade.policies.config import load_config, parse_config
+from stockade.policies.config.settings import load_config, parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Resource

@@ -17,7 +17,7 @@ from starlette.testclient import TestClient
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.admission.inventory import InventoryCache
-from stockade.policies.config import Config
+from stockade.policies.config.settings import Config
 
 ROOT_POD = {
     "apiVersion": "v1",

@@ -21,8 +21,8 @@ from starlette.testclient import TestClient
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.admission.inventory import InventoryCache
-from stockade.policies.config import Config
-from stockade.policies.engine import load_library
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import load_library
 from tests.reviews import admission_review
 
 POLICY = """
@@ -133,7 +133,7 @@ def test_params_from_the_cluster_decide_and_follow_changes(server: Any, tmp_path
 def test_secret_params_are_kept_as_key_names_only() -> None:
     """A VAP whose paramKind is Secret makes the cache list Secrets: it keeps their key names, never
     a value (as the audit lists Secrets), so no value sits in the webhook's memory."""
-    from stockade.policies.kinds import KINDS
+    from stockade.policies.kinds.api import KINDS
 
     secret = {
         "metadata": {

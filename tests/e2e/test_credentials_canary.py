@@ -30,7 +30,7 @@ import yaml
 from typer.testing import CliRunner
 
 from stockade.cli.main import build
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Finding
 from stockade.scanner.policyreports import build_reports

@@ -22,10 +22,10 @@ import pytest
 
 from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 from stockade.policies.model import Finding, Resource
 from stockade.scanner.scan import ScanOptions, scan
 from tests.corpora import corpus_rows

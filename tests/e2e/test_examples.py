@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stockade.policies.config import load_config
+from stockade.policies.config.settings import load_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
@@ -116,7 +116,7 @@ def test_parallel_scan_decides_the_same(result: Result, monkeypatch: pytest.Monk
 def test_gatekeeper_examples_suite_and_scan() -> None:
     """examples/gatekeeper: the gator suite passes, and its constraints are rules of a scan
     (`make demo` runs both)."""
-    from stockade.policies.verify import run_suite
+    from stockade.policies.frameworks.verify import run_suite
 
     results = list(run_suite(EXAMPLES / "gatekeeper" / "suite.yaml"))
     assert len(results) == 5 and all(r.ok for r in results), [r for r in results if not r.ok]

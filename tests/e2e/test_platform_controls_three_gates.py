@@ -19,7 +19,7 @@ import pytest
 
 from stockade.admission.decide import evaluate
 from stockade.admission.review import AdmissionReview
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Finding, Resource

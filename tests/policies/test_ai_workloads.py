@@ -25,10 +25,10 @@ from typing import Any
 import pytest
 import yaml
 
-from stockade.policies.config import ConfigError, parse_config
+from stockade.policies.config.settings import ConfigError, parse_config
 from stockade.policies.evaluate import Evaluator
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds
-from stockade.policies.kinds import WILDCARD, KindInfo, object_kind
+from stockade.policies.kinds.api import WILDCARD, KindInfo, object_kind
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds
 from stockade.policies.model import Finding, Resource
 from stockade.scanner.scan import ScanOptions, run_scan, scan
 from stockade.scanner.sources.files import FileSource

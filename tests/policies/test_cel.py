@@ -1,4 +1,4 @@
-"""Kubernetes' CEL environment (policies/cel.py on cel-expr-python): the extensions and Kubernetes
+"""Kubernetes' CEL environment (policies/runtimes/cel.py on cel-expr-python): the extensions and Kubernetes
 libraries stockade provides, with the values Kubernetes' own library documentation gives, and what it
 does not provide failing to compile (so the policy is reported as not evaluated, never passed)."""
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.cel import UNDECIDABLE, CelError, environment
+from stockade.policies.runtimes.cel import UNDECIDABLE, CelError, environment
 
 OBJ = {"spec": {"containers": [{"name": "a", "image": "x:latest"}, {"name": "b", "image": "y@sha256:1"}]}}
 
@@ -38,7 +38,7 @@ CASES: list[tuple[str, Any]] = [
     ("cidr('10.0.0.0/8').containsIP('10.255.0.1') && !cidr('10.0.0.0/8').containsIP('11.0.0.1')", True),
     ("cidr('10.1.2.3/8').masked() == cidr('10.0.0.0/8')", True),
     ("url('https://example.com:8443/p?a=1').getPort()", "8443"),
-    # the format library's optionals (policies/cel.py rewrite)
+    # the format library's optionals (policies/runtimes/cel.py rewrite)
     ("format.dns1123Label().validate('my-name').hasValue()", False),
     ("format.named('dns1123Label').value().validate('Bad_Name').hasValue()", True),
     ("format.named('noSuchFormat').hasValue()", False),
@@ -96,7 +96,7 @@ def test_what_is_not_provided_does_not_compile(expression: str) -> None:
 
 
 def test_an_authorizer_check_no_gate_answers_is_undecidable() -> None:
-    """Without a gate's answer (policies/vap.py registers one per evaluation), a check is neither
+    """Without a gate's answer (policies/frameworks/vap.py registers one per evaluation), a check is neither
     allowed nor denied: an error the VAP engine turns into "not evaluated"."""
     env = environment()
     outcome = env.evaluate("authorizer.group('').resource('pods').check('get').allowed()", env.activation({}))
@@ -116,7 +116,7 @@ def test_a_library_without_vaps_does_not_load_the_cel_runtime() -> None:
     import sys
 
     code = (
-        "import sys; from stockade.policies.engine import load_library; load_library();"
+        "import sys; from stockade.policies.engines.embedded import load_library; load_library();"
         "print(sorted(m for m in ('cel_expr_python', 'google.protobuf', 're2') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

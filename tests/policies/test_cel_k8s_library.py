@@ -3,7 +3,7 @@ quantity_test.go, image_test.go (k8s.io/apiserver/pkg/cel/library) as data in
 data/k8s_cel_library_cases.yaml, format_test.go's in data/k8s_cel_format_cases.yaml, and cel-go's
 ext/comprehensions_test.go (two-variable comprehensions) in data/celgo_comprehension_cases.yaml and
 ext/lists_test.go (the lists extension) in data/celgo_lists_cases.yaml, run
-on stockade's environment (policies/cel.py). An expected value must be that value; an expected
+on stockade's environment (policies/runtimes/cel.py). An expected value must be that value; an expected
 runtime error must be an error (never a value); an expected compile error must not compile. Where
 stockade does not provide what a case uses, the case is in NOT_PROVIDED with the reason and must not
 compile (so a policy using it is reported as not evaluated)."""
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stockade.policies.cel import CelError, environment
+from stockade.policies.runtimes.cel import CelError, environment
 
 CASES: list[dict[str, Any]] = [
     case

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
+from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Action, Severity
 

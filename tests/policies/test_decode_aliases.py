@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from stockade.policies.decode import DecodeError, _shared, compose, may_alias
+from stockade.policies.decoding.decode import DecodeError, _shared, compose, may_alias
 from tests.policies.test_decode_kubectl import HANDWRITTEN, spec_documents
 
 ROOT = Path(__file__).resolve().parents[2]

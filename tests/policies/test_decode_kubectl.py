@@ -6,7 +6,7 @@ Hypothesis generates documents whose ``spec`` holds scalars of every YAML 1.1/1.
 keys of every type, anchors, aliases and merge keys, nested maps and lists, in flow and block
 style. Every document is written to its own file and one ``kubectl label --local -f DIR -o json``
 decodes them all (sigs.k8s.io/yaml over go-yaml v2, as the API server does); stockade's decoder
-(:mod:`stockade.policies.decode`) must give the same JSON for every document kubectl accepts and an
+(:mod:`stockade.policies.decoding.decode`) must give the same JSON for every document kubectl accepts and an
 error for every one it refuses.
 
 One deliberate difference, counted: a key written twice in one mapping. kubectl's local decoding
@@ -31,7 +31,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stockade.policies.decode import DecodeError, documents
+from stockade.policies.decoding.decode import DecodeError, documents
 
 KUBECTL = shutil.which("kubectl")
 pytestmark = pytest.mark.skipif(KUBECTL is None, reason="kubectl not found (make test installs it)")

@@ -15,8 +15,8 @@ import orjson
 import pytest
 import yaml
 
-from stockade.policies.config import load_config
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.config.settings import load_config
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Resource
 

@@ -7,15 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies.config import Config
-from stockade.policies.engine import (
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import (
     BUNDLED_DIR,
     EmbeddedEngine,
     PolicyError,
     RuleEvaluationError,
     load_library,
 )
-from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.kinds.workloads import WORKLOAD_KINDS
 from stockade.policies.model import Severity
 
 RULE = """\

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies.config import Config
-from stockade.policies.engine import EmbeddedEngine, RuleEvaluationError, load_library
-from stockade.policies.engine_errors import redact_values
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import EmbeddedEngine, RuleEvaluationError, load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Origin, Resource
+from stockade.policies.runtimes.errors import redact_values
 
 SECRET = "AZURE_CLIENT_SECRET=c2VjcmV0LXZhbHVl"
 

@@ -17,11 +17,11 @@ from typer.testing import CliRunner
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.cli.main import app
-from stockade.policies.config import Config
-from stockade.policies.engine import PolicyError, load_library
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import PolicyError, load_library
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
-from stockade.policies.gatekeeper import matches
+from stockade.policies.frameworks.gatekeeper import matches
 from stockade.policies.model import Action, Resource
 from tests.reviews import admission_review
 
@@ -505,7 +505,7 @@ def test_a_constraint_error_is_that_constraints_finding_and_every_other_rule_sti
 def test_the_webhook_fails_closed_or_open_on_that_constraint_only(tmp_path: Path, mode: str) -> None:
     from starlette.testclient import TestClient
 
-    from stockade.policies.config import parse_config
+    from stockade.policies.config.settings import parse_config
 
     folder = _breaking(tmp_path)
     state = WebhookState(config=parse_config(f"admission: {{failure_mode: {mode}}}\n"), policy_dirs=(folder,))
@@ -595,8 +595,8 @@ def test_cel_only_templates_run_their_cel_and_external_data_says_why_it_is_not_e
     assert cel == [("p", "deny", "labels required")]  # the CEL ran: only the unlabelled pod fails
     external = next(f for f in found if f["rule"]["id"] == "GK-ExternalCheck-sig")
     assert external["action"] == "deny" and "external data providers are not available" in external["message"]
-    from stockade.policies.bundle import bundle_files
-    from stockade.policies.engine import load_library
+    from stockade.policies.engines.bundle import bundle_files
+    from stockade.policies.engines.embedded import load_library
 
     files = bundle_files(load_library([folder]), {})
     assert not any("CelOnly" in p or "ExternalCheck" in p for p in files)

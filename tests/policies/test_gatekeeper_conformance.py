@@ -12,7 +12,7 @@ run, by kind, in the output.
 Found on the way, an engine difference from OPA: regorus answers `not x == l[_]` as "some element
 of l differs from x" (undefined for an empty l), OPA as "no element of l equals x". Gatekeeper
 templates say "x is not in l" that way, so the engine loads such expressions as
-`count({1 | l[_] == x}) == 0` (policies/rego_rewrite.py, with the other differences); the
+`count({1 | l[_] == x}) == 0` (policies/runtimes/rego_rewrite.py, with the other differences); the
 volume-types and procMount cases below go through that rewrite.
 `test_engine_difference_not_over_iteration` pins regorus' behaviour, so an upgrade that fixes it
 shows.
@@ -29,8 +29,8 @@ import pytest
 import yaml
 
 from stockade.policies.evaluate import namespace_info
-from stockade.policies.gatekeeper import GatekeeperEngine, load_gatekeeper
-from stockade.policies.verify import assertion_holds
+from stockade.policies.frameworks.gatekeeper import GatekeeperEngine, load_gatekeeper
+from stockade.policies.frameworks.verify import assertion_holds
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpora" / "gatekeeper_library.jsonl"
@@ -100,7 +100,7 @@ def test_gatekeeper_library_cases(tmp_path: Path) -> None:
 def test_engine_difference_not_over_iteration() -> None:
     import regorus
 
-    from stockade.policies.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
+    from stockade.policies.runtimes.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
 
     negated = "package a\nr {\n  not input.x == input.l[_]\n}\n"
     rewritten = rewrite(negated)

@@ -5,12 +5,12 @@
 2. Every OPA unit test of the library's Rego sources (`src/**/src_test.rego`, true under OPA) is true
    when the sources are loaded as the engine loads templates (policies/gatekeeper.regorus_engine),
    all of them: the last difference (a builtin's type error, undefined in OPA, an error in regorus)
-   is guarded by rewrite 7 of policies/rego_rewrite.py.
+   is guarded by rewrite 7 of policies/runtimes/rego_rewrite.py.
 
 3. The same gator suites with the templates' CEL code (K8sNativeValidation, generated from the
    library's `src/**/src.cel`) run instead of their Rego (`load_gatekeeper(prefer="cel")`): the CEL
-   engine (policies/cel.py) passes exactly the cases the Rego passes. In the gates a template with both
-   runs its Rego; a CEL-only template runs its CEL.
+   engine (policies/runtimes/cel.py) passes exactly the cases the Rego passes. In the gates a template with
+   both runs its Rego; a CEL-only template runs its CEL.
 
 Skipped on a user's clone, where the corpus is absent.
 """
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies.engine_errors import engine_message
-from stockade.policies.gatekeeper import load_gatekeeper, regorus_engine
-from stockade.policies.verify import run_suite
+from stockade.policies.frameworks.gatekeeper import load_gatekeeper, regorus_engine
+from stockade.policies.frameworks.verify import run_suite
+from stockade.policies.runtimes.errors import engine_message
 from tests.corpora import corpus_path
 
 LIBRARY = corpus_path("gatekeeper-library")
@@ -93,13 +93,13 @@ def test_opa_unit_tests_of_the_sources_pass(test_file: Path) -> None:
 
 
 def test_the_opa_bundle_carries_every_template_as_written() -> None:
-    """What regorus loads is rewritten (policies/rego_rewrite.py); what `stockade policy bundle`
+    """What regorus loads is rewritten (policies/runtimes/rego_rewrite.py); what `stockade policy bundle`
     exports for an OPA server is the template's own text, byte for byte."""
     import yaml
 
-    from stockade.policies.bundle import bundle_files
-    from stockade.policies.engine import load_library
-    from stockade.policies.gatekeeper import Gatekeeper, load_gatekeeper
+    from stockade.policies.engines.bundle import bundle_files
+    from stockade.policies.engines.embedded import load_library
+    from stockade.policies.frameworks.gatekeeper import Gatekeeper, load_gatekeeper
 
     templates = {}
     for path in sorted((LIBRARY / "library").rglob("template.yaml")):

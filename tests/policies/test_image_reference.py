@@ -1,4 +1,4 @@
-"""The image library's parser (policies/cel.py `parse_image`) against go-containerregistry's own
+"""The image library's parser (policies/runtimes/cel.py `parse_image`) against go-containerregistry's own
 test vectors for `name.ParseReference` with default options (pkg/name/*_test.go: tag, digest,
 repository and registry names), which Kubernetes' image library calls, plus cases that follow from
 its code. Where versions of go-containerregistry differ, stockade takes the stricter: an empty tag
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from stockade.policies.cel import parse_image
+from stockade.policies.runtimes.cel import parse_image
 
 D = "sha256:" + "deadb33f" * 8
 HUB = "index.docker.io"

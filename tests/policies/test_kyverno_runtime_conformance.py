@@ -26,10 +26,10 @@ from typing import Any
 import pytest
 import yaml
 
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import facts_for, inventory_of
-from stockade.policies.facts.workloads import WORKLOAD_KINDS
+from stockade.policies.kinds.workloads import WORKLOAD_KINDS
 from stockade.policies.model import Resource
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "kyverno_policies.jsonl"

@@ -24,13 +24,13 @@ from typing import Any
 import orjson
 import pytest
 
-from stockade.policies.bundle import bundle_files
-from stockade.policies.config import Config, load_config
-from stockade.policies.engine import EmbeddedEngine, _violations
+from stockade.policies.config.settings import Config, load_config
+from stockade.policies.engines.bundle import bundle_files
+from stockade.policies.engines.embedded import EmbeddedEngine, _violations
+from stockade.policies.engines.testing import run_tests
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import facts_for, inventory_of
 from stockade.policies.model import Resource
-from stockade.policies.testing import run_tests
 from stockade.scanner.sources.files import FileSource
 
 pytestmark = pytest.mark.skipif(
@@ -107,7 +107,7 @@ def _inputs(evaluator: Evaluator) -> list[tuple[str, dict[str, Any]]]:
 def test_aggregated_results_are_the_same_under_opa_and_the_regorus_vm() -> None:
     from opa_bindings.engine import OpaUndefinedError
 
-    from stockade.policies.engine import _entry
+    from stockade.policies.engines.embedded import _entry
     from tests.policies.test_vm_differential import canonical
 
     evaluator = Evaluator.default(load_config(ROOT / "examples" / "stockade.yaml"))

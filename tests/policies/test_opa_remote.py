@@ -230,7 +230,7 @@ def test_webhook_on_the_remote_engine(opa_server: tuple[str, type[_DataApi], Pat
     from starlette.testclient import TestClient
 
     from stockade.admission.app import WebhookState, create_app
-    from stockade.policies.config import load_config
+    from stockade.policies.config.settings import load_config
 
     url, handler, policy_dir = opa_server
     pod = {

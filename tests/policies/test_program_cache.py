@@ -1,4 +1,4 @@
-"""The compiled program kept between runs (policies/program_cache.py): same verdicts, never stale,
+"""The compiled program kept between runs (policies/runtimes/program_cache.py): same verdicts, never stale,
 never trusted when damaged, and nothing cached where the package folder is not writable."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies import program_cache
-from stockade.policies.engine import EmbeddedEngine, PolicyError, load_library
+from stockade.policies.engines.embedded import EmbeddedEngine, PolicyError, load_library
 from stockade.policies.model import Resource
+from stockade.policies.runtimes import program_cache
 
 POD = {
     "apiVersion": "v1",

@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.config import Config
+from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Finding, Resource
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.config import parse_config
-from stockade.policies.engine import load_library
+from stockade.policies.config.settings import parse_config
+from stockade.policies.engines.embedded import load_library
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.facts.rbac import RISKY, RBACGraph, Subject
@@ -177,7 +177,7 @@ def test_privileged_bindings_and_break_glass_config() -> None:
 
 
 def test_break_glass_config_is_validated() -> None:
-    from stockade.policies.config import ConfigError
+    from stockade.policies.config.settings import ConfigError
 
     with pytest.raises(ConfigError, match=r"rbac\.break_glass_subjects\.0\.kind"):
         parse_config("rbac: {break_glass_subjects: [{kind: Robot, name: x}]}")

@@ -1,4 +1,5 @@
-"""The token rewrites that make regorus answer Gatekeeper's v0 Rego as OPA does (policies/rego_rewrite.py).
+"""The token rewrites that make regorus answer Gatekeeper's v0 Rego as OPA does
+(policies/runtimes/rego_rewrite.py).
 
 The oracle is OPA's own engine (opa-golib-python-bindings, which reads Rego v1 only): each case is a
 v0 module as templates write it, the same rules in v1 for OPA, and inputs. regorus on the rewritten
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 import regorus
 
-from stockade.policies.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
+from stockade.policies.runtimes.rego_rewrite import COMPAT_MODULE, rewrite, uses_compat
 
 UNDEFINED = "<undefined>"
 ERROR = "<error>"

@@ -20,12 +20,12 @@ import orjson
 import pytest
 import yaml
 
-from stockade.policies.config import STARTER_CONFIG, Config, ConfigError, parse_config
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, parse_config
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts import sandbox as sb
-from stockade.policies.facts.workloads import TEMPLATE_PATHS, WORKLOAD_KINDS
+from stockade.policies.kinds.workloads import TEMPLATE_PATHS, WORKLOAD_KINDS
 from stockade.policies.model import Finding, Resource
 
 AKS_CLUSTERS = {"sandbox": {"clusters": [{"clusters": ["aks-*"], "profile": "aks"}]}}

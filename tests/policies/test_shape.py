@@ -1,4 +1,4 @@
-"""Field types against Kubernetes' own (stockade.policies.shape): the fast path for string maps and
+"""Field types against Kubernetes' own (stockade.policies.decoding.shape): the fast path for string maps and
 lists must find exactly what the field-by-field check finds."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.shape import problems
+from stockade.policies.decoding.shape import problems
 
 
 def pod(container: dict[str, Any], **metadata: Any) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import Finding, Operation, Resource

@@ -1,6 +1,7 @@
-"""ValidatingAdmissionPolicy + binding evaluated with CEL (policies/vap.py, policies/cel.py) in the three
-gates: `stockade scan --policy-dir`, the webhook (a real TLS server on loopback answering a real
-AdmissionReview) and the audit (the real kubernetes client against examples/fleet's fake API server).
+"""ValidatingAdmissionPolicy + binding evaluated with CEL (policies/frameworks/vap.py,
+policies/runtimes/cel.py) in the three gates: `stockade scan --policy-dir`, the webhook (a real TLS
+server on loopback answering a real AdmissionReview) and the audit (the real kubernetes client against
+examples/fleet's fake API server).
 
 The cases follow Kubernetes' documented semantics; the params, match-condition and binding cases are
 shaped after Kyverno's CLI tests for VAPs (test/cli/test-validating-admission-policy: with-params,
@@ -23,8 +24,8 @@ from typer.testing import CliRunner
 
 from stockade.admission.app import WebhookState
 from stockade.cli.main import app
-from stockade.policies.config import parse_config
-from stockade.policies.engine import PolicyError, load_library
+from stockade.policies.config.settings import parse_config
+from stockade.policies.engines.embedded import PolicyError, load_library
 from stockade.policies.evaluate import Evaluator
 from tests.fleet import audit_objects
 from tests.reviews import admission_review

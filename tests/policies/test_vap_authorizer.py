@@ -1,4 +1,4 @@
-"""VAPs' `authorizer` library answered from the RBAC objects a gate knows (policies/vap.py
+"""VAPs' `authorizer` library answered from the RBAC objects a gate knows (policies/frameworks/vap.py
 `VapEngine._authorize`, policies/facts/rbac.py `RBACGraph.allowing`), in the three gates.
 
 - A check some binding allows is allowed, in every gate.
@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from stockade.admission.app import WebhookState, create_app
 from stockade.cli.main import app
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts.inventory import Inventory
 from tests.fleet import audit_objects

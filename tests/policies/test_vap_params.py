@@ -16,9 +16,9 @@ import yaml
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator
-from stockade.policies.kinds import guess_plural
+from stockade.policies.kinds.api import guess_plural
 from stockade.scanner.audit import Target, audit_cluster_roles, kinds_to_list, run_audit
 from stockade.webhooks.manifests import param_kinds
 from tests.fleet import fake, reader

@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.verify_vap import run_kyverno_test
+from stockade.policies.frameworks.verify_vap import run_kyverno_test
 
 SUITES = sorted((Path(__file__).parent / "vap_suites").glob("*/kyverno-test.yaml"))
 
@@ -62,7 +62,7 @@ def test_agent_sandbox_policies_bound_in_a_scan_give_upstreams_verdicts(tmp_path
 def test_a_policy_whose_cel_does_not_compile_is_refused_with_its_file(variant: str) -> None:
     """Kubernetes' plugin test injects an auditAnnotation compile error as an evaluation error; the
     API server's create-time validation refuses such a policy, and so does stockade, in one line."""
-    from stockade.policies.vap import VapError, load_vap
+    from stockade.policies.frameworks.vap import VapError, load_vap
 
     path = (
         Path(__file__).parent / "vap_suites" / "kubernetes-validator" / f"policy-invalid-cel-{variant}.yaml"

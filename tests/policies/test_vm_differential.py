@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.model import Resource, Violation
 
@@ -208,7 +208,7 @@ def _conditional_comprehensions_in_rule_bodies() -> list[str]:
     or `[var]` lookup in their body), outside functions: the shape the VM answers wrongly when the
     rule body around it iterates. (In a function, as sandbox.rego's reason_parts, it is answered
     right, and the differential above covers it.)"""
-    from stockade.policies.rego_rewrite import tokenize
+    from stockade.policies.runtimes.rego_rewrite import tokenize
 
     library = Path(__file__).resolve().parents[2] / "policies" / "rego"
     out = []
@@ -257,7 +257,7 @@ def _in_function(text: str, offset: int) -> bool:
 
 
 def test_the_comprehension_guard_sees_the_shape() -> None:
-    from stockade.policies.rego_rewrite import tokenize
+    from stockade.policies.runtimes.rego_rewrite import tokenize
 
     rule = "r contains x if {\n  some t in input.ts\n  x := [1 | count(t.e) > 0]\n}\n"
     func = "f(t) := [1 | count(t.e) > 0]\n"

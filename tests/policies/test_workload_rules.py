@@ -1,6 +1,6 @@
 """The image, resource, GPU, hostPath and ServiceAccount rules (issue 3) decide the same for every kind.
 
-Every workload kind carries a pod template (``policies/facts/workloads.py``); a rule written against
+Every workload kind carries a pod template (``policies/kinds/workloads.py``); a rule written against
 ``input.pod`` must give a bare Pod and the template of a Deployment, StatefulSet, DaemonSet, ReplicaSet,
 ReplicationController, Job, CronJob (and PodTemplate) the same verdict: the same rule ids at the same
 paths relative to the template. Each case below is wrapped in every kind, evaluated through the public
@@ -25,11 +25,11 @@ import orjson
 import pytest
 import yaml
 
-from stockade.policies.config import parse_config
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.config.settings import parse_config
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import facts_for, inventory_of
-from stockade.policies.facts.workloads import TEMPLATE_PATHS, WORKLOAD_KINDS
+from stockade.policies.kinds.workloads import TEMPLATE_PATHS, WORKLOAD_KINDS
 from stockade.policies.model import Finding, Resource
 
 ISSUE3_RULES = frozenset(

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from stockade.policies.decoding.yamlpos import LazyFile, NodeLocator, iter_lazy_documents
 from stockade.policies.model import JSONPath
-from stockade.policies.yamlpos import LazyFile, NodeLocator, iter_lazy_documents
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -20,9 +20,9 @@ import yaml
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.config import load_config, parse_config
+from stockade.policies.config.settings import load_config, parse_config
 from stockade.policies.evaluate import Evaluator
-from stockade.policies.kinds import KINDS
+from stockade.policies.kinds.api import KINDS
 from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
@@ -392,7 +392,7 @@ def _audit_findings(kubeconfig: Path) -> list[Any]:
 
 
 def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_path: Path) -> None:
-    from stockade.policies.frameworks import controls
+    from stockade.policies.compliance import controls
 
     runner = CliRunner()
     base = ["audit", "--kubeconfig", str(kubeconfig), "--all-contexts", "--framework", "cis-aks"]
@@ -416,7 +416,7 @@ def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_p
 
 
 def test_control_results_pass_fail_and_waivers() -> None:
-    from stockade.policies.frameworks import control_results, controls
+    from stockade.policies.compliance import control_results, controls
 
     evaluator = Evaluator.default()
     privileged = evaluator.rules["STK-POD-003"]

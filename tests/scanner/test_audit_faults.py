@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.config import Config
+from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.sources.cluster import ClusterReader

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from stockade.policies.config import load_config, parse_config
+from stockade.policies.config.settings import load_config, parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
 from stockade.scanner.reports import get_report

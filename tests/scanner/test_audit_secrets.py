@@ -13,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stockade.policies.config import parse_config
+from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import Target, run_audit
 from stockade.scanner.reports import FORMATS, get_report

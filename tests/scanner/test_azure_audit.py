@@ -31,7 +31,7 @@ from azure.core.rest._requests_basic import RestRequestsTransportResponse
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.config import load_config
+from stockade.policies.config.settings import load_config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner import azure_audit
 from stockade.scanner.azure_audit import NOT_APPLICABLE, context_servers, run_azure_stage

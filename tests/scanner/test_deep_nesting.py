@@ -1,4 +1,4 @@
-"""A document nested deeper than the decoders accept (policies/decode.py MAX_DEPTH) is a one-line
+"""A document nested deeper than the decoders accept (policies/decoding/decode.py MAX_DEPTH) is a one-line
 error naming the file in a scan, and a denial in the webhook: never a traceback (the policy engines'
 JSON encoders stop near 255 levels, which a JSON manifest could otherwise reach)."""
 
@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from stockade.admission.bounds import malformed
 from stockade.cli.main import build
-from stockade.policies.decode import MAX_DEPTH, deeper_than
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS
+from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 from tests.reviews import admission_review
 from tests.tls_webhook import webhook_client
 
@@ -60,7 +60,7 @@ def test_audit_reports_a_deep_object_as_an_error_of_that_object() -> None:
     """Through the real `kubernetes` client against the fake API server of examples/fleet/apiserver.py
     on loopback: a custom resource may keep unknown fields, so a live object can be deeper than any
     decoder would accept. 270 levels: beyond the engines' encoders (255)."""
-    from stockade.policies.config import parse_config
+    from stockade.policies.config.settings import parse_config
     from stockade.policies.evaluate import Evaluator
     from tests.fleet import audit_objects
 

@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stockade.policies.config import Config
+from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.facts.netpol.reach import Reachability
@@ -168,7 +168,7 @@ def _from_type(kind: str, depth: int) -> st.SearchStrategy[Any]:
 
 
 def _from_model(name: str, depth: int) -> st.SearchStrategy[Any]:
-    from stockade.policies.shape import _models
+    from stockade.policies.decoding.shape import _models
 
     fields = _models().get(name, {})
     if depth > 5 or not fields:
@@ -183,7 +183,7 @@ def _from_model(name: str, depth: int) -> st.SearchStrategy[Any]:
 
 @st.composite
 def typed_objects(draw: Any) -> dict[str, Any]:
-    from stockade.policies.shape import _schema
+    from stockade.policies.decoding.shape import _schema
 
     kinds = _schema()["kinds"]
     key = draw(st.sampled_from(sorted(kinds)))

@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 import pytest
 
-from stockade.policies.config import load_config
+from stockade.policies.config.settings import load_config
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Resource
 from stockade.scanner.result import Result
@@ -179,7 +179,7 @@ def _scan_path(path: Path) -> Result:
 
 
 def test_exceptions_apply_to_azure_resources_by_kind_name_and_tags() -> None:
-    from stockade.policies.config import parse_config
+    from stockade.policies.config.settings import parse_config
 
     config = parse_config(
         """

@@ -23,11 +23,11 @@ from typer.testing import CliRunner
 
 from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, WatchedKind
 from stockade.cli.main import app
-from stockade.policies.config import Config, parse_config
-from stockade.policies.engine import load_library
+from stockade.policies.config.settings import Config, parse_config
+from stockade.policies.engines.embedded import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts.inventory import WATCHED_KINDS
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource
@@ -446,7 +446,7 @@ def test_the_container_command_is_one_serve_accepts() -> None:
 
 def test_extra_kinds_never_repeat_the_library_table() -> None:
     """One source per kind: the deployment's extra kinds must not shadow or restate `policies.kinds`."""
-    from stockade.policies.kinds import KINDS
+    from stockade.policies.kinds.api import KINDS
     from stockade.webhooks.kinds import EXTRA_RESOURCES
 
     assert not {k.kind for k in EXTRA_RESOURCES} & set(KINDS)

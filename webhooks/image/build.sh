@@ -53,7 +53,7 @@ rm -rf "$R"/usr/share/doc "$R"/usr/share/man "$R"/usr/share/info "$R"/usr/share/
        "$R"/var/lib/apt "$R"/var/lib/dpkg "$R"/var/log/* "$R"/usr/lib/python3/dist-packages/pip \
        "$R"/usr/lib/python3.11/ensurepip
 find "$R/opt/stockade" -name '__pycache__' -prune -exec rm -rf {} +
-# The policy library compiled once here, into the package's own cache (policies/program_cache.py):
+# The policy library compiled once here, into the package's own cache (policies/runtimes/program_cache.py):
 # read-only at run time, so every pod starts without compiling it.
 printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[]}}' >"$R/tmp/warm.json"
 chroot "$R" /opt/stockade/bin/stockade scan /tmp/warm.json >/dev/null 2>&1 || true

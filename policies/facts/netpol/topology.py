@@ -19,10 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from stockade.policies.decoding.shape import at
 from stockade.policies.facts.inventory import NAMESPACE_NAME_LABEL
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
-from stockade.policies.facts.workloads import _mapping as _map
-from stockade.policies.shape import at
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
+from stockade.policies.kinds.workloads import _mapping as _map
 
 DEFAULT_NAMESPACE = "default"
 

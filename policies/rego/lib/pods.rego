@@ -2,7 +2,7 @@
 #
 # input.pod = {"spec": ..., "metadata": ..., "path": [...], "specPath": [...], "metadataPath": [...]} is
 # one pod spec of whatever workload kind was submitted (Pod, Deployment, CronJob, a RayCluster's worker
-# group, a KServe predictor, ...; policies/facts/workloads.py); `specPath` and `metadataPath` are where
+# group, a KServe predictor, ...; policies/kinds/workloads.py); `specPath` and `metadataPath` are where
 # the pod spec's fields and the pods' labels sit inside input.object, so rules report paths into the
 # object the user wrote. Without them (a hand-written input), they are `path` + spec / metadata.
 package stockade.lib.pods

@@ -1,7 +1,7 @@
 # Helpers shared by the runtime rules (policies/rego/runtime/): which sandbox profile applies, which
 # workloads are high-risk, which RuntimeClasses are sandboxes.
 #
-# The configuration is data.stockade.config.sandbox (policies/config.py SandboxConfig); the RuntimeClass
+# The configuration is data.stockade.config.sandbox (policies/config/settings.py SandboxConfig); the RuntimeClass
 # a workload names comes from input.facts.runtimeClass (policies/facts/sandbox.py), which also carries
 # the cluster the gate evaluates for. policies/facts/sandbox.py decides the same questions in Python for
 # the audit's summary; tests/policies/test_sandbox.py checks that both agree.

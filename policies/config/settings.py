@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from stockade.policies.kinds import KindInfo, pod_path
+from stockade.policies.decoding.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
+from stockade.policies.kinds.api import KindInfo, pod_path
 from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR, Action, Severity
-from stockade.policies.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 
 DEFAULT_EXCLUDED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "stockade-system")
 PSSLevel = Literal["privileged", "baseline", "restricted"]

@@ -20,7 +20,7 @@ How a constraint is decided, as Gatekeeper decides it:
 
 **Where regorus differs from OPA**, the engine loads a rewritten text (rego and libs) that regorus
 answers as OPA answers the original: the rewrites work on Rego's tokens and each is a measured
-difference (policies/rego_rewrite.py). The template, and the OPA bundle, keep the text as written.
+difference (policies/runtimes/rego_rewrite.py). The template, and the OPA bundle, keep the text as written.
 
 Templates run on regorus' interpreter, one engine per template (they are few and user-written; the
 bundled library keeps the compiled VM). `data.inventory` is what the gate knows of the cluster, in
@@ -40,10 +40,10 @@ from typing import Any
 import orjson
 import regorus
 
-from stockade.policies.decode import DecodeError, documents
-from stockade.policies.engine_errors import engine_message, evaluation_message
+from stockade.policies.decoding.decode import DecodeError, documents
 from stockade.policies.model import Action, Rule, Severity, Violation
-from stockade.policies.rego_rewrite import COMPAT_MODULE, calls_external_data, rewrite, uses_compat
+from stockade.policies.runtimes.errors import engine_message, evaluation_message
+from stockade.policies.runtimes.rego_rewrite import COMPAT_MODULE, calls_external_data, rewrite, uses_compat
 
 TEMPLATE_GROUP = "templates.gatekeeper.sh/"
 CONSTRAINT_GROUP = "constraints.gatekeeper.sh/"
@@ -537,8 +537,8 @@ def cel_violations(
     ``oldObject``, ``request`` (the review), ``params`` (the constraint), and the predefined
     ``variables.params`` (its parameters) and ``variables.anyObject`` (the object, or the old one
     on DELETE)."""
-    from stockade.policies.cel import environment
-    from stockade.policies.vap import NotMatched, Unevaluated, namespace_object, run_code
+    from stockade.policies.frameworks.vap import NotMatched, Unevaluated, namespace_object, run_code
+    from stockade.policies.runtimes.cel import environment
 
     assert template.cel is not None
     obj = review.get("object")

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from stockade.policies.config import ExceptionSpec, glob_match
+from stockade.policies.config.settings import ExceptionSpec, glob_match
 from stockade.policies.model import ExceptionRef, ResourceRef
 
 Status = Literal["active", "expired", "unused"]

@@ -1,4 +1,5 @@
-"""YAML documents with their node positions, read by the one decoder (:mod:`stockade.policies.decode`).
+"""YAML documents with their node positions, read by the one decoder
+(:mod:`stockade.policies.decoding.decode`).
 
 One pass composes each document into nodes and constructs the value (with Kubernetes' YAML
 semantics) from those same nodes, so keeping positions costs no second parse. The node tree is kept
@@ -14,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from stockade.policies.decode import DecodeError, compose, documents, key_string
+from stockade.policies.decoding.decode import DecodeError, compose, documents, key_string
 from stockade.policies.model import JSONPath, LineLocator
 
 #: A document Kubernetes would not read, or that is not YAML, with the 1-based line of the problem.

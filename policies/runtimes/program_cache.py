@@ -27,10 +27,11 @@ from typing import Any
 import regorus
 
 HERE = Path(__file__).resolve().parent
-FOLDER = HERE / ".compiled"
+#: inside the installed stockade.policies package (module docstring)
+FOLDER = HERE.parent / ".compiled"
 KEEP = 8
 #: the code that shapes what is compiled: a change to any of them is a change of program
-_SOURCES = ("program_cache.py", "imports.py", "engine.py")
+_SOURCES = ("runtimes/program_cache.py", "runtimes/rego_imports.py", "engines/embedded.py")
 
 
 def _regorus_version() -> str:
@@ -45,7 +46,7 @@ def key(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> str:
     digest.update(_regorus_version().encode())
     for name in _SOURCES:
         try:
-            digest.update((HERE / name).read_bytes())
+            digest.update((HERE.parent / name).read_bytes())
         except OSError:
             digest.update(name.encode())
     for entry in entries:

@@ -1,7 +1,7 @@
 """A running OPA server as the engine (`--engine opa --opa-url URL`), through `opa-python-client`.
 
 The server is expected to hold the bundle `stockade policy bundle` writes for the same library and
-configuration (policies/bundle.py). The questions are the embedded engine's, asked over OPA's Data
+configuration (policies/engines/bundle.py). The questions are the embedded engine's, asked over OPA's Data
 API (`POST /v1/data/<path>` with `{"input": …}`, answered `{"result": …}`):
 
 - `stockade_agg/<kind>/results` with stockade's input: `{rule id: [violation, …]}`, exactly the
@@ -23,10 +23,16 @@ from urllib.parse import urlsplit
 import requests
 from opa_client import OpaClient  # type: ignore[import-untyped]
 
-from stockade.policies.engine import Library, RuleEvaluationError, _agg_name, _group_by_kind, _violations
-from stockade.policies.gatekeeper import cel_violations, matches, review_of
+from stockade.policies.engines.embedded import (
+    Library,
+    RuleEvaluationError,
+    _agg_name,
+    _group_by_kind,
+    _violations,
+)
+from stockade.policies.frameworks.gatekeeper import cel_violations, matches, review_of
+from stockade.policies.frameworks.vap import VapEngine
 from stockade.policies.model import Rule, Violation
-from stockade.policies.vap import VapEngine
 
 AGG_ROOT = "stockade_agg"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from stockade.policies.engine import EmbeddedEngine
+from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Finding, Rule
 

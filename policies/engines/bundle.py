@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.engine import BUNDLED_DIR, Library, _agg_name, _aggregator, _group_by_kind
+from stockade.policies.engines.embedded import BUNDLED_DIR, Library, _agg_name, _aggregator, _group_by_kind
 
 _V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)

@@ -15,9 +15,9 @@ from typing import Any, Literal
 import orjson
 import regorus
 
-from stockade.policies.config import Config
-from stockade.policies.engine import Library, PolicyError
-from stockade.policies.engine_errors import engine_message
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import Library, PolicyError
+from stockade.policies.runtimes.errors import engine_message
 
 Outcome = Literal["pass", "fail", "error"]
 

@@ -8,9 +8,9 @@ the object's kind. The aggregating modules are generated here, one per kind, at 
 The aggregating queries run on regorus' compiled Rego VM (``Program`` + ``Rvm``), measured 2.9x
 faster than its tree-walking interpreter on the Pod Security rules with identical results (see
 docs/benchmarks.md). The VM compiles the modules with their `data` import aliases written out in
-full (:mod:`stockade.policies.imports`), which nearly halves its time per object. The interpreter
-stays loaded: it is the fallback if the VM cannot compile or run a library, it isolates a failing
-rule by name, and tests compare the two on every input.
+full (:mod:`stockade.policies.runtimes.rego_imports`), which nearly halves its time per object. The
+interpreter stays loaded: it is the fallback if the VM cannot compile or run a library, it isolates a
+failing rule by name, and tests compare the two on every input.
 """
 
 from __future__ import annotations
@@ -26,23 +26,23 @@ import orjson
 import regorus
 import yaml
 
-from stockade.policies import program_cache
-from stockade.policies.engine_errors import engine_message, evaluation_message
-from stockade.policies.facts.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
-from stockade.policies.gatekeeper import AREA as GK_AREA
-from stockade.policies.gatekeeper import (
+from stockade.policies.frameworks.gatekeeper import AREA as GK_AREA
+from stockade.policies.frameworks.gatekeeper import (
     Gatekeeper,
     GatekeeperEngine,
     GatekeeperError,
     load_gatekeeper,
     policy_documents,
 )
-from stockade.policies.imports import expand_data_imports
+from stockade.policies.frameworks.vap import AREA as VAP_AREA
+from stockade.policies.frameworks.vap import Policies, VapEngine, VapError, load_vap
+from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.model import Action, Rule, Severity, Violation
-from stockade.policies.vap import AREA as VAP_AREA
-from stockade.policies.vap import Policies, VapEngine, VapError, load_vap
+from stockade.policies.runtimes import program_cache
+from stockade.policies.runtimes.errors import engine_message, evaluation_message
+from stockade.policies.runtimes.rego_imports import expand_data_imports
 
-BUNDLED_DIR = Path(__file__).resolve().parent / "rego"
+BUNDLED_DIR = Path(__file__).resolve().parent.parent / "rego"
 #: Rule-kind aliases: ``@workloads`` is every built-in workload kind, and stays in the rule's kinds
 #: too, since custom workload kinds (RayCluster, a kind a configuration declares) are evaluated under it.
 KIND_ALIASES: dict[str, tuple[str, ...]] = {WORKLOAD_ALIAS: WORKLOAD_KINDS}
@@ -84,7 +84,7 @@ class Library:
     #: Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
     #: (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine
     gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
-    #: ValidatingAdmissionPolicies and their bindings (policies/vap.py); their rules
+    #: ValidatingAdmissionPolicies and their bindings (policies/frameworks/vap.py); their rules
     #: (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)
     vap: Policies = field(default_factory=Policies)
 
@@ -404,9 +404,9 @@ class EmbeddedEngine:
         return found
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
-        """`data.inventory` for Gatekeeper templates (policies/gatekeeper.py), and params candidates
-        and RBAC objects for VAPs (policies/vap.py; `decisive`: every binding is known and RBAC is the
-        authorizer); a no-op without them."""
+        """`data.inventory` for Gatekeeper templates (policies/frameworks/gatekeeper.py), and params
+        candidates and RBAC objects for VAPs (policies/frameworks/vap.py; `decisive`: every binding is
+        known and RBAC is the authorizer); a no-op without them."""
         objects = list(objects)
         if self._gatekeeper is not None:
             self._gatekeeper.set_inventory(objects)

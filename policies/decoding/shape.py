@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, cast
 
-from stockade.policies.facts.workloads import DEFAULT_WORKLOADS, WorkloadKinds
-from stockade.policies.kinds import KINDS, object_kind
+from stockade.policies.kinds.api import KINDS, object_kind
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds
 from stockade.policies.model import JSONPath, json_type_name
 
 SCHEMA = Path(__file__).resolve().parent / "schema" / "kubernetes-types.json"

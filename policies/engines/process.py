@@ -24,8 +24,8 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.config import Config
-from stockade.policies.engine import Library, PolicyError, RuleEvaluationError
+from stockade.policies.config.settings import Config
+from stockade.policies.engines.embedded import Library, PolicyError, RuleEvaluationError
 from stockade.policies.model import Violation
 
 log = logging.getLogger("stockade.engine")
@@ -83,7 +83,7 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
 
 
 class ProcessEngine:
-    """An :class:`~stockade.policies.engine.Engine` whose evaluations run in a child process.
+    """An :class:`~stockade.policies.engines.embedded.Engine` whose evaluations run in a child process.
 
     ``library`` is loaded here too (rule metadata for decisions); the child compiles it. Every call
     waits at most ``timeout`` seconds. Use it from one thread at a time (the webhook's evaluation

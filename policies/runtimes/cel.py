@@ -53,7 +53,7 @@ What differs from the API server, never as a pass:
 - an expression using anything else the environment lacks does not compile, and the policy is
   reported as not evaluated.
 
-The authorizer library is declared here and answered by the gate (policies/vap.py: from the RBAC
+The authorizer library is declared here and answered by the gate (policies/frameworks/vap.py: from the RBAC
 objects it knows); a check the gate cannot answer is an UNDECIDABLE error, reported as not evaluated.
 """
 
@@ -77,7 +77,7 @@ UNSUPPORTED: tuple[str, ...] = ()
 #: evaluated, never decided on a guess
 UNDECIDABLE = "stockade: not decidable: "
 #: token -> decide(check message, verb) -> (allowed, reason); allowed None when it cannot be told.
-#: The gate registers one per evaluation (policies/vap.py) and the `authorizer` variable names it.
+#: The gate registers one per evaluation (policies/frameworks/vap.py) and the `authorizer` variable names it.
 AUTHORIZERS: dict[str, Any] = {}
 
 

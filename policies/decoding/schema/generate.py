@@ -2,7 +2,8 @@
 and PodSpec (and everything they hold), from the ``kubernetes`` client's models (generated from
 Kubernetes' OpenAPI).
 
-    .venv/bin/python -m stockade.policies.schema.generate > policies/schema/kubernetes-types.json
+    .venv/bin/python -m stockade.policies.decoding.schema.generate \
+        > policies/decoding/schema/kubernetes-types.json
 
 A test checks that the committed file is what this prints, so a client upgrade that changes a type
 is seen. Type strings are the client's: ``str``, ``int``, ``bool``, ``float``, ``object`` (anything:
@@ -23,7 +24,7 @@ def kinds() -> dict[str, str]:
     """group/Kind -> the client's model, for every built-in kind of the kinds table."""
     from kubernetes import client
 
-    from stockade.policies.kinds import KINDS
+    from stockade.policies.kinds.api import KINDS
 
     out = {}
     for info in KINDS.values():

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.evaluate import namespace_info
-from stockade.policies.gatekeeper import (
+from stockade.policies.frameworks.gatekeeper import (
     Gatekeeper,
     GatekeeperEngine,
     GatekeeperError,

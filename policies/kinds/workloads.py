@@ -17,7 +17,7 @@ A rule sees ``input.pod`` whatever kind was submitted::
 
 An object may hold several pod specs (a RayCluster's head and worker groups, a JobSet's replicated
 jobs): :meth:`WorkloadKinds.pods` gives one ``input.pod`` per pod spec, and the gates evaluate the pod
-rules once for each. Where the pod specs sit is the kinds table's (``stockade.policies.kinds``) for
+rules once for each. Where the pod specs sit is the kinds table's (``stockade.policies.kinds.api``) for
 built-in and custom kinds, plus the kinds a configuration declares (``workloads:`` in stockade.yaml).
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from stockade.policies.kinds import KINDS, WILDCARD, KindInfo, PodPath, object_kind
+from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, object_kind
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
 #: evaluated under it, so a kind declared in a configuration gets every pod rule.

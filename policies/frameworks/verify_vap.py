@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.evaluate import namespace_info
-from stockade.policies.gatekeeper import GatekeeperError, read_documents
+from stockade.policies.frameworks.gatekeeper import GatekeeperError, read_documents
+from stockade.policies.frameworks.vap import Binding, VapEngine, VapError, load_vap
+from stockade.policies.frameworks.verify import CaseResult
 from stockade.policies.model import Action
-from stockade.policies.vap import Binding, VapEngine, VapError, load_vap
-from stockade.policies.verify import CaseResult
 
 API = "cli.kyverno.io/"
 

@@ -41,10 +41,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.cel import AUTHORIZERS, UNDECIDABLE, CelError, Environment, environment
-from stockade.policies.gatekeeper import policy_documents, selector_matches
-from stockade.policies.kinds import KINDS, kind_info, object_kind
+from stockade.policies.frameworks.gatekeeper import policy_documents, selector_matches
+from stockade.policies.kinds.api import KINDS, kind_info, object_kind
 from stockade.policies.model import Action, Rule, Severity, Violation
+from stockade.policies.runtimes.cel import AUTHORIZERS, UNDECIDABLE, CelError, Environment, environment
 
 AREA = "vap"
 #: the rule id suffix of a policy's auditAnnotations (VAP-<policy>-auditAnnotations)

@@ -1,0 +1,9 @@
+"""Configuration: stockade.yaml, the one configuration every gate reads, and its waivers.
+
+Owns: :mod:`.settings` (the pydantic model of stockade.yaml: allowlists, sandbox selectors, rule
+settings, overrides, scope, workload kinds; errors name the key's path and line) and :mod:`.waivers`
+(which findings an exception covers; expired and unused exceptions).
+
+May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
+:mod:`stockade.policies.decoding`.
+"""
