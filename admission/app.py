@@ -57,7 +57,7 @@ from stockade.admission.bounds import (
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config.settings import Config, ConfigError, load_config
-from stockade.policies.engines.embedded import PolicyError
+from stockade.policies.engines.library import PolicyError
 from stockade.policies.engines.process import EngineProcessError, EvaluationTimeout
 from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
 from stockade.policies.kinds.workloads import WorkloadKinds

@@ -51,11 +51,11 @@ import orjson
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 
-from stockade.policies.evaluate import namespace_info
 from stockade.policies.facts import Inventory, facts_for
 from stockade.policies.facts.credentials import key_names_only
 from stockade.policies.facts.inventory import WATCHED_KINDS
 from stockade.policies.kinds.api import KINDS, KindInfo, discover, info_for, list_call
+from stockade.policies.model import namespace_info
 
 log = logging.getLogger("stockade.admission.inventory")
 

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.config.settings import parse_config
-from stockade.policies.engines.embedded import EmbeddedEngine, load_library
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Operation, Resource
 

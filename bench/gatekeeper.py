@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.frameworks.gatekeeper import read_documents
+from stockade.policies.frameworks.common import read_documents
 from stockade.policies.frameworks.verify import _engine
 from stockade.policies.model import Resource
 

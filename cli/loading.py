@@ -20,7 +20,7 @@ def load_evaluator(
     config_path: Path | None, policy_dirs: Sequence[Path], opa_url: str | None = None
 ) -> tuple[Evaluator, Config]:
     from stockade.policies.config.settings import ConfigError, load_config
-    from stockade.policies.engines.embedded import PolicyError
+    from stockade.policies.engines.library import PolicyError
     from stockade.policies.evaluate import Evaluator
 
     try:

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from stockade.cli.errors import EXIT_VIOLATIONS, fail
 from stockade.policies.config.settings import STARTER_CONFIG
-from stockade.policies.engines.embedded import Library, PolicyError, load_library
+from stockade.policies.engines.library import Library, PolicyError, load_library
 from stockade.policies.engines.testing import run_tests
 from stockade.policies.kinds.api import object_kind
 from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS
@@ -208,7 +208,7 @@ def verify(
 ) -> None:
     """Run Gatekeeper `gator verify` suites against their ConstraintTemplates and constraints, and
     ValidatingAdmissionPolicy tests in Kyverno's CLI format (`kind: Test`, cli.kyverno.io)."""
-    from stockade.policies.frameworks.gatekeeper import GatekeeperError, read_documents
+    from stockade.policies.frameworks.common import GatekeeperError, read_documents
     from stockade.policies.frameworks.verify import run_suite
     from stockade.policies.frameworks.verify_vap import is_kyverno_test, run_kyverno_test
 

@@ -20,7 +20,7 @@ from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
-from stockade.policies.engines.embedded import PolicyError, load_library
+from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.evaluate import InventoryFacts
 from stockade.policies.facts import Inventory
 from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names

@@ -14,80 +14,24 @@ from typing import Any, Protocol
 
 from stockade.policies.config.settings import Config, ConfigError
 from stockade.policies.config.waivers import ExceptionBook
-from stockade.policies.engines.embedded import EmbeddedEngine, Engine, Library, load_library
+from stockade.policies.engines.base import Engine, EngineInput, evaluate_inputs
+from stockade.policies.engines.library import Library, load_library
+from stockade.policies.engines.select import build_engine
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WorkloadKinds
-from stockade.policies.model import Action, Finding, Operation, Resource, Rule, Severity, Violation
+from stockade.policies.kinds.workloads import WorkloadKinds
+from stockade.policies.model import (
+    Action,
+    Finding,
+    Operation,
+    Resource,
+    Rule,
+    Severity,
+    Violation,
+    namespace_info,
+)
 
 #: namespaced RBAC kinds: out of scope only by scope.rbac_excluded_namespaces
 _RBAC_KINDS = frozenset({"Role", "RoleBinding"})
-
-#: What the engine evaluates: (rule kind, input). A workload with several pod specs is several.
-EngineInput = tuple[str, dict[str, Any]]
-
-
-def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Violation]:
-    """The violations of one object, evaluated once per pod spec it holds.
-
-    A violation found for every pod spec (a rule about the object itself) is the object's and reported
-    once; the others name the pod spec they were found in (``Violation.template``), so a finding in a
-    RayCluster's third worker group says so.
-
-    Custom workload kinds (evaluated under ``@workloads``) give the library's rules the object's
-    ``apiVersion``, ``kind`` and ``metadata`` as ``input.object`` and the pod spec as ``input.pod``:
-    an object with N pod specs then costs N pod evaluations, not N evaluations of the whole object.
-    Gatekeeper constraints judge the whole object, once, as Gatekeeper does.
-
-    An engine that evaluates elsewhere (:class:`~stockade.policies.engines.process.ProcessEngine`)
-    takes the whole batch in one call and runs this same function there.
-    """
-    batch = getattr(engine, "evaluate_inputs", None)
-    if batch is not None:
-        result: list[Violation] = batch(inputs)
-        return result
-    if inputs and inputs[0][0] == WORKLOAD_ALIAS:
-        obj = inputs[0][1]["object"]
-        slim = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
-        found = [engine.evaluate(kind, {**inp, "object": slim}, constraints=False) for kind, inp in inputs]
-        whole = engine.evaluate(inputs[0][0], inputs[0][1], library=False)
-    else:
-        found = [engine.evaluate(kind, inp) for kind, inp in inputs]
-        whole = []
-    labels = [(inp.get("pod") or {}).get("template") or None for _, inp in inputs]
-    if len(found) == 1:
-        own = [dataclasses.replace(v, template=labels[0]) for v in found[0]] if labels[0] else found[0]
-        return own + whole
-    keys = [{(v.rule.id, v.path, v.msg) for v in vs} for vs in found]
-    common = set.intersection(*keys) if keys else set()
-    out: list[Violation] = []
-    seen: set[tuple[Any, ...]] = set()
-    for label, vs in zip(labels, found, strict=True):
-        for v in vs:
-            key: tuple[Any, ...] = (v.rule.id, v.path, v.msg)
-            shared = key in common
-            if not shared:
-                key = (*key, label)
-            if key in seen:
-                continue
-            seen.add(key)
-            out.append(v if shared else dataclasses.replace(v, template=label))
-    return out + whole
-
-
-def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
-    """`input.namespace` from a Namespace object when one is known, else just the name.
-
-    `known` tells rules whether the labels are the namespace's real labels or merely unknown (a scan
-    of a workload whose Namespace object is not in the scanned set).
-    """
-    md = obj.get("metadata") if isinstance(obj, Mapping) else None
-    md = md if isinstance(md, Mapping) else {}
-    return {
-        "name": name,
-        "labels": dict(md.get("labels") or {}),
-        "annotations": dict(md.get("annotations") or {}),
-        "known": obj is not None,
-    }
 
 
 class FactsSource(Protocol):
@@ -182,21 +126,11 @@ class Evaluator:
     ) -> Evaluator:
         """The evaluator of a config and library; ``opa_url`` evaluates on an OPA server, and
         ``isolated`` runs the embedded engine in a child process with the config's admission
-        evaluation timeout (the webhook; see :mod:`stockade.policies.engines.process`)."""
+        evaluation timeout (the webhook): :func:`~stockade.policies.engines.select.build_engine`."""
         config = config or Config()
         library = library or load_library(policy_dirs)
         unknown_rule_ids(config, library.rules)
-        enabled = [rid for rid in library.rules if config.rules.get(rid) is None or config.rules[rid].enabled]
-        if opa_url is not None:
-            from stockade.policies.engines.opa import RemoteOpaEngine
-
-            return cls(RemoteOpaEngine(library, opa_url, set(enabled)), config, today)
-        if isolated:
-            from stockade.policies.engines.process import ProcessEngine
-
-            timeout = config.admission.evaluation_timeout_seconds
-            return cls(ProcessEngine(library, config, policy_dirs, timeout), config, today)
-        engine = EmbeddedEngine(library, config.rule_data(), enabled)
+        engine = build_engine(library, config, policy_dirs, opa_url=opa_url, isolated=isolated)
         return cls(engine, config, today)
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, complete: bool = False) -> bool:

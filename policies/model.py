@@ -313,3 +313,19 @@ def json_type_name(value: Any) -> str:
     if isinstance(value, Mapping):
         return "an object"
     return type(value).__name__
+
+
+def namespace_info(obj: Mapping[str, Any] | None, name: str | None) -> dict[str, Any]:
+    """`input.namespace` from a Namespace object when one is known, else just the name.
+
+    `known` tells rules whether the labels are the namespace's real labels or merely unknown (a scan
+    of a workload whose Namespace object is not in the scanned set).
+    """
+    md = obj.get("metadata") if isinstance(obj, Mapping) else None
+    md = md if isinstance(md, Mapping) else {}
+    return {
+        "name": name,
+        "labels": dict(md.get("labels") or {}),
+        "annotations": dict(md.get("annotations") or {}),
+        "known": obj is not None,
+    }

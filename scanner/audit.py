@@ -34,7 +34,7 @@ from typing import Any, Protocol
 import orjson
 
 from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
-from stockade.policies.engines.embedded import KIND_ALIASES
+from stockade.policies.engines.library import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from stockade.policies.engines.embedded import RuleEvaluationError
+from stockade.policies.engines.base import RuleEvaluationError
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.facts.azure import MANAGED_CLUSTER

@@ -35,8 +35,8 @@ from typing import Any
 
 from stockade.policies.config.settings import Config
 from stockade.policies.decoding.yamlpos import LazyFile, LazyFileLocator, Span
-from stockade.policies.engines.embedded import RuleEvaluationError
-from stockade.policies.evaluate import EngineInput, Evaluator, InventoryFacts, evaluate_inputs, namespace_for
+from stockade.policies.engines.base import EngineInput, RuleEvaluationError, evaluate_inputs
+from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts import inventory_of
 from stockade.policies.model import (
     InputError,

@@ -32,7 +32,7 @@ import yaml
 
 from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
 from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, parse_config
-from stockade.policies.engines.embedded import Library
+from stockade.policies.engines.library import Library
 from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.webhooks.kinds import resource_of

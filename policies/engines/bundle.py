@@ -25,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.engines.embedded import BUNDLED_DIR, Library, _agg_name, _aggregator, _group_by_kind
+from stockade.policies.engines.library import BUNDLED_DIR, Library, agg_name, aggregator, group_by_kind
 
 _V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)
@@ -48,8 +48,8 @@ def bundle_files(
         for r in library.rules.values()
         if not library.is_external(r.id) and (enabled is None or r.id in enabled)
     ]
-    for kind, kind_rules in _group_by_kind(rules).items():
-        files[f"stockade_agg/{_agg_name(kind)}.rego"] = _aggregator(kind, kind_rules).encode()
+    for kind, kind_rules in group_by_kind(rules).items():
+        files[f"stockade_agg/{agg_name(kind)}.rego"] = aggregator(kind, kind_rules).encode()
     for kind, template in sorted(library.gatekeeper.templates.items()):
         if template.unsupported or not template.rego:  # CEL, or external data: nothing OPA can run
             continue

@@ -23,13 +23,8 @@ from urllib.parse import urlsplit
 import requests
 from opa_client import OpaClient  # type: ignore[import-untyped]
 
-from stockade.policies.engines.embedded import (
-    Library,
-    RuleEvaluationError,
-    _agg_name,
-    _group_by_kind,
-    _violations,
-)
+from stockade.policies.engines.base import RuleEvaluationError
+from stockade.policies.engines.library import Library, agg_name, group_by_kind, violations_of
 from stockade.policies.frameworks.gatekeeper import cel_violations, matches, review_of
 from stockade.policies.frameworks.vap import VapEngine
 from stockade.policies.model import Rule, Violation
@@ -59,7 +54,7 @@ class RemoteOpaEngine:
         vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
         # CEL has no OPA side: ValidatingAdmissionPolicies run in-process, as with the embedded engine
         self._vap = VapEngine(library.vap, vap_rules) if vap_rules else None
-        self._by_kind = _group_by_kind(own)
+        self._by_kind = group_by_kind(own)
         self._constraints = [c for c in library.gatekeeper.constraints if c.rule_id in self.enabled]
         self._client_options = client
         self._client = client_for(url, **client)
@@ -100,8 +95,8 @@ class RemoteOpaEngine:
         agg = kind if kind in self._by_kind else "*"
         found: list[Violation] = []
         if self._by_kind.get(agg) and library:
-            result = self._query(f"{AGG_ROOT}/{_agg_name(agg)}/results", input)
-            found = _violations(self.library.rules, result or {})
+            result = self._query(f"{AGG_ROOT}/{agg_name(agg)}/results", input)
+            found = violations_of(self.library.rules, result or {})
         obj = input.get("object") or {}
         labels = (input.get("namespace") or {}).get("labels")
         for c in self._constraints if constraints else ():

@@ -25,7 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import Library, PolicyError, RuleEvaluationError
+from stockade.policies.engines.base import RuleEvaluationError, enabled_rules, evaluate_inputs
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import Library, PolicyError, load_library
 from stockade.policies.model import Violation
 
 log = logging.getLogger("stockade.engine")
@@ -44,16 +46,15 @@ class EngineProcessError(Exception):
 
 
 def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> None:
-    """The child's loop: build the evaluator, then answer requests until the pipe closes."""
-    from stockade.policies.evaluate import Evaluator, evaluate_inputs
-
+    """The child's loop: load the library and build the embedded engine, then answer requests until
+    the pipe closes."""
     try:
-        evaluator = Evaluator.default(config, policy_dirs)
+        library = load_library(policy_dirs)
+        engine = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
     except Exception as exc:  # reported to the parent, which raises it as a load error
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", None))
-    engine = evaluator.engine
     while True:
         try:
             op, payload = conn.recv()
@@ -74,8 +75,8 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
                     )
                 )
             elif op == "inventory":
-                objects, complete = payload
-                evaluator.set_inventory(objects, complete=complete)
+                objects, decisive = payload
+                engine.set_inventory(objects, decisive=decisive)
                 conn.send(("ok", None))
         except Exception as exc:
             # The type, and the engine's message (it names rules and Rego, not the object's values).
@@ -208,8 +209,8 @@ class ProcessEngine:
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:
         """`data.inventory` for Gatekeeper templates, VAP params and RBAC objects, kept here to give a
-        replaced child too. The child's Evaluator decides `decisive` again from its config, so the
-        parent passes on whether the objects are complete."""
+        replaced child too. The parent's Evaluator decided `decisive` from its config (the child's
+        is the same)."""
         with self._lock:
             self._inventory = (list(objects), decisive)
             self._call("inventory", self._inventory, max(self.timeout, 10.0))

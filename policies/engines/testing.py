@@ -16,7 +16,7 @@ import orjson
 import regorus
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import Library, PolicyError
+from stockade.policies.engines.library import Library, PolicyError
 from stockade.policies.runtimes.errors import engine_message
 
 Outcome = Literal["pass", "fail", "error"]

@@ -3,47 +3,49 @@
 Rego never walks the whole cluster. Each gate builds an :class:`Inventory` from what it can see (the
 scanned set, the admission cache, a cluster's lists), and :func:`facts_for` gives each object the
 facts its rules need, computed by the same code in every gate.
+
+Owns: the :class:`Inventory` (:mod:`.inventory`) and one module per analyzer, listed in
+:data:`ANALYZERS`: ServiceAccounts and RBAC (:mod:`.rbac`, the effective permissions and escalation
+paths), sandbox runtime classes, egress reach (:mod:`.egress` over the network-policy models of
+:mod:`.netpol`), Azure private links and identities, exposure, credentials, network-policy use.
+
+May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
+:mod:`stockade.policies.decoding`, :mod:`stockade.policies.config`.
 """
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from stockade.policies.facts import (
+    azure,
+    credentials,
+    egress,
+    exposure,
+    netpol_use,
+    rbac,
+    sandbox,
+    serviceaccounts,
+)
 from stockade.policies.facts.inventory import Inventory
+from stockade.policies.kinds.workloads import pod_template
 
-__all__ = ["Inventory", "analyzers", "facts_for", "inventory_of"]
+__all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
 
 Analyzer = Callable[[Mapping[str, Any], Inventory, "Mapping[str, Any] | None"], dict[str, Any]]
 
-
-@functools.cache
-def analyzers() -> tuple[Analyzer, ...]:
-    """The analyzers, in the order their facts are merged. Imported on first use, so that importing a
-    leaf of this package (workloads, inventory) does not import every analyzer: they import modules
-    (shape, the network-policy models) that themselves import those leaves."""
-    from stockade.policies.facts import (
-        azure,
-        credentials,
-        egress,
-        exposure,
-        netpol_use,
-        rbac,
-        sandbox,
-        serviceaccounts,
-    )
-
-    return (
-        serviceaccounts.facts,
-        rbac.facts,
-        sandbox.facts,
-        egress.facts,
-        azure.facts,
-        exposure.facts,
-        credentials.facts,
-        netpol_use.facts,
-    )
+#: The analyzers, in the order their facts are merged.
+ANALYZERS: tuple[Analyzer, ...] = (
+    serviceaccounts.facts,
+    rbac.facts,
+    sandbox.facts,
+    egress.facts,
+    azure.facts,
+    exposure.facts,
+    credentials.facts,
+    netpol_use.facts,
+)
 
 
 def facts_for(
@@ -51,12 +53,10 @@ def facts_for(
 ) -> dict[str, Any]:
     """`input.facts` of an object; for a workload, of one of its pod specs (``input.pod``; the first
     one when not given), since each may run as another ServiceAccount, RuntimeClass or labels."""
-    from stockade.policies.kinds.workloads import pod_template
-
     if pod is None:
         pod = pod_template(obj)
     out: dict[str, Any] = {}
-    for analyzer in analyzers():
+    for analyzer in ANALYZERS:
         out.update(analyzer(obj, inventory, pod))
     return out
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 from stockade.policies.model import OLDEST_MINOR, arm_type
 
 #: set by the API server on every namespace (1.21+), so a selector may always name it
@@ -83,8 +84,6 @@ TOKEN_SECRET_ACCOUNT = "kubernetes.io/service-account.name"
 def _pod_projection(obj: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[PodShape]] | None:
     """For a workload or Pod, in one pass over its pod templates: the ServiceAccounts its pods run as
     (`default` when none is named) and their (labels, images); None for an object that runs no pods."""
-    from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
-
     info = DEFAULT_WORKLOADS.info(obj)
     if info is None or not info.runs_pods:
         return None

@@ -41,10 +41,11 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from stockade.policies.facts import serviceaccounts
 from stockade.policies.facts.inventory import RUNS, TOKEN_SECRETS, Inventory
 from stockade.policies.facts.rbac_bootstrap import BOOTSTRAP_CLUSTER_ROLES
 from stockade.policies.facts.rbac_bootstrap_system import system_objects
+from stockade.policies.facts.serviceaccounts import facts as serviceaccount_facts
+from stockade.policies.facts.serviceaccounts import secret_references
 from stockade.policies.kinds.workloads import pod_template
 from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR
 
@@ -1435,7 +1436,7 @@ def facts(
     pod = pod_template(obj) if pod is None else pod
     if pod is None or not any(inventory.versions.get(k) for k in BINDING_KINDS):
         return {}
-    sa_facts = serviceaccounts.facts(obj, inventory, pod).get("serviceAccount")
+    sa_facts = serviceaccount_facts(obj, inventory, pod).get("serviceAccount")
     md = _metadata(obj)
     if not sa_facts:
         return {}
@@ -1446,7 +1447,7 @@ def facts(
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
     mounted: list[dict[str, Any]] = []
-    for path, secret in serviceaccounts.secret_references(pod.get("spec")):
+    for path, secret in secret_references(pod.get("spec")):
         account = inventory.token_account(namespace, secret)
         if account is None or any(m["secret"] == secret for m in mounted):
             continue

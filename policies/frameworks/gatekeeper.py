@@ -40,8 +40,14 @@ from typing import Any
 import orjson
 import regorus
 
-from stockade.policies.decoding.decode import DecodeError, documents
+from stockade.policies.frameworks.common import (
+    GatekeeperError,
+    policy_documents,
+    selector_matches,
+)
+from stockade.policies.frameworks.vap import NotMatched, Unevaluated, namespace_object, run_code
 from stockade.policies.model import Action, Rule, Severity, Violation
+from stockade.policies.runtimes.cel import environment
 from stockade.policies.runtimes.errors import engine_message, evaluation_message
 from stockade.policies.runtimes.rego_rewrite import COMPAT_MODULE, calls_external_data, rewrite, uses_compat
 
@@ -52,10 +58,6 @@ AREA = "gatekeeper"
 ACTIONS = {"deny": Action.DENY, "warn": Action.WARN, "dryrun": Action.AUDIT}
 _PACKAGE = re.compile(r"^package\s+([A-Za-z_][\w.]*)", re.M)
 _V1 = re.compile(r"^import\s+rego\.v1\s*$", re.M)
-
-
-class GatekeeperError(ValueError):
-    """A template or constraint that cannot be used; the message names the file and the object."""
 
 
 @dataclass(frozen=True)
@@ -139,16 +141,6 @@ class Gatekeeper:
         return out
 
 
-def policy_documents(dirs: Sequence[Path]) -> list[tuple[Path, list[dict[str, Any]]]]:
-    """The mapping documents of every YAML/JSON file under `dirs` (recursively, in name order), read
-    once for every loader of the policy directories (Gatekeeper templates and constraints, VAPs)."""
-    out: list[tuple[Path, list[dict[str, Any]]]] = []
-    for root in dirs:
-        files = [root] if root.is_file() else sorted(p for p in Path(root).rglob("*") if p.is_file())
-        out += [(path, read_documents(path)) for path in files if path.suffix in (".yaml", ".yml", ".json")]
-    return out
-
-
 def load_gatekeeper(
     dirs: Sequence[Path],
     *,
@@ -204,19 +196,6 @@ def _compile(template: Template, guard: bool = False) -> Any:
         raise GatekeeperError(
             f"{template.file}: ConstraintTemplate {template.name}: {engine_message(exc)}"
         ) from None
-
-
-def read_documents(path: Path) -> list[dict[str, Any]]:
-    """The mapping documents of a YAML file, read as Kubernetes reads them (the one decoder)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        docs = [value for value, _ in documents(text)]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise GatekeeperError(f"{path}: cannot read: {exc}") from None
-    except DecodeError as exc:
-        where = f"{path}:{exc.line}" if exc.line else str(path)
-        raise GatekeeperError(f"{where}: {exc.message}") from None
-    return [d for d in docs if isinstance(d, dict)]
 
 
 def _template(doc: Mapping[str, Any], file: str, prefer: str = "rego") -> Template:
@@ -321,27 +300,6 @@ def _wildcard(pattern: str, value: str) -> bool:
     if pattern.endswith("*"):
         return value.startswith(pattern[:-1])
     return pattern == value
-
-
-def selector_matches(selector: Mapping[str, Any], labels: Mapping[str, Any]) -> bool:
-    """A Kubernetes LabelSelector (matchLabels and matchExpressions, ANDed)."""
-    for key, value in (selector.get("matchLabels") or {}).items():
-        if labels.get(key) != value:
-            return False
-    for expr in selector.get("matchExpressions") or []:
-        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
-        present = key in labels
-        if op == "In" and not (present and labels[key] in values):
-            return False
-        if op == "NotIn" and present and labels[key] in values:
-            return False
-        if op == "Exists" and not present:
-            return False
-        if op == "DoesNotExist" and present:
-            return False
-        if op not in ("In", "NotIn", "Exists", "DoesNotExist"):
-            return False
-    return True
 
 
 def matches(
@@ -537,8 +495,6 @@ def cel_violations(
     ``oldObject``, ``request`` (the review), ``params`` (the constraint), and the predefined
     ``variables.params`` (its parameters) and ``variables.anyObject`` (the object, or the old one
     on DELETE)."""
-    from stockade.policies.frameworks.vap import NotMatched, Unevaluated, namespace_object, run_code
-    from stockade.policies.runtimes.cel import environment
 
     assert template.cel is not None
     obj = review.get("object")

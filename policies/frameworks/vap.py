@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.frameworks.gatekeeper import policy_documents, selector_matches
+from stockade.policies.frameworks.common import policy_documents, selector_matches
 from stockade.policies.kinds.api import KINDS, kind_info, object_kind
 from stockade.policies.model import Action, Rule, Severity, Violation
 from stockade.policies.runtimes.cel import AUTHORIZERS, UNDECIDABLE, CelError, Environment, environment
@@ -173,7 +173,7 @@ def load_vap(
     dirs: Sequence[Path], documents: Sequence[tuple[Path, list[dict[str, Any]]]] | None = None
 ) -> Policies:
     """The VAPs, bindings and params candidates in the YAML/JSON files under `dirs`, or in
-    `documents` already read from them (gatekeeper.policy_documents)."""
+    `documents` already read from them (common.policy_documents)."""
     out = Policies()
     if documents is None:
         try:

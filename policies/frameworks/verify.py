@@ -16,14 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.evaluate import namespace_info
-from stockade.policies.frameworks.gatekeeper import (
-    Gatekeeper,
-    GatekeeperEngine,
-    GatekeeperError,
-    load_gatekeeper,
-    read_documents,
-)
+from stockade.policies.frameworks.common import GatekeeperError, read_documents
+from stockade.policies.frameworks.gatekeeper import Gatekeeper, GatekeeperEngine, load_gatekeeper
+from stockade.policies.model import namespace_info
 
 SUITE_API = "test.gatekeeper.sh/"
 

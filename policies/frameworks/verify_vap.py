@@ -29,11 +29,10 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from stockade.policies.evaluate import namespace_info
-from stockade.policies.frameworks.gatekeeper import GatekeeperError, read_documents
+from stockade.policies.frameworks.common import GatekeeperError, read_documents
 from stockade.policies.frameworks.vap import Binding, VapEngine, VapError, load_vap
 from stockade.policies.frameworks.verify import CaseResult
-from stockade.policies.model import Action
+from stockade.policies.model import Action, namespace_info
 
 API = "cli.kyverno.io/"
 

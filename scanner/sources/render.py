@@ -28,7 +28,7 @@ from typing import Any
 
 from stockade.policies.model import InputError, Origin, Resource
 from stockade.scanner.sources.base import Item
-from stockade.scanner.sources.files import parse_text
+from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
 

@@ -525,7 +525,7 @@ deny contains {"msg": sprintf("%v %v", [1]), "path": []} if input.object.metadat
 def test_an_evaluation_error_in_the_engine_process_is_the_same_error_as_in_process(tmp_path: Path) -> None:
     """A rule's own error inside a healthy engine process is a RuleEvaluationError, as it is when the
     engine runs in this process; the process is not replaced (only a death or a timeout does that)."""
-    from stockade.policies.engines.embedded import RuleEvaluationError
+    from stockade.policies.engines.base import RuleEvaluationError
     from stockade.policies.evaluate import Evaluator
     from stockade.policies.model import Origin, Resource
 

@@ -22,7 +22,7 @@ from starlette.testclient import TestClient
 from stockade.admission.app import WebhookState, create_app
 from stockade.admission.inventory import InventoryCache
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from tests.reviews import admission_review
 
 POLICY = """

@@ -262,7 +262,7 @@ def test_an_invalid_cidr_is_reported_not_an_evaluation_error() -> None:
 def test_the_explain_text_of_stk_net_001_matches_what_isolates() -> None:
     """Issue 22: `policy explain STK-NET-001` said only Kubernetes NetworkPolicies count, while
     Cilium and Calico policies isolate too (policies/facts/egress.py)."""
-    from stockade.policies.engines.embedded import load_library
+    from stockade.policies.engines.library import load_library
 
     text = load_library().rules["STK-NET-001"].description
     assert "Only Kubernetes NetworkPolicies" not in text

@@ -8,13 +8,9 @@ from pathlib import Path
 import pytest
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import (
-    BUNDLED_DIR,
-    EmbeddedEngine,
-    PolicyError,
-    RuleEvaluationError,
-    load_library,
-)
+from stockade.policies.engines.base import RuleEvaluationError
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import BUNDLED_DIR, PolicyError, load_library
 from stockade.policies.kinds.workloads import WORKLOAD_KINDS
 from stockade.policies.model import Severity
 

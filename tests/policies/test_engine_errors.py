@@ -7,7 +7,9 @@ from pathlib import Path
 import pytest
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import EmbeddedEngine, RuleEvaluationError, load_library
+from stockade.policies.engines.base import RuleEvaluationError
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.model import Origin, Resource
 from stockade.policies.runtimes.errors import redact_values

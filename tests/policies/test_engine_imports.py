@@ -11,7 +11,7 @@ import json
 
 import regorus
 
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.policies.runtimes.rego_imports import expand_data_imports
 
 LIB = "package stockade.lib.pods\n\nimport rego.v1\n\ncontainers := [c | some c in input.cs]\n"

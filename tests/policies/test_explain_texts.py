@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 
 #: dotted names that look like configuration but are Kubernetes fields of the pod spec
 POD_FIELDS = ("resources.limits", "resources.requests")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from stockade.admission.app import WebhookState, create_app
 from stockade.cli.main import app
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.embedded import PolicyError, load_library
+from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.frameworks.gatekeeper import matches
@@ -596,7 +596,7 @@ def test_cel_only_templates_run_their_cel_and_external_data_says_why_it_is_not_e
     external = next(f for f in found if f["rule"]["id"] == "GK-ExternalCheck-sig")
     assert external["action"] == "deny" and "external data providers are not available" in external["message"]
     from stockade.policies.engines.bundle import bundle_files
-    from stockade.policies.engines.embedded import load_library
+    from stockade.policies.engines.library import load_library
 
     files = bundle_files(load_library([folder]), {})
     assert not any("CelOnly" in p or "ExternalCheck" in p for p in files)

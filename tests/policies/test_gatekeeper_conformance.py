@@ -28,9 +28,9 @@ from typing import Any
 import pytest
 import yaml
 
-from stockade.policies.evaluate import namespace_info
 from stockade.policies.frameworks.gatekeeper import GatekeeperEngine, load_gatekeeper
 from stockade.policies.frameworks.verify import assertion_holds
+from stockade.policies.model import namespace_info
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT.parent / "shared" / "corpora" / "gatekeeper_library.jsonl"

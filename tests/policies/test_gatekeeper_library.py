@@ -98,7 +98,7 @@ def test_the_opa_bundle_carries_every_template_as_written() -> None:
     import yaml
 
     from stockade.policies.engines.bundle import bundle_files
-    from stockade.policies.engines.embedded import load_library
+    from stockade.policies.engines.library import load_library
     from stockade.policies.frameworks.gatekeeper import Gatekeeper, load_gatekeeper
 
     templates = {}

@@ -26,7 +26,8 @@ import pytest
 
 from stockade.policies.config.settings import Config, load_config
 from stockade.policies.engines.bundle import bundle_files
-from stockade.policies.engines.embedded import EmbeddedEngine, _violations
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import violations_of
 from stockade.policies.engines.testing import run_tests
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import facts_for, inventory_of
@@ -107,7 +108,7 @@ def _inputs(evaluator: Evaluator) -> list[tuple[str, dict[str, Any]]]:
 def test_aggregated_results_are_the_same_under_opa_and_the_regorus_vm() -> None:
     from opa_bindings.engine import OpaUndefinedError
 
-    from stockade.policies.engines.embedded import _entry
+    from stockade.policies.engines.library import agg_entry
     from tests.policies.test_vm_differential import canonical
 
     evaluator = Evaluator.default(load_config(ROOT / "examples" / "stockade.yaml"))
@@ -126,10 +127,10 @@ def test_aggregated_results_are_the_same_under_opa_and_the_regorus_vm() -> None:
         fallback += vm is None
         ours = vm if vm is not None else engine.evaluate(kind, inp)
         try:
-            raw = opa.eval_document(_entry(agg).removeprefix("data."), json.loads(text))
+            raw = opa.eval_document(agg_entry(agg).removeprefix("data."), json.loads(text))
         except OpaUndefinedError:
             raw = {}
-        assert canonical(_violations(engine.library.rules, raw or {})) == canonical(ours), (
+        assert canonical(violations_of(engine.library.rules, raw or {})) == canonical(ours), (
             kind,
             (inp.get("object") or {}).get("metadata"),
         )

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from stockade.policies.engines.embedded import EmbeddedEngine, PolicyError, load_library
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.model import Resource
 from stockade.policies.runtimes import program_cache
 

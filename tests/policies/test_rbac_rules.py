@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from stockade.policies.config.settings import parse_config
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import inventory_of
 from stockade.policies.facts.rbac import RISKY, RBACGraph, Subject

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 from stockade.admission.app import WebhookState
 from stockade.cli.main import app
 from stockade.policies.config.settings import parse_config
-from stockade.policies.engines.embedded import PolicyError, load_library
+from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.evaluate import Evaluator
 from tests.fleet import audit_objects
 from tests.reviews import admission_review

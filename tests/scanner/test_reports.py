@@ -598,7 +598,7 @@ def test_html_is_self_contained_escaped_and_summarised() -> None:
 def test_sarif_rule_tags_are_unique_for_every_rule_of_the_library() -> None:
     """SARIF 2.1.0 makes `properties.tags` a set (uniqueItems): nine STK-NET rules repeated `egress`
     (their area and a framework), which schema validation rejects (issue 22)."""
-    from stockade.policies.engines.embedded import load_library
+    from stockade.policies.engines.library import load_library
     from stockade.scanner.reports import sarif as sarif_module
 
     for rule in load_library().rules.values():

@@ -25,7 +25,7 @@ from typer.testing import CliRunner
 
 from stockade.cli.main import app
 from stockade.policies.config.settings import STARTER_CONFIG, parse_config
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import audit_cluster_roles, kinds_to_list
 from stockade.webhooks.helmchart import CA_MAP, REGISTRAR, chart_files

@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.webhooks.certs import ensure_certs
 from stockade.webhooks.manifests import Options, covered_kinds, render
 

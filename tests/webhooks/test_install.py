@@ -20,7 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.webhooks.certs import ensure_certs
 from stockade.webhooks.install import (
     InstallError,

@@ -17,7 +17,7 @@ import yaml
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.webhooks.manifests import Options, covered_kinds, kustomize_files, render, split_registration
 
 BASE = Path(__file__).resolve().parents[2] / "webhooks" / "deploy"

@@ -24,7 +24,7 @@ from typer.testing import CliRunner
 from stockade.admission.inventory import DEFAULT_KINDS, WATCHABLE, WatchedKind
 from stockade.cli.main import app
 from stockade.policies.config.settings import Config, parse_config
-from stockade.policies.engines.embedded import load_library
+from stockade.policies.engines.library import load_library
 from stockade.policies.evaluate import Evaluator
 from stockade.policies.facts.inventory import WATCHED_KINDS
 from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WORKLOAD_ALIAS

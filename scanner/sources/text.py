@@ -1,0 +1,104 @@
+"""One file's text to Kubernetes objects with their positions: what every reader of manifests
+(files and stdin, rendered Helm charts and kustomizations) hands its text to.
+
+A YAML stream is read through the one decoder, a JSON file as JSON; ARM templates, Resource Graph
+exports and terraform plans are recognised in JSON and read as Azure resources; ``kind: List`` (and
+``*List``) objects are expanded into their items; an object whose field types the API server would
+refuse is an :class:`InputError` naming its first such field and line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import orjson
+
+from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.shape import problems
+from stockade.policies.decoding.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
+from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
+from stockade.scanner.sources.base import Item, Skipped
+from stockade.scanner.sources.iac import iac_resources
+
+_K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
+
+
+def looks_like_kubernetes(text: str) -> bool:
+    """Whether a file that does not parse was meant to be a manifest: an apiVersion or a kind key."""
+    return _K8S_LINE.search(text) is not None
+
+
+def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Item]:
+    """Parse one file's text into resources (and at most one error, where parsing stopped). A file
+    that does not parse and does not look like a manifest (JSONC, a template) is :class:`Skipped`."""
+    if json_file:
+        try:
+            value = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            if looks_like_kubernetes(text):
+                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+            else:
+                yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion or kind key in it")
+            return
+        if deeper_than(value):
+            # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
+            yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
+            return
+        lazy = LazyFile(text)
+        azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
+        if azure is not None:
+            yield from azure
+            return
+        docs = value if isinstance(value, list) else [value]
+        for index, doc in enumerate(docs):
+            prefix: JSONPath = (index,) if isinstance(value, list) else ()
+            yield from _objects(doc, Origin(file=name, document=0, prefix=prefix, locator=lazy.locator(0)))
+        return
+    try:
+        for doc, index, line, lazy_file in iter_lazy_documents(text):
+            origin = Origin(file=name, document=index, line=line, locator=lazy_file.locator(index))
+            yield from _objects(doc, origin)
+    except YAMLSyntaxError as exc:
+        if looks_like_kubernetes(text):
+            yield InputError(name, exc.message, exc.line)
+        else:
+            why = f"not YAML Kubernetes reads, and no apiVersion or kind key in it ({exc.message})"
+            yield Skipped(name, why)
+
+
+def _objects(doc: Any, origin: Origin) -> Iterator[Item]:
+    if not isinstance(doc, Mapping) or not doc.get("kind") or not doc.get("apiVersion"):
+        return  # not a Kubernetes object
+    kind = doc["kind"]
+    items = doc.get("items")
+    if isinstance(kind, str) and kind.endswith("List") and isinstance(items, list):
+        for i, item in enumerate(items):
+            # The item's own line is resolved lazily, like every other position.
+            prefix = (*origin.prefix, "items", i)
+            sub = Origin(origin.file, origin.document, None, prefix, locator=origin.locator)
+            if not isinstance(item, Mapping):
+                yield InputError(origin.file or "-", f"items[{i}]: not an object", sub.line_of(()))
+            elif item.get("kind"):
+                yield _checked(dict(item), sub)
+        return
+    yield _checked(dict(doc), origin)
+
+
+def _checked(obj: dict[str, Any], origin: Origin) -> Item:
+    """The object, or an error naming the first field whose type Kubernetes would refuse."""
+    found = problems(obj)
+    if not found:
+        return Resource(obj, origin)
+    path, message = found[0]
+    more = f" (and {len(found) - 1} more)" if len(found) > 1 else ""
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), Mapping) else None
+    what = (
+        f"{obj.get('kind')}/{name}"
+        if isinstance(name, str) and isinstance(obj.get("kind"), str)
+        else "object"
+    )
+    return InputError(
+        origin.file or "-", f"{what}: {format_path(path)}: {message}{more}", origin.line_of(path)
+    )
