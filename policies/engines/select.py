@@ -10,8 +10,6 @@ from stockade.policies.config.settings import Config
 from stockade.policies.engines.base import Engine, enabled_rules
 from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.engines.library import Library
-from stockade.policies.engines.opa import RemoteOpaEngine
-from stockade.policies.engines.process import ProcessEngine
 
 
 def build_engine(
@@ -25,8 +23,14 @@ def build_engine(
     """``opa_url`` evaluates on an OPA server; ``isolated`` runs the embedded engine in a child process
     with the config's admission evaluation timeout (the webhook; see :mod:`.process`)."""
     enabled = enabled_rules(config, library)
+    # The remote and the isolated engines are imported when chosen: the OPA client (aiohttp) takes
+    # longer to import than a one-file scan takes in all.
     if opa_url is not None:
+        from stockade.policies.engines.opa import RemoteOpaEngine
+
         return RemoteOpaEngine(library, opa_url, set(enabled))
     if isolated:
+        from stockade.policies.engines.process import ProcessEngine
+
         return ProcessEngine(library, config, policy_dirs, config.admission.evaluation_timeout_seconds)
     return EmbeddedEngine(library, config.rule_data(), enabled)
