@@ -18,7 +18,7 @@ from stockade.policies.engines.base import Engine, EngineInput, evaluate_inputs
 from stockade.policies.engines.library import Library, load_library
 from stockade.policies.engines.select import build_engine
 from stockade.policies.facts import Inventory, facts_for
-from stockade.policies.kinds.workloads import WorkloadKinds
+from stockade.policies.kinds.workloads import WorkloadKinds, rule_kind
 from stockade.policies.model import (
     Action,
     Finding,
@@ -165,9 +165,11 @@ class Evaluator:
         old_object: Mapping[str, Any] | None = None,
         user_info: Mapping[str, Any] | None = None,
         pod: Mapping[str, Any] | None = None,
+        pod_known: bool = False,
     ) -> dict[str, Any]:
         """The rule input for a resource; for a workload, for one of its pod specs (``pod``, one of
-        :meth:`WorkloadKinds.pods`; the first when not given)."""
+        :meth:`WorkloadKinds.pods`; the first when not given, unless ``pod_known`` says that None
+        is the answer: the object has no pod spec)."""
         ns = dict(namespace) if namespace is not None else namespace_info(None, resource.namespace)
         inp: dict[str, Any] = {
             "object": resource.obj,
@@ -175,7 +177,7 @@ class Evaluator:
             "namespace": ns,
             "facts": dict(facts or {}),
         }
-        if pod is None:
+        if pod is None and not pod_known:
             pods = self.workloads.pods(resource.obj)
             pod = pods[0] if pods else None
         if pod is not None:
@@ -197,17 +199,20 @@ class Evaluator:
         """What the engine evaluates for a resource: one input per pod spec of a workload (facts from
         ``source`` for each, since each may name another ServiceAccount or RuntimeClass), one input
         for other objects. Keyword arguments are those of :meth:`build_input`."""
-        kind = self.workloads.engine_kind(resource.obj) or resource.kind
+        # The object's kind and pod specs are read once here and handed to every later step (its
+        # input, its facts, each analyzer), which never look them up again.
+        info = self.workloads.info(resource.obj)
+        kind = rule_kind(info) or resource.kind
         inventory = getattr(source, "inventory", None)
         if isinstance(inventory, Inventory):
             # what the API server authorizes depends on its version (rbac.kubernetes_version); the
             # facts are computed for the version of this config, in every gate
             inventory.kubernetes_minor = self.config.rbac.kubernetes_minor
-        pods: list[Mapping[str, Any] | None] = list(self.workloads.pods(resource.obj)) or [None]
+        pods: list[Mapping[str, Any] | None] = list(self.workloads.pods(resource.obj, info)) or [None]
         out = []
         for pod in pods:
             pod_facts = facts if facts is not None or source is None else source.facts(resource.obj, pod)
-            out.append((kind, self.build_input(resource, facts=pod_facts, pod=pod, **kwargs)))
+            out.append((kind, self.build_input(resource, facts=pod_facts, pod=pod, pod_known=True, **kwargs)))
         return out
 
     def violations(self, resource: Resource, **kwargs: Any) -> list[Violation]:

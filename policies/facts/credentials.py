@@ -199,7 +199,7 @@ def facts(
 ) -> dict[str, Any]:
     """`input.facts.credentials` for workloads and ConfigMaps; {} for other objects."""
     configmap = obj.get("kind") == "ConfigMap"
-    if not configmap and pod_template(obj) is None:
+    if not configmap and (pod if pod is not None else pod_template(obj)) is None:
         return {}
     found = _found({k: v for k, v in obj.items() if k != "status"}, configmap)
     out = [

@@ -99,15 +99,14 @@ class WorkloadKinds:
         """The rule kind to evaluate an object under: a built-in kind's own name, the workload alias
         for custom workload kinds (a Volcano ``Job`` gets the pod rules, not batch/v1 Job's), None
         when the object is not a workload."""
-        info = self.info(obj)
-        if info is None:
-            return None
-        return info.kind if not info.custom else WORKLOAD_ALIAS
+        return rule_kind(self.info(obj))
 
-    def pods(self, obj: Mapping[str, Any]) -> list[dict[str, Any]]:
-        """One ``input.pod`` per pod spec of a workload object, in document order; [] for other kinds."""
-        info = self.info(obj)
-        if info is None:
+    def pods(self, obj: Mapping[str, Any], info: KindInfo | bool | None = True) -> list[dict[str, Any]]:
+        """One ``input.pod`` per pod spec of a workload object, in document order; [] for other kinds.
+        ``info`` is the object's :meth:`info` when the caller has it already."""
+        if info is True:
+            info = self.info(obj)
+        if not isinstance(info, KindInfo):
             return []
         named = len(info.pods) > 1 or any(WILDCARD in p.path for p in info.pods)
         high_risk = info.high_risk or self._owned_by_high_risk(obj)
@@ -192,6 +191,13 @@ def _pod(
         "highRisk": high_risk,
         "namespaced": namespaced,
     }
+
+
+def rule_kind(info: KindInfo | None) -> str | None:
+    """The rule kind of a workload kind's objects (:meth:`WorkloadKinds.engine_kind`)."""
+    if info is None:
+        return None
+    return info.kind if not info.custom else WORKLOAD_ALIAS
 
 
 #: The built-in and custom workload kinds, without a configuration's declarations.

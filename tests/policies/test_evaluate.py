@@ -5,6 +5,8 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
+import pytest
+
 from stockade.policies.config.settings import parse_config
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.model import Action, Resource, Severity
@@ -98,3 +100,42 @@ def test_every_workload_kind_gets_the_same_verdict() -> None:
     }
     (f,) = [f for f in ev.evaluate(Resource(cron)) if f.rule.id == "STK-POD-003"]
     assert f.path[:5] == ("spec", "jobTemplate", "spec", "template", "spec")
+
+
+def test_an_objects_pod_specs_are_computed_once_and_passed_along(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Evaluating a workload reads its pod specs once (issue 35): its input, its facts and every
+    analyzer are handed them, for each of its pod specs, and never walk the object again."""
+    from stockade.policies.evaluate import InventoryFacts
+    from stockade.policies.facts import inventory_of
+    from stockade.policies.kinds.workloads import WorkloadKinds
+    from stockade.policies.model import Origin, Resource
+
+    ray = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "r", "namespace": "ml"},
+        "spec": {
+            "headGroupSpec": {"template": {"spec": {"containers": [{"name": "head", "image": "ray:2"}]}}},
+            "workerGroupSpecs": [
+                {"groupName": "cpu", "template": {"spec": {"containers": [{"name": "w", "image": "ray:2"}]}}},
+                {"groupName": "gpu", "template": {"spec": {"containers": [{"name": "g", "image": "ray:2"}]}}},
+            ],
+        },
+    }
+    evaluator = Evaluator.default()
+    source = InventoryFacts(inventory_of([ray]))
+    calls: list[str] = []
+    original = WorkloadKinds.pods
+
+    def counted(self: WorkloadKinds, obj: Any, info: Any = True) -> list[dict[str, Any]]:
+        calls.append(str(obj.get("kind")))
+        return original(self, obj, info)
+
+    monkeypatch.setattr(WorkloadKinds, "pods", counted)
+    findings = evaluator.evaluate(Resource(ray, Origin(file="ray.yaml")), source=source)
+    assert {f.template for f in findings} >= {
+        "headGroupSpec",
+        "workerGroupSpecs[cpu]",
+        "workerGroupSpecs[gpu]",
+    }
+    assert calls == ["RayCluster"]
