@@ -1,7 +1,7 @@
 """Load the Rego library once and evaluate inputs against it.
 
 The embedded backend is regorus (Microsoft's Rust Rego interpreter). For speed it is used the way
-ARCHITECTURE.md measured: one engine per process (``clone()`` for workers), every module added once,
+the starting design measured (docs/architecture.md): one engine per process (``clone()`` for workers), every module added once,
 and one aggregating query per object that touches only the rules whose METADATA ``kinds`` include
 the object's kind. The aggregating modules are generated here, one per kind, at load time.
 

@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal, NamedTuple, cast
 
-#: How a pod spec is held (ARCHITECTURE.md, "Workload kinds"):
+#: How a pod spec is held (docs/architecture.md, "Contracts": input.pod):
 #: - "template": a corev1.PodTemplateSpec (``metadata`` + ``spec``), the pod's labels in its metadata;
 #: - "spec": a corev1.PodSpec; the pods carry the object's own labels (Kubeflow Notebook);
 #: - "component": PodSpec fields inline beside ``labels``/``annotations`` that the controller adds to
