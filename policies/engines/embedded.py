@@ -1,9 +1,9 @@
-"""Load the Rego library once and evaluate inputs against it.
+"""The embedded engine: regorus (Microsoft's Rust Rego interpreter) in this process.
 
-The embedded backend is regorus (Microsoft's Rust Rego interpreter). For speed it is used the way
-the starting design measured (docs/architecture.md): one engine per process (``clone()`` for workers), every module added once,
-and one aggregating query per object that touches only the rules whose METADATA ``kinds`` include
-the object's kind. The aggregating modules are generated here, one per kind, at load time.
+For speed it is used the way the starting design measured: one engine per process (``clone()`` for
+workers), every module added once, and one aggregating query per object that touches only the rules
+whose METADATA ``kinds`` include the object's kind (the queries: :mod:`.library`). Gatekeeper
+constraints and VAPs of the library are evaluated by their frameworks' own engines, from here.
 
 The aggregating queries run on regorus' compiled Rego VM (``Program`` + ``Rvm``), measured 2.9x
 faster than its tree-walking interpreter on the Pod Security rules with identical results (see
