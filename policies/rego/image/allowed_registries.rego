@@ -9,8 +9,9 @@
 #   "gcr.io:5000/x". Docker Hub short names are normalised the way the container runtime resolves them
 #   ("nginx" is "docker.io/library/nginx", "user/app" is "docker.io/user/app"), so Docker Hub is allowed
 #   with "docker.io/" and its official images only with "docker.io/library/". Registry hosts compare
-#   case-insensitively; tags and digests take no part. An empty list approves no registry, so every
-#   image is reported until the list is configured.
+#   case-insensitively; tags and digests take no part. With no list (the default) the rule checks
+#   nothing: every registry is allowed until the list is configured, and the gates say so once (an
+#   out-of-the-box scan of a hardened manifest passes; allowlisting is one line of stockade.yaml away).
 # custom:
 #   id: STK-IMG-001
 #   severity: high
@@ -46,19 +47,6 @@ allowed_repository(repository) if {
 allowed_repository(repository) if {
 	some prefix in allowed
 	startswith(repository, concat("", [prefix, "/"]))
-}
-
-deny contains v if {
-	count(allowed) == 0
-	some src in images.sources
-	v := {
-		"msg": sprintf(
-			"%s %q image %q (%s): no registry is approved; configure images.allowed_registries",
-			[src.what, src.name, src.image, src.ref.repository],
-		),
-		"path": src.path,
-		"details": {"image": src.image, "repository": src.ref.repository},
-	}
 }
 
 deny contains v if {
