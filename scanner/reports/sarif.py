@@ -19,13 +19,12 @@ import os
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
-
-import orjson
 
 from stockade.policies.exceptions import ExceptionStatus
 from stockade.policies.model import Action, Finding, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.json import dumps
+from stockade.scanner.reports.names import shown, uri_path
 from stockade.scanner.result import Result
 
 SARIF_VERSION = "2.1.0"
@@ -70,7 +69,7 @@ class SarifReport(Report):
             "results": [_result(f, index[f.rule.id], paths) for f in result.sorted_findings()],
         }
         document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
+        return dumps(document)
 
 
 REPORT = SarifReport()
@@ -92,7 +91,7 @@ def fingerprint(finding: Finding, uri: str | None = None) -> str:
         format_path(finding.path),
         uri or "",
     )
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _catalogue(result: Result) -> list[Rule]:
@@ -187,7 +186,7 @@ def _invocation(result: Result, paths: _Paths) -> JSON:
         if artifact is not None:
             note["locations"] = [{"physicalLocation": _physical(artifact, error.line)}]
         else:
-            note["message"]["text"] = f"{error.file}: {error.message}"
+            note["message"]["text"] = f"{shown(error.file)}: {error.message}"
         execution.append(note)
     for gap in result.gaps:
         execution.append(
@@ -224,7 +223,9 @@ class _Paths:
         self.cwd = cwd
 
     def artifact(self, file: str | None) -> JSON | None:
-        """`{"uri", "uriBaseId"}` relative to the working directory when possible, else a file: URI.
+        """`{"uri", "uriBaseId"}` relative to the working directory when possible, else a file: URI. Both
+        percent-encode the bytes of the path (RFC 3986), so any name, UTF-8 or not, is a valid URI
+        reference that decodes to exactly those bytes.
 
         None for inputs that are not files (stdin is named `<stdin>`), which get no physical location.
         """
@@ -238,7 +239,7 @@ class _Paths:
             relative = path.relative_to(self.cwd)
         except ValueError:
             return {"uri": path.as_uri()}
-        return {"uri": quote(relative.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": uri_path(relative.as_posix()), "uriBaseId": SRCROOT}
 
 
 def _pascal(title: str) -> str:
