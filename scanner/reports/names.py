@@ -31,8 +31,7 @@ from urllib.parse import quote, unquote_to_bytes
 
 #: characters percent-encoded in a shown name, besides the bytes that are not UTF-8 (lone surrogates)
 _ENCODED = re.compile(
-    "[%\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff"
-    "\ud800-\udfff]"
+    "[%\x00-\x1f\x7f-\x9f\u2028\u2029\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff\ud800-\udfff]"
 )
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
