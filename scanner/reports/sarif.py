@@ -33,6 +33,8 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 #: key of our entry in partialFingerprints (SARIF recommends a versioned name)
 FINGERPRINT_KEY = "stockadeFinding/v1"
 SRCROOT = "%SRCROOT%"
+#: what the file source calls standard input (no file, so no physical location)
+STDIN_NAME = "<stdin>"
 
 LEVEL = {Action.DENY: "error", Action.WARN: "warning", Action.AUDIT: "note"}
 #: GitHub maps >= 9.0 to critical, >= 7.0 high, >= 4.0 medium, > 0 low
@@ -227,9 +229,10 @@ class _Paths:
         percent-encode the bytes of the path (RFC 3986), so any name, UTF-8 or not, is a valid URI
         reference that decodes to exactly those bytes.
 
-        None for inputs that are not files (stdin is named `<stdin>`), which get no physical location.
+        None for inputs that are not files (stdin is named `<stdin>`), which get no physical location;
+        a file whose name merely starts with `<` is a file.
         """
-        if not file or file.startswith("<"):
+        if not file or file == STDIN_NAME:
             return None
         path = Path(file)
         if not path.is_absolute():
