@@ -70,7 +70,7 @@ PIECES = [
     b"%41",
     b"%FF",
     b"<&>",
-    b"</code>",
+    b"<code>",
     b"]]>",
     b'"',
     b"'",
@@ -91,7 +91,7 @@ runner = CliRunner()
 
 
 def _name(parts: list[bytes]) -> bytes:
-    name = b"".join(parts)[:255]
+    name = b"".join(parts).replace(b"/", b"_").replace(b"\0", b"_")[:255]
     return name if name not in (b".", b"..") else name + b"x"
 
 
@@ -100,7 +100,7 @@ names = st.builds(
     st.lists(
         st.one_of(
             st.sampled_from(PIECES),
-            st.binary(min_size=1, max_size=8).map(lambda b: b.replace(b"/", b"_").replace(b"\0", b"_")),
+            st.binary(min_size=1, max_size=8),
         ),
         min_size=1,
         max_size=40,
