@@ -55,11 +55,8 @@ def shown(name: str) -> str:
     """`name` as every report shows it (the rule of this module's docstring)."""
     if not _ENCODED.search(name):
         return name
-    try:
-        # the name's own bytes (a non-UTF-8 locale encodes names in its charset), read back as UTF-8
-        name = raw(name).decode("utf-8", "surrogateescape")
-    except UnicodeError:
-        pass
+    # the name's own bytes (a non-UTF-8 locale encodes names in its charset), read back as UTF-8
+    name = raw(name).decode("utf-8", "surrogateescape")
     return _ENCODED.sub(_encode, name)
 
 

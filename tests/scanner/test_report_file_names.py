@@ -151,7 +151,10 @@ def read_sarif(text: str) -> set[bytes]:
         uri = artifact["uri"]
         # a relative-path URI reference (RFC 3986): unreserved, sub-delims, ':' '@' '/', and %XX only,
         # and no ':' before the first '/' (it would read as a scheme)
-        assert re.fullmatch(r"(?:[A-Za-z0-9\-._~!$&'()*+,;=@/]|%[0-9A-F]{2})(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*", uri), uri
+        assert re.fullmatch(
+            r"(?:[A-Za-z0-9\-._~!$&'()*+,;=@/]|%[0-9A-F]{2})(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-F]{2})*",
+            uri,
+        ), uri
         assert ":" not in uri.split("/", 1)[0], uri
         found.add(unquote_to_bytes(uri))
     return found
@@ -310,4 +313,3 @@ def test_the_rule() -> None:
     assert shown("a\u2028\u202eb\uffff") == "a%E2%80%A8%E2%80%AEb%EF%BF%BF"
     for raw in (b"a\xffb", b"50%.yaml", b"\n\r\t", "é\u2028".encode(), b"\xed\xa0\x80"):
         assert original(shown(os.fsdecode(raw))) == raw
-
