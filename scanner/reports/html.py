@@ -15,9 +15,11 @@ from pathlib import Path
 
 import jinja2
 
-from stockade.policies.model import Finding, Rule, Severity, format_path
+from stockade.policies.model import Finding, InputError, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
 from stockade.scanner.reports.fleet import fleet_view
+from stockade.scanner.reports.names import shown, shown_or_none
+from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
 TEMPLATES = Path(__file__).with_name("templates")
@@ -61,7 +63,7 @@ class HtmlReport(Report):
         findings = result.sorted_findings()
         active = [f for f in findings if f.exception is None]
         rules: dict[str, Rule] = {f.rule.id: f.rule for f in findings}
-        return _template().render(
+        page = _template().render(
             version=result.tool_version,
             summary=result.summary(),
             severities=[s.label for s in sorted(Severity, reverse=True)],
@@ -69,10 +71,12 @@ class HtmlReport(Report):
             active=len(active),
             rules=sorted(rules.values(), key=lambda r: (-r.severity, r.id)),
             exceptions=result.exceptions,
-            errors=result.errors,
+            # file names by the file-name rule (:mod:`.names`), then escaped like all text
+            errors=[InputError(shown(e.file), e.message, e.line) for e in result.errors],
             gaps=result.gaps,
             fleet=fleet_view(result),
         )
+        return utf8(page)
 
 
 REPORT = HtmlReport()
@@ -100,7 +104,7 @@ def _groups(findings: list[Finding]) -> list[Group]:
         group = groups.get(key)
         if group is None:
             group = groups[key] = Group(
-                ref.display(), ref.kind, ref.cluster, f.rule.severity.label, file=f.file
+                ref.display(), ref.kind, ref.cluster, f.rule.severity.label, file=shown_or_none(f.file)
             )
         if f.replicas:
             group.replicas = max(group.replicas or 0, f.replicas)
@@ -110,7 +114,11 @@ def _groups(findings: list[Finding]) -> list[Group]:
                 action=f.action.value,
                 rule_id=f.rule.id,
                 rule_title=f.rule.title,
-                location=f"{f.file}:{f.line}" if f.file and f.line else f.file or "",
+                location=f"{shown(f.file)}:{f.line}"
+                if f.file and f.line
+                else shown(f.file)
+                if f.file
+                else "",
                 path=format_path(f.path),
                 message=f.message,
                 waiver=None

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from stockade.policies.model import Finding, ResourceRef, Rule, format_path
 from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.names import shown, text
 from stockade.scanner.result import Result
 
 #: characters XML 1.0 cannot carry at all, even escaped; messages quoting input may contain them
@@ -62,7 +63,7 @@ def _rule_suite(root: ET.Element, rule: Rule, findings: list[Finding]) -> None:
         case = ET.SubElement(suite, "testcase", name=_clean(_resource(ref)), classname=classname)
         first = group[0]
         if first.file:
-            case.set("file", _clean(first.file))
+            case.set("file", shown(first.file))
             if first.line:
                 case.set("line", str(first.line))
         active = [f for f in group if f.exception is None]
@@ -88,11 +89,11 @@ def _input_suite(root: ET.Element, result: Result) -> None:
         case = ET.SubElement(
             suite, "testcase", name=_clean(_where(error.file, error.line)), classname="stockade.input"
         )
-        case.set("file", _clean(error.file))
+        case.set("file", shown(error.file))
         if error.line:
             case.set("line", str(error.line))
         ET.SubElement(case, "error", message=_clean(error.message), type="InputError").text = _clean(
-            str(error)
+            f"{_where(error.file, error.line)}: {error.message}"
         )
     for gap in result.gaps:
         case = ET.SubElement(suite, "testcase", name=_clean(gap.scope), classname="stockade.coverage")
@@ -132,12 +133,15 @@ def _body(rule: Rule, findings: list[Finding]) -> str:
 
 
 def _where(file: str | None, line: int | None) -> str:
-    return f"{file}:{line}" if file and line else file or ""
+    """`file:line` with the file shown by the file-name rule (:mod:`.names`), which leaves nothing XML
+    cannot carry."""
+    return f"{shown(file)}:{line}" if file and line else shown(file) if file else ""
 
 
 def _resource(ref: ResourceRef) -> str:
     return f"{ref.cluster}/{ref.display()}" if ref.cluster else ref.display()
 
 
-def _clean(text: str) -> str:
-    return _INVALID_XML.sub("\ufffd", text)
+def _clean(value: str) -> str:
+    """Text quoting the input: what XML 1.0 cannot carry replaced, lone surrogates escaped."""
+    return _INVALID_XML.sub("\ufffd", text(value))

@@ -17,6 +17,8 @@ from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Finding, Rule, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import group
+from stockade.scanner.reports.names import shown
+from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
 #: findings shown in the table (and waived findings in theirs); the rest are counted
@@ -45,7 +47,7 @@ class MarkdownReport(Report):
         waived = [f for f in findings if f.exception is not None]
         parts = [_headline(result, active), _findings_table(active), _rules(active)]
         parts += [_errors(result), _waived(waived), _stale(result.exceptions), _gaps(result)]
-        return "\n\n".join(p for p in parts if p) + "\n"
+        return utf8("\n\n".join(p for p in parts if p) + "\n")
 
 
 REPORT = MarkdownReport()
@@ -87,7 +89,7 @@ def _findings_table(active: list[Finding]) -> str:
     groups = group(active)  # one row per problem; the JSON report keeps every finding
     for g in groups[:MAX_ROWS]:
         f = g.primary
-        where = _code(_where(f.file, g.line)) if f.file else "—"
+        where = _code(_where(f.file, g.line), exact=True) if f.file else "—"
         rows.append(
             f"| {SEVERITY_ICON[g.severity]} {g.severity.label} | {g.action.value} "
             f"| {_code(g.rule_label())} {_text(f.rule.title)} | {_code(_resource(f))} "
@@ -119,7 +121,10 @@ def _rules(active: list[Finding]) -> str:
 def _errors(result: Result) -> str:
     if not result.errors:
         return ""
-    lines = [f"- {_code(_where(e.file, e.line), table=False)}: {_text(e.message)}" for e in result.errors]
+    lines = [
+        f"- {_code(_where(e.file, e.line), table=False, exact=True)}: {_text(e.message)}"
+        for e in result.errors
+    ]
     return "#### Input errors\n\nThese inputs were not evaluated:\n\n" + "\n".join(lines)
 
 
@@ -171,11 +176,12 @@ def _resource(f: Finding) -> str:
 
 
 def _location(f: Finding) -> str:
-    return _code(_where(f.file, f.line)) if f.file else "—"
+    return _code(_where(f.file, f.line), exact=True) if f.file else "—"
 
 
 def _where(file: str | None, line: int | None) -> str:
-    return f"{file}:{line}" if file and line else file or ""
+    """`file:line`, the file shown by the file-name rule (:mod:`.names`): one line, no control character."""
+    return f"{shown(file)}:{line}" if file and line else shown(file) if file else ""
 
 
 def _text(text: str) -> str:
@@ -183,14 +189,20 @@ def _text(text: str) -> str:
     return _SPECIAL.sub(r"\\\1", " ".join(text.split()))
 
 
-def _code(text: str, *, table: bool = True) -> str:
+def _code(text: str, *, table: bool = True, exact: bool = False) -> str:
     """A code span that survives any content: the fence outgrows backtick runs in the text.
 
-    Inside tables GFM splits cells before parsing code spans, so `|` must be escaped there too.
+    Inside tables GFM splits cells before parsing code spans, so `|` must be escaped there too (GFM
+    takes `\\|` back to `|`, and `\\\\|` to `\\|`). Whitespace is folded to single spaces unless
+    `exact` (file names, which keep every character: the code span shows its content as is).
     """
-    text = " ".join(text.split())
+    if not exact:
+        text = " ".join(text.split())
     if table:
         text = text.replace("|", "\\|")
     fence = "`" * (max((len(run) for run in re.findall("`+", text)), default=0) + 1)
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    # CommonMark strips one space from each side of a span that starts and ends with one: pad it so
+    # that what it strips is the padding
+    spaced = text.startswith(" ") and text.endswith(" ") and text.strip(" ")
+    pad = " " if text.startswith("`") or text.endswith("`") or spaced else ""
     return f"{fence}{pad}{text}{pad}{fence}"

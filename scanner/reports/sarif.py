@@ -19,13 +19,12 @@ import os
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
-
-import orjson
 
 from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Action, Finding, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.json import dumps
+from stockade.scanner.reports.names import shown, uri_path
 from stockade.scanner.result import Result
 
 SARIF_VERSION = "2.1.0"
@@ -34,6 +33,8 @@ SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schem
 #: key of our entry in partialFingerprints (SARIF recommends a versioned name)
 FINGERPRINT_KEY = "stockadeFinding/v1"
 SRCROOT = "%SRCROOT%"
+#: what the file source calls standard input (no file, so no physical location)
+STDIN_NAME = "<stdin>"
 
 LEVEL = {Action.DENY: "error", Action.WARN: "warning", Action.AUDIT: "note"}
 #: GitHub maps >= 9.0 to critical, >= 7.0 high, >= 4.0 medium, > 0 low
@@ -70,7 +71,7 @@ class SarifReport(Report):
             "results": [_result(f, index[f.rule.id], paths) for f in result.sorted_findings()],
         }
         document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
-        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE).decode()
+        return dumps(document)
 
 
 REPORT = SarifReport()
@@ -92,7 +93,7 @@ def fingerprint(finding: Finding, uri: str | None = None) -> str:
         format_path(finding.path),
         uri or "",
     )
-    return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _catalogue(result: Result) -> list[Rule]:
@@ -187,7 +188,7 @@ def _invocation(result: Result, paths: _Paths) -> JSON:
         if artifact is not None:
             note["locations"] = [{"physicalLocation": _physical(artifact, error.line)}]
         else:
-            note["message"]["text"] = f"{error.file}: {error.message}"
+            note["message"]["text"] = f"{shown(error.file)}: {error.message}"
         execution.append(note)
     for gap in result.gaps:
         execution.append(
@@ -224,11 +225,14 @@ class _Paths:
         self.cwd = cwd
 
     def artifact(self, file: str | None) -> JSON | None:
-        """`{"uri", "uriBaseId"}` relative to the working directory when possible, else a file: URI.
+        """`{"uri", "uriBaseId"}` relative to the working directory when possible, else a file: URI. Both
+        percent-encode the bytes of the path (RFC 3986), so any name, UTF-8 or not, is a valid URI
+        reference that decodes to exactly those bytes.
 
-        None for inputs that are not files (stdin is named `<stdin>`), which get no physical location.
+        None for inputs that are not files (stdin is named `<stdin>`), which get no physical location;
+        a file whose name merely starts with `<` is a file.
         """
-        if not file or file.startswith("<"):
+        if not file or file == STDIN_NAME:
             return None
         path = Path(file)
         if not path.is_absolute():
@@ -238,7 +242,7 @@ class _Paths:
             relative = path.relative_to(self.cwd)
         except ValueError:
             return {"uri": path.as_uri()}
-        return {"uri": quote(relative.as_posix(), safe="/"), "uriBaseId": SRCROOT}
+        return {"uri": uri_path(relative.as_posix()), "uriBaseId": SRCROOT}
 
 
 def _pascal(title: str) -> str:

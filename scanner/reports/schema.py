@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Action, Finding, InputError, Severity, format_path
+from stockade.scanner.reports.names import shown, shown_or_none
 from stockade.scanner.result import CoverageGap, Result
 
 #: bump when a key is removed or changes meaning (adding keys is backwards compatible)
@@ -74,7 +75,10 @@ class ResourceInfo(_Model):
 class Location(_Model):
     """Where in the input the offending field sits."""
 
-    file: str | None = Field(description="File the object was read from, as given; null for live objects.")
+    file: str | None = Field(
+        description="File the object was read from, as given, shown by the file-name rule (bytes that are "
+        "not UTF-8, control characters and `%` percent-encoded); null for live objects."
+    )
     line: int | None = Field(description="1-based line of the offending field (or of the object) in `file`.")
     path: str | None = Field(
         description="Dotted path of the field inside the object, e.g. "
@@ -223,7 +227,7 @@ def build(result: Result) -> ReportDocument:
         tool=ToolInfo(name="stockade", version=result.tool_version),
         findings=[_finding(f) for f in result.sorted_findings()],
         errors=[_error(e) for e in result.errors],
-        skipped_files=[SkippedInfo(file=s.file, reason=s.reason) for s in result.skipped],
+        skipped_files=[SkippedInfo(file=shown(s.file), reason=s.reason) for s in result.skipped],
         exceptions=[_exception(s) for s in result.exceptions],
         gaps=[_gap(g) for g in result.gaps],
         clusters=[
@@ -269,7 +273,9 @@ def _finding(f: Finding) -> FindingInfo:
             name=ref.name,
             cluster=ref.cluster,
         ),
-        location=Location(file=f.file, line=f.line, path=format_path(f.path) or None, template=f.template),
+        location=Location(
+            file=shown_or_none(f.file), line=f.line, path=format_path(f.path) or None, template=f.template
+        ),
         details=dict(f.details),
         pods=f.replicas,
         exception=None
@@ -279,7 +285,7 @@ def _finding(f: Finding) -> FindingInfo:
 
 
 def _error(e: InputError) -> ErrorInfo:
-    return ErrorInfo(file=e.file, line=e.line, message=e.message)
+    return ErrorInfo(file=shown(e.file), line=e.line, message=e.message)
 
 
 def _exception(s: ExceptionStatus) -> ExceptionInfo:

@@ -20,6 +20,8 @@ from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import Group, group
 from stockade.scanner.reports.layout import console, fit, output_width, plain
+from stockade.scanner.reports.names import shown
+from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
 SEVERITY_STYLE = {
@@ -49,7 +51,8 @@ class TableReport(Report):
         if result.framework:
             out_console.print(_controls(result))
         for error in result.errors:
-            out_console.print(Text(str(error), style="red"))
+            where = f"{shown(error.file)}:{error.line}" if error.line else shown(error.file)
+            out_console.print(Text(f"{where}: {error.message}", style="red"))
         for status in result.exceptions:
             if status.status != "active":
                 spec = status.spec
@@ -61,7 +64,7 @@ class TableReport(Report):
                 out_console.print(Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
         for gap in result.gaps:
             out_console.print(Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
-        return out.getvalue() if color else plain(out.getvalue())
+        return utf8(out.getvalue() if color else plain(out.getvalue()))
 
 
 REPORT = TableReport()
@@ -74,9 +77,13 @@ def _group(f: Finding) -> str:
 
 def _table(groups: list[Group]) -> Table:
     """Location first and unwrapped (so `file:line` stays clickable), the object and message last;
-    one row per problem (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed."""
+    one row per problem (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed.
+
+    File names are shown by the file-name rule (:mod:`~stockade.scanner.reports.names`), so no name can
+    add a line or a control character; a location too wide for the table stacks it (layout.fit) rather
+    than being folded inside its column."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("Location", no_wrap=True, overflow="fold", max_width=70)
+    table.add_column("Location", no_wrap=True, overflow="fold")
     table.add_column("Severity", no_wrap=True)
     table.add_column("Action", no_wrap=True)
     table.add_column("Rule", no_wrap=True)
@@ -96,7 +103,7 @@ def _table(groups: list[Group]) -> Table:
         if f.file is None and ref.cluster is not None:  # audits: where it runs, not a file
             location = ref.cluster + (f" ({count(f.replicas, 'pod')})" if f.replicas else "")
         else:
-            location = f"{f.file}:{g.line}" if f.file and g.line else f.file or "-"
+            location = f"{shown(f.file)}:{g.line}" if f.file and g.line else shown(f.file) if f.file else "-"
         table.add_row(
             Text(location),
             Text(g.severity.label, style=SEVERITY_STYLE[g.severity]),
