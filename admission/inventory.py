@@ -614,18 +614,35 @@ def kubeconfig_client(config_file: str | None = None, context: str | None = None
     if not any(os.path.isfile(p) for p in paths):
         hint = "" if config_file else " (give --kubeconfig FILE, or set KUBECONFIG)"
         raise ClusterConfigError(f"{where}: no such file{hint}")
-    list_contexts: Any = k8s_config.list_kube_config_contexts  # untyped in some client versions
-    new_client: Any = k8s_config.new_client_from_config
+    new_client: Any = k8s_config.new_client_from_config  # untyped in some client versions
     try:
-        contexts, _current = list_contexts(config_file=config_file)
-        names = [str(c.get("name")) for c in contexts or () if isinstance(c, dict)]
-        if context is not None and context not in names:
-            raise ClusterConfigError(
-                f"--context {context}: not in {where.split(' ', 1)[1]} (its contexts: {', '.join(names) or 'none'})"
-            )
         return new_client(config_file=config_file, context=context, persist_config=False)
     except (k8s_config.ConfigException, OSError, ValueError, TypeError, AttributeError) as exc:
+        names = _context_names(paths)
+        if context is not None and names is not None and context not in names:
+            raise ClusterConfigError(
+                f"--context {context}: not in {where.split(' ', 1)[1]}"
+                f" (its contexts: {', '.join(names) or 'none'})"
+            ) from None
         raise ClusterConfigError(f"{where}: {_first_line(exc)}") from None
+
+
+def _context_names(paths: Iterable[str]) -> list[str] | None:
+    """The context names of kubeconfig files (None when one cannot be read as YAML)."""
+    import yaml
+
+    names: list[str] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        contexts = data.get("contexts") if isinstance(data, dict) else None
+        names += [str(c["name"]) for c in contexts or () if isinstance(c, dict) and "name" in c]
+    return names
 
 
 def in_cluster_client() -> Any:
