@@ -168,7 +168,10 @@ def _check_tls_pair(cert: Path, key: Path) -> None:
     try:
         context.load_cert_chain(str(cert), str(key))
     except ssl.SSLError as exc:
-        fail(f"--tls-cert {cert} / --tls-key {key}: not a certificate and its key ({exc.reason or exc})")
+        fail(
+            f"--tls-cert {cert} / --tls-key {key}: not a PEM certificate and its private key"
+            f" (ssl: {exc.reason or 'unreadable'})"
+        )
     except OSError as exc:
         fail(f"--tls-cert {cert} / --tls-key {key}: {exc.strerror or exc}")
 
