@@ -161,13 +161,23 @@ class CertDirReport:
 
 
 def _load_pems(path: Path) -> list[x509.Certificate]:
-    return x509.load_pem_x509_certificates(path.read_bytes()) if path.is_file() else []
+    if not path.is_file():
+        return []
+    try:
+        return x509.load_pem_x509_certificates(path.read_bytes())
+    except ValueError:
+        raise ValueError(f"{path.name} is not a PEM certificate (delete it to have it created again)") from None
 
 
 def _load_key(path: Path) -> ec.EllipticCurvePrivateKey | None:
     if not path.is_file():
         return None
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (ValueError, TypeError):  # TypeError: an encrypted key
+        raise ValueError(
+            f"{path.name} is not an unencrypted PEM private key (delete it to have it created again)"
+        ) from None
     return key if isinstance(key, ec.EllipticCurvePrivateKey) else None
 
 
