@@ -140,7 +140,9 @@ def serve(
         # Runs in each worker process, after the fork: the cache's threads must start here.
         _logging()
         try:
-            return _app(config, dirs, no_evaluation, cluster, remote, no_inventory, kubeconfig, context, params)
+            return _app(
+                config, dirs, no_evaluation, cluster, remote, no_inventory, kubeconfig, context, params
+            )
         except _StartError as exc:
             # in a forked worker this is its exit code (no traceback); the parent then stops the server
             typer.echo(f"stockade: error: {exc}", err=True)

@@ -166,7 +166,9 @@ def _load_pems(path: Path) -> list[x509.Certificate]:
     try:
         return x509.load_pem_x509_certificates(path.read_bytes())
     except ValueError:
-        raise ValueError(f"{path.name} is not a PEM certificate (delete it to have it created again)") from None
+        raise ValueError(
+            f"{path.name} is not a PEM certificate (delete it to have it created again)"
+        ) from None
 
 
 def _load_key(path: Path) -> ec.EllipticCurvePrivateKey | None:

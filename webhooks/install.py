@@ -193,9 +193,7 @@ def install_objects(
         raise InstallError("install needs --certs-dir DIR (created if empty) or --cert-manager")
     check_writable(certs_dir)
     plan = plan_certs(certs_dir, options.dns_names)
-    rendered = render(
-        replace(options, ca_bundle=plan.read(CA_CERT)), library_kinds, audit_roles=audit_roles
-    )
+    rendered = render(replace(options, ca_bundle=plan.read(CA_CERT)), library_kinds, audit_roles=audit_roles)
     secret = tls_secret(options.namespace, plan.read(TLS_CERT), plan.read(TLS_KEY))
     at = next(i for i, o in enumerate(rendered) if o["kind"] == "Deployment")
     return [*rendered[:at], secret, *rendered[at:]], plan

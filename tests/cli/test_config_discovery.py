@@ -78,7 +78,7 @@ def test_a_config_at_the_repository_root_is_used_from_a_subdirectory(repo: Path)
     defaults = _default_rules(repo)
     rule = sorted(defaults)[0]
     (repo / "stockade.yaml").write_text(_config(rule))
-    code, rules, err = _scan(repo / "deploy" / "apps")
+    _, rules, err = _scan(repo / "deploy" / "apps")
     assert rule not in rules and rules == defaults - {rule}, err
     assert err.splitlines()[0] == "stockade: config: ../../stockade.yaml"
 

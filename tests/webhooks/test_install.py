@@ -193,7 +193,9 @@ def test_command_errors_are_one_line(apply_server: Any, tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["webhook", "uninstall", "--kubeconfig", str(kubeconfig), "--context", "no-such-context"]
     )
-    assert result.exit_code == 2 and result.output.startswith("stockade: error: --context no-such-context: not in")
+    assert result.exit_code == 2 and result.output.startswith(
+        "stockade: error: --context no-such-context: not in"
+    )
     apply_server.fail_next("namespaces", 500)  # a failure the server reports is named, with its message
     ensure_certs(tmp_path / "certs", Options().dns_names)
     args = ["--kubeconfig", str(kubeconfig), "--context", "fake-ctx", "--certs-dir", str(tmp_path / "certs")]

@@ -145,7 +145,14 @@ def test_a_passing_install_writes_the_new_name_and_applies(
     applied (the fake server rolls the Deployment out at once)."""
     kubeconfig = _kubeconfig(tmp_path / "kubeconfig", apply_server.url)
     result = _install(
-        "--kubeconfig", str(kubeconfig), "--certs-dir", str(certs), "--dns", "extra.example.com", "--wait", "5"
+        "--kubeconfig",
+        str(kubeconfig),
+        "--certs-dir",
+        str(certs),
+        "--dns",
+        "extra.example.com",
+        "--wait",
+        "5",
     )
     assert result.exit_code == 0, result.output
     assert "serving certificate reissued: DNS names changed" in result.output
