@@ -272,6 +272,11 @@ def serve(
             if p.exitcode != 0 and not stopping:
                 failed += 1
                 stopping = True
-                log.error("a worker process ended, stopping the others", extra={"exit_code": p.exitcode})
+                log.error(
+                    "worker process %s ended with exit code %s, stopping the others",
+                    p.pid,
+                    p.exitcode,
+                    extra={"exit_code": p.exitcode},
+                )
                 stop_all()
     return failed

@@ -156,9 +156,10 @@ def serve(
         sock = bind(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
+    _logging()
     failed = run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
     if failed:
-        fail(f"{failed} of {workers} worker processes ended (see above), so the server stopped")
+        fail(f"{failed} of {workers} worker processes ended on their own, so the server stopped")
 
 
 class _StartError(Exception):

@@ -175,8 +175,9 @@ def test_a_worker_that_cannot_start_stops_the_server_with_exit_2(
     errors = [ln for ln in done.stderr.splitlines() if ln.startswith("stockade: error: ")]
     assert errors == [
         "stockade: error: --kubeconfig gone.yaml: no such file",
-        "stockade: error: 1 of 2 worker processes ended (see above), so the server stopped",
+        "stockade: error: 1 of 2 worker processes ended on their own, so the server stopped",
     ], done.stderr
+    assert "ended with exit code 2, stopping the others" in done.stderr  # the parent's log line
 
 
 @pytest.fixture
