@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import random
 import socket
 import threading
@@ -229,11 +230,10 @@ class InventoryCache:
     ) -> InventoryCache:
         """A cache for a kubeconfig context (the default file and current context when not given).
 
-        `persist_config=False`: refreshed credentials are never written back into the file.
+        `persist_config=False`: refreshed credentials are never written back into the file. A file or
+        context that cannot be used is a :class:`ClusterConfigError`.
         """
-        new_client: Any = k8s_config.new_client_from_config  # untyped in some client versions
-        api_client = new_client(config_file=config_file, context=context, persist_config=False)
-        cache = cls(api_client, **options)
+        cache = cls(kubeconfig_client(config_file, context), **options)
         cache._owns_client = True
         return cache
 
@@ -241,12 +241,10 @@ class InventoryCache:
     def in_cluster(cls, **options: Any) -> InventoryCache:
         """A cache for the cluster the pod runs in, with its ServiceAccount token (refreshed on expiry).
 
-        The configuration is the cache's own, not the client library's process-wide default.
+        The configuration is the cache's own, not the client library's process-wide default. Outside a
+        pod this is a :class:`ClusterConfigError`.
         """
-        configuration = k8s_client.Configuration()
-        load: Any = k8s_config.load_incluster_config  # untyped in some client versions
-        load(client_configuration=configuration)
-        cache = cls(k8s_client.ApiClient(configuration), **options)
+        cache = cls(in_cluster_client(), **options)
         cache._owns_client = True
         return cache
 
@@ -595,6 +593,78 @@ class InventoryCache:
                 extra={"unwatched": sorted(WATCHED_KINDS - {k.kind for k in self.kinds})},
             )
         log.info("inventory synced", extra={"kinds": [k.kind for k in self.kinds]})
+
+
+class ClusterConfigError(Exception):
+    """No API client could be made (no kubeconfig, an unknown context, not in a pod): one line that says
+    which, and never a credential."""
+
+
+def _default_kubeconfigs() -> list[str]:
+    """The files the client reads without `config_file`: $KUBECONFIG's list, else ~/.kube/config."""
+    listed = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return [os.path.expanduser(p) for p in listed or ["~/.kube/config"]]
+
+
+def kubeconfig_client(config_file: str | None = None, context: str | None = None) -> Any:
+    """An `ApiClient` for a kubeconfig context (the default files and current context when not given),
+    checked before any request: the file exists and holds the context."""
+    paths = [config_file] if config_file else _default_kubeconfigs()
+    where = f"--kubeconfig {config_file}" if config_file else f"kubeconfig {os.pathsep.join(paths)}"
+    if not any(os.path.isfile(p) for p in paths):
+        hint = "" if config_file else " (give --kubeconfig FILE, or set KUBECONFIG)"
+        raise ClusterConfigError(f"{where}: no such file{hint}")
+    new_client: Any = k8s_config.new_client_from_config  # untyped in some client versions
+    try:
+        return new_client(config_file=config_file, context=context, persist_config=False)
+    except (k8s_config.ConfigException, OSError, ValueError, TypeError, AttributeError) as exc:
+        names = _context_names(paths)
+        if context is not None and names is not None and context not in names:
+            raise ClusterConfigError(
+                f"--context {context}: not in {where.split(' ', 1)[1]}"
+                f" (its contexts: {', '.join(names) or 'none'})"
+            ) from None
+        raise ClusterConfigError(f"{where}: {_first_line(exc)}") from None
+
+
+def _context_names(paths: Iterable[str]) -> list[str] | None:
+    """The context names of kubeconfig files (None when one cannot be read as YAML)."""
+    import yaml
+
+    names: list[str] = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except FileNotFoundError:
+            continue
+        except (OSError, UnicodeDecodeError, yaml.YAMLError):
+            return None
+        contexts = data.get("contexts") if isinstance(data, dict) else None
+        names += [str(c["name"]) for c in contexts or () if isinstance(c, dict) and "name" in c]
+    return names
+
+
+def in_cluster_client() -> Any:
+    """An `ApiClient` with the pod's ServiceAccount (a configuration of its own, not the process-wide
+    default)."""
+    configuration = k8s_client.Configuration()
+    load: Any = k8s_config.load_incluster_config  # untyped in some client versions
+    try:
+        load(client_configuration=configuration)
+    except k8s_config.ConfigException as exc:
+        if not os.environ.get("KUBERNETES_SERVICE_HOST"):
+            raise ClusterConfigError(
+                "not running in a Kubernetes pod (KUBERNETES_SERVICE_HOST is not set), so there is no "
+                "in-cluster configuration"
+            ) from None
+        raise ClusterConfigError(f"in-cluster configuration: {_first_line(exc)}") from None
+    return k8s_client.ApiClient(configuration)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0][:MAX_ERROR_CHARS] if text else type(exc).__name__
 
 
 def _undiscovered(*_: Any, **__: Any) -> Any:

@@ -33,6 +33,7 @@ import asyncio
 import functools
 import logging
 import multiprocessing
+import multiprocessing.connection
 import signal
 import socket
 import ssl
@@ -232,12 +233,14 @@ def serve(
     factory: AppFactory,
     workers: int = 1,
     limits: Limits = Limits(),
-) -> None:
+) -> int:
     """Serve on a bound socket (:func:`bind`) until SIGTERM/SIGINT; with workers > 1, in that many
-    forked processes."""
+    forked processes. Returns 0 after a requested stop, or the number of workers that ended on their
+    own with a non-zero exit code (one that could not start, say): the first such worker stops the
+    others, so a server never runs on quietly with fewer workers than it was given."""
     if workers <= 1:
         _worker(sock, factory, cert, key, limits)
-        return
+        return 0
     ctx = multiprocessing.get_context("fork")
     procs = [
         ctx.Process(target=_worker, args=(sock, factory, cert, key, limits), daemon=False)
@@ -245,13 +248,35 @@ def serve(
     ]
     for p in procs:
         p.start()
+    stopping = False
 
-    def forward(_signum: int, _frame: FrameType | None) -> None:
+    def stop_all() -> None:
         for p in procs:
             if p.is_alive():
                 p.terminate()  # SIGTERM: uvicorn finishes in-flight requests, then exits
 
+    def forward(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal stopping
+        stopping = True
+        stop_all()
+
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
-    for p in procs:
-        p.join()
+    failed = 0
+    running = list(procs)
+    while running:
+        ended = multiprocessing.connection.wait([p.sentinel for p in running])
+        for p in [p for p in running if p.sentinel in ended]:
+            p.join()
+            running.remove(p)
+            if p.exitcode != 0 and not stopping:
+                failed += 1
+                stopping = True
+                log.error(
+                    "worker process %s ended with exit code %s, stopping the others",
+                    p.pid,
+                    p.exitcode,
+                    extra={"exit_code": p.exitcode},
+                )
+                stop_all()
+    return failed

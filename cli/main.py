@@ -88,6 +88,8 @@ def _stub(summary: str) -> Any:
 def build(load: Collection[str] | None = None) -> typer.Typer:
     """The application with the commands in `load` imported (all when None); the others are listed by
     their summary only."""
+    # with a command loaded, the root group gives each command taking --config a --no-config flag
+    root = importlib.import_module("stockade.cli.loading").ConfigGroup if load is None or load else None
     application = typer.Typer(
         name="stockade",
         help=HELP,
@@ -95,6 +97,7 @@ def build(load: Collection[str] | None = None) -> typer.Typer:
         add_completion=False,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
+        cls=root,
     )
     for name, command in COMMANDS.items():
         if load is None or name in load:

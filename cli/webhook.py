@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
+import ssl
 import sys
 from collections.abc import Callable
 from dataclasses import replace
@@ -18,12 +19,25 @@ from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
 from stockade.cli.errors import fail
-from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
+from stockade.cli.loading import (
+    EngineName,
+    EngineOption,
+    OpaUrlOption,
+    config_file,
+    load_evaluator,
+    remote_url,
+)
 from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, load_config, parse_config
 from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.evaluate import InventoryFacts
 from stockade.policies.facts import Inventory
-from stockade.webhooks.certs import SERVING_RENEW_BEFORE, ca_bundle, ensure_certs, serving_dns_names
+from stockade.webhooks.certs import (
+    SERVING_RENEW_BEFORE,
+    ca_bundle,
+    check_writable,
+    ensure_certs,
+    serving_dns_names,
+)
 from stockade.webhooks.helmchart import chart_files
 from stockade.webhooks.install import (
     InstallError,
@@ -70,7 +84,14 @@ def serve(
     tls_cert: Annotated[Path, typer.Option("--tls-cert", help="Serving certificate (PEM).")],
     tls_key: Annotated[Path, typer.Option("--tls-key", help="Its private key (PEM).")],
     port: Annotated[int, typer.Option("--port")] = 8443,
-    host: Annotated[str, typer.Option("--host")] = "0.0.0.0",
+    host: Annotated[
+        str,
+        typer.Option(
+            "--host",
+            help="Address to listen on. Default 0.0.0.0, every interface: in a pod the API server calls"
+            " the pod IP. 127.0.0.1 keeps a local server to this machine.",
+        ),
+    ] = "0.0.0.0",
     workers: Annotated[int, typer.Option("--workers", help="Worker processes.")] = 1,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help="stockade.yaml (hot-reloaded)")
@@ -95,45 +116,37 @@ def serve(
         bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
     ] = False,
 ) -> None:
-    """Serve AdmissionReview v1 on https://HOST:PORT/validate (plus /healthz, /readyz, /metrics)."""
+    """Serve AdmissionReview v1 on https://HOST:PORT/validate (plus /healthz, /readyz, /metrics).
+
+    Every start-up failure (files, config, TLS pair, cluster configuration, port, a worker that cannot
+    start) is one line and exit code 2."""
     for f in (tls_cert, tls_key):
         if not f.is_file():
             fail(f"{f}: no such file")
     if workers < 1:
         fail("--workers must be at least 1")
+    _check_tls_pair(tls_cert, tls_key)
     remote = remote_url(engine, opa_url)
+    config = config_file(config)
     # fail fast, in the parent, on a broken config or library
     parent, _ = load_evaluator(config, policy_dir or [], remote)
     params = parent.engine.library.vap.param_kinds()  # the cache lists and watches the VAPs' params
     dirs = tuple(policy_dir or ())
+    if not no_inventory:
+        # fail fast, in the parent, when there is no cluster to fill the inventory from
+        _cluster_client(kubeconfig, context).close()
 
     def factory() -> Starlette:
         # Runs in each worker process, after the fork: the cache's threads must start here.
         _logging()
-        cfg = load_config(config) if config else Config()
-        state = WebhookState(
-            config=cfg,
-            config_path=config,
-            policy_dirs=dirs,
-            evaluation=not no_evaluation,
-            cluster=cluster,
-            facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
-            opa_url=remote,
-            isolated=cfg.admission.engine_process,  # the engine in a child process, killed on timeout
-        )
-        if not no_inventory:
-            from stockade.admission.inventory import InventoryCache
-
-            if kubeconfig is not None or context is not None:
-                cache = InventoryCache.from_kubeconfig(
-                    str(kubeconfig) if kubeconfig else None, context, cluster=cluster, params=params
-                )
-            else:
-                cache = InventoryCache.in_cluster(cluster=cluster, params=params)
-            cache.start()
-            state.facts, state.ready, state.cache_age = cache, lambda: cache.synced, cache.age_seconds
-            state.on_shutdown.append(cache.stop)
-        return create_app(state)
+        try:
+            return _app(
+                config, dirs, no_evaluation, cluster, remote, no_inventory, kubeconfig, context, params
+            )
+        except _StartError as exc:
+            # in a forked worker this is its exit code (no traceback); the parent then stops the server
+            typer.echo(f"stockade: error: {exc}", err=True)
+            raise SystemExit(2) from None
 
     from stockade.admission.server import Limits, bind
     from stockade.admission.server import serve as run
@@ -143,7 +156,86 @@ def serve(
         sock = bind(host, port)
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
-    run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
+    _logging()
+    failed = run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
+    if failed:
+        fail(f"{failed} of {workers} worker processes ended on their own, so the server stopped")
+
+
+class _StartError(Exception):
+    """A worker could not build its app: one line."""
+
+
+def _check_tls_pair(cert: Path, key: Path) -> None:
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    try:
+        context.load_cert_chain(str(cert), str(key))
+    except ssl.SSLError as exc:
+        fail(
+            f"--tls-cert {cert} / --tls-key {key}: not a PEM certificate and its private key"
+            f" (ssl: {exc.reason or 'unreadable'})"
+        )
+    except OSError as exc:
+        fail(f"--tls-cert {cert} / --tls-key {key}: {exc.strerror or exc}")
+
+
+def _cluster_client(kubeconfig: Path | None, context: str | None) -> Any:
+    """The inventory's API client: in-cluster, or a kubeconfig context when either option is given."""
+    from stockade.admission.inventory import ClusterConfigError, in_cluster_client, kubeconfig_client
+
+    try:
+        if kubeconfig is not None or context is not None:
+            return kubeconfig_client(str(kubeconfig) if kubeconfig else None, context)
+        return in_cluster_client()
+    except ClusterConfigError as exc:
+        fail(
+            f"{exc}. The inventory (namespace labels, cluster facts) needs a cluster: run in a pod, give"
+            " --kubeconfig/--context, or --no-inventory to serve without one"
+        )
+
+
+def _app(
+    config: Path | None,
+    dirs: tuple[Path, ...],
+    no_evaluation: bool,
+    cluster: str | None,
+    remote: str | None,
+    no_inventory: bool,
+    kubeconfig: Path | None,
+    context: str | None,
+    params: Any,
+) -> Starlette:
+    """One worker's app, with its own inventory cache (threads started here, after the fork)."""
+    from stockade.admission.inventory import ClusterConfigError, InventoryCache
+
+    try:
+        cfg = load_config(config) if config else Config()
+    except ConfigError as exc:
+        raise _StartError(str(exc)) from None
+    state = WebhookState(
+        config=cfg,
+        config_path=config,
+        policy_dirs=dirs,
+        evaluation=not no_evaluation,
+        cluster=cluster,
+        facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
+        opa_url=remote,
+        isolated=cfg.admission.engine_process,  # the engine in a child process, killed on timeout
+    )
+    if not no_inventory:
+        try:
+            if kubeconfig is not None or context is not None:
+                cache = InventoryCache.from_kubeconfig(
+                    str(kubeconfig) if kubeconfig else None, context, cluster=cluster, params=params
+                )
+            else:
+                cache = InventoryCache.in_cluster(cluster=cluster, params=params)
+        except ClusterConfigError as exc:
+            raise _StartError(str(exc)) from None
+        cache.start()
+        state.facts, state.ready, state.cache_age = cache, lambda: cache.synced, cache.age_seconds
+        state.on_shutdown.append(cache.stop)
+    return create_app(state)
 
 
 # -- deployment: manifests, certs, install, uninstall -------------------------------------------------------
@@ -323,6 +415,7 @@ def manifests(
     The ValidatingWebhookConfiguration is left out (`--registration` prints it): applied together,
     the API server would call a fail-closed webhook before any replica is ready. With
     `--kustomize-dir` it goes into the base's `registration/` folder."""
+    config = config_file(config)
     options = _options(
         namespace,
         replicas,
@@ -429,13 +522,14 @@ def certs(
 
 
 def _api_client(kubeconfig: Path | None, context: str | None) -> Any:
+    """A kubeconfig context's client, checked (the file exists, the context is in it) before any
+    request is made or anything is written."""
+    from stockade.admission.inventory import ClusterConfigError, kubeconfig_client
+
     try:
-        new_client: Any = k8s_config.new_client_from_config  # untyped in some client versions
-        return new_client(
-            config_file=str(kubeconfig) if kubeconfig else None, context=context, persist_config=False
-        )
-    except (k8s_config.ConfigException, OSError, TypeError) as exc:
-        fail(f"kubeconfig: {exc}")
+        return kubeconfig_client(str(kubeconfig) if kubeconfig else None, context)
+    except ClusterConfigError as exc:
+        fail(str(exc))
 
 
 def _run_against_cluster(api_client: Any, action: Callable[[], object]) -> None:
@@ -479,7 +573,11 @@ def install_cmd(
         ),
     ] = 300,
 ) -> None:
-    """Server-side apply everything (idempotent); the webhook is registered once its pods are ready."""
+    """Server-side apply everything (idempotent); the webhook is registered once its pods are ready.
+
+    Everything is checked (config, policy dirs, kubeconfig and context, the certificate directory)
+    before the certificates are written or anything is applied."""
+    config = config_file(config)
     options = _options(
         namespace,
         replicas,
@@ -500,15 +598,29 @@ def install_cmd(
     if not cert_manager and certs_dir is None:
         fail("give --certs-dir DIR (created if empty, renewed when due) or --cert-manager")
     kinds = _library_kinds(policy_dir, options.config_text)
-    try:
-        objects, report = install_objects(
-            options, kinds, certs_dir, _audit_roles(options, config, policy_dir)
-        )
-    except (ManifestError, UnknownKind, OSError, ValueError) as exc:
-        fail(str(exc))
-    if report is not None:
-        typer.echo(f"certificates in {certs_dir}: CA {report.ca}, serving certificate {report.serving}")
+    roles = _audit_roles(options, config, policy_dir)
+    if certs_dir is not None and not cert_manager:
+        try:
+            check_writable(certs_dir)
+        except OSError as exc:
+            fail(f"--certs-dir {exc}")
     api_client = _api_client(kubeconfig, context)
+    try:
+        objects, plan = install_objects(options, kinds, certs_dir, roles)
+    except (ManifestError, UnknownKind) as exc:
+        api_client.close()
+        fail(str(exc))
+    except (OSError, ValueError) as exc:  # certificate files that cannot be read or parsed
+        api_client.close()
+        fail(f"--certs-dir {certs_dir}: {getattr(exc, 'strerror', None) or exc}")
+    if plan is not None:
+        try:
+            plan.write()
+        except OSError as exc:
+            api_client.close()
+            fail(f"{certs_dir}: {exc.strerror or exc}")
+        report = plan.report
+        typer.echo(f"certificates in {certs_dir}: CA {report.ca}, serving certificate {report.serving}")
     _run_against_cluster(
         api_client, lambda: install(api_client, objects, float(wait), on_outcome=lambda o: typer.echo(str(o)))
     )
@@ -564,6 +676,7 @@ def register_cmd(
     if delete:
         _run_against_cluster(api_client, lambda: typer.echo(str(unregister(api_client))))
         return
+    config = config_file(config)
     options = _options(
         namespace, 2, failure_policy, timeout, cert_manager, None, None, config, None, None, None, policy_dir
     )

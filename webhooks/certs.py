@@ -161,13 +161,25 @@ class CertDirReport:
 
 
 def _load_pems(path: Path) -> list[x509.Certificate]:
-    return x509.load_pem_x509_certificates(path.read_bytes()) if path.is_file() else []
+    if not path.is_file():
+        return []
+    try:
+        return x509.load_pem_x509_certificates(path.read_bytes())
+    except ValueError:
+        raise ValueError(
+            f"{path.name} is not a PEM certificate (delete it to have it created again)"
+        ) from None
 
 
 def _load_key(path: Path) -> ec.EllipticCurvePrivateKey | None:
     if not path.is_file():
         return None
-    key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    try:
+        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+    except (ValueError, TypeError):  # TypeError: an encrypted key
+        raise ValueError(
+            f"{path.name} is not an unencrypted PEM private key (delete it to have it created again)"
+        ) from None
     return key if isinstance(key, ec.EllipticCurvePrivateKey) else None
 
 
@@ -212,21 +224,77 @@ def ensure_certs(
     serving_renew_before: dt.timedelta = SERVING_RENEW_BEFORE,
     ca_renew_before: dt.timedelta = CA_RENEW_BEFORE,
 ) -> CertDirReport:
-    """Create, or keep valid, the CA and serving certificate in `directory`; idempotent.
+    """Create, or keep valid, the CA and serving certificate in `directory`; idempotent (see
+    :func:`plan_certs`, which decides, and :meth:`CertPlan.write`)."""
+    plan = plan_certs(directory, dns_names, now, serving_renew_before, ca_renew_before)
+    plan.write()
+    return plan.report
+
+
+@dataclass(frozen=True, slots=True)
+class CertPlan:
+    """What :func:`plan_certs` decided: the report and the files to write (nothing written yet)."""
+
+    directory: Path
+    report: CertDirReport
+    files: dict[str, bytes]  # file name -> content; private keys are written 0600
+
+    def read(self, name: str) -> bytes:
+        """A file as it is after :meth:`write` (the planned content, else the current one)."""
+        return self.files[name] if name in self.files else (self.directory / name).read_bytes()
+
+    def write(self) -> None:
+        if not self.files:
+            return
+        self.directory.mkdir(parents=True, exist_ok=True)
+        for name in (CA_KEY, CA_CERT, TLS_KEY, TLS_CERT):  # each key before its certificate
+            if name in self.files:
+                if name.endswith(".key"):
+                    write_private(self.directory / name, self.files[name])
+                else:
+                    (self.directory / name).write_bytes(self.files[name])
+
+
+def check_writable(directory: Path) -> None:
+    """Raise OSError unless `directory` can be created or written (before anything else changes)."""
+    existing = directory
+    while not existing.exists() and existing.parent != existing:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise NotADirectoryError(f"{existing}: not a directory")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise PermissionError(f"{existing}: not writable")
+    for name in (CA_CERT, CA_KEY, TLS_CERT, TLS_KEY):
+        path = directory / name
+        if path.exists() and not os.access(path, os.W_OK):
+            raise PermissionError(f"{path}: not writable")
+
+
+def plan_certs(
+    directory: Path,
+    dns_names: Sequence[str],
+    now: dt.datetime | None = None,
+    serving_renew_before: dt.timedelta = SERVING_RENEW_BEFORE,
+    ca_renew_before: dt.timedelta = CA_RENEW_BEFORE,
+) -> CertPlan:
+    """Decide, without writing, how to keep the CA and serving certificate in `directory` valid.
 
     The serving certificate is re-issued when it is missing, does not match its key, was not issued
     by the current CA, expires within `serving_renew_before`, or names other DNS names than asked.
     The CA is kept unless missing, unreadable, or expiring within `ca_renew_before`; a rotated CA's
     `ca.crt` also carries the previous CA until that one expires, so webhook pods still serving a
-    certificate of the old CA stay trusted while the new Secret propagates.
+    certificate of the old CA stay trusted while the new Secret propagates. Every file is read (and
+    an unreadable one raises) before anything is decided.
     """
     now = now or dt.datetime.now(dt.UTC)
-    directory.mkdir(parents=True, exist_ok=True)
     wanted = tuple(dict.fromkeys(dns_names))
     if not wanted:
         raise ValueError("a serving certificate needs at least one DNS name")
     cas = _load_pems(directory / CA_CERT)
     ca_key = _load_key(directory / CA_KEY)
+    served = _load_pems(directory / TLS_CERT)
+    tls_key = _load_key(directory / TLS_KEY)
+    files: dict[str, bytes] = {}
     ca: CertificateAuthority | None = None
     ca_state = "created"
     if cas and ca_key is not None and _same_key(ca_key, cas[0]):
@@ -239,15 +307,13 @@ def ensure_certs(
     if ca is None:
         ca = CertificateAuthority.create(valid=CA_VALIDITY, now=now)
         previous = [c for c in cas if c.not_valid_after_utc > now]
-        bundle = ca.cert_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in previous)
-        write_private(directory / CA_KEY, ca.key_pem)
-        (directory / CA_CERT).write_bytes(bundle)
+        files[CA_KEY] = ca.key_pem
+        files[CA_CERT] = ca.cert_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in previous)
 
-    served = _load_pems(directory / TLS_CERT)
     serving_state = "kept"
     if not served:
         serving_state = "created"
-    elif not _same_key(_load_key(directory / TLS_KEY), served[0]):
+    elif not _same_key(tls_key, served[0]):
         serving_state = "reissued: tls.key missing or does not match tls.crt"
     elif not _issued_by(served[0], ca.cert):
         serving_state = "reissued: not issued by the current CA"
@@ -255,14 +321,10 @@ def ensure_certs(
         serving_state = f"reissued: expires {served[0].not_valid_after_utc:%Y-%m-%d}"
     elif _dns_names(served[0]) != set(wanted):
         serving_state = "reissued: DNS names changed"
+    serving_not_after = served[0].not_valid_after_utc if served else now
     if serving_state != "kept":
         issued = ca.issue(wanted, valid=SERVING_VALIDITY, now=now)
-        issued.write(directory / TLS_CERT, directory / TLS_KEY)
-        served = _load_pems(directory / TLS_CERT)
-    return CertDirReport(
-        ca_state,
-        serving_state,
-        ca.cert.not_valid_after_utc,
-        served[0].not_valid_after_utc,
-        wanted,
-    )
+        files[TLS_KEY], files[TLS_CERT] = issued.key_pem, issued.cert_pem
+        serving_not_after = x509.load_pem_x509_certificate(issued.cert_pem).not_valid_after_utc
+    report = CertDirReport(ca_state, serving_state, ca.cert.not_valid_after_utc, serving_not_after, wanted)
+    return CertPlan(directory, report, files)

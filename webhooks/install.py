@@ -34,7 +34,7 @@ import orjson
 from kubernetes import client as k8s_client
 
 from stockade.admission.inventory import _describe
-from stockade.webhooks.certs import TLS_CERT, TLS_KEY, CertDirReport, ca_bundle, ensure_certs
+from stockade.webhooks.certs import CA_CERT, TLS_CERT, TLS_KEY, CertPlan, check_writable, plan_certs
 from stockade.webhooks.kinds import resource_of_object
 from stockade.webhooks.manifests import NAME, TLS_SECRET, Obj, Options, render, tls_secret
 
@@ -183,22 +183,20 @@ def install_objects(
     library_kinds: Sequence[str],
     certs_dir: Path | None,
     audit_roles: Sequence[Obj] = (),
-) -> tuple[list[Obj], CertDirReport | None]:
+) -> tuple[list[Obj], CertPlan | None]:
     """What install applies: the rendered objects plus, without cert-manager, the TLS Secret from
-    `certs_dir`, whose certificates are created or rotated first (see `ensure_certs`)."""
+    `certs_dir`, whose certificates are created or rotated (see `plan_certs`). Nothing is written:
+    the caller writes the returned plan (`CertPlan.write`) once every other check has passed."""
     if options.cert_manager:
         return render(options, library_kinds, audit_roles=audit_roles), None
     if certs_dir is None:
         raise InstallError("install needs --certs-dir DIR (created if empty) or --cert-manager")
-    report = ensure_certs(certs_dir, options.dns_names)
-    rendered = render(
-        replace(options, ca_bundle=ca_bundle(certs_dir)), library_kinds, audit_roles=audit_roles
-    )
-    secret = tls_secret(
-        options.namespace, (certs_dir / TLS_CERT).read_bytes(), (certs_dir / TLS_KEY).read_bytes()
-    )
+    check_writable(certs_dir)
+    plan = plan_certs(certs_dir, options.dns_names)
+    rendered = render(replace(options, ca_bundle=plan.read(CA_CERT)), library_kinds, audit_roles=audit_roles)
+    secret = tls_secret(options.namespace, plan.read(TLS_CERT), plan.read(TLS_KEY))
     at = next(i for i, o in enumerate(rendered) if o["kind"] == "Deployment")
-    return [*rendered[:at], secret, *rendered[at:]], report
+    return [*rendered[:at], secret, *rendered[at:]], plan
 
 
 def install(

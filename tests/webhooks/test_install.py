@@ -36,7 +36,9 @@ NS = "stockade-system"
 
 
 def objects(certs: Path, **options: Any) -> list[dict[str, Any]]:
-    objs, _ = install_objects(Options(**options), KINDS, certs)
+    objs, plan = install_objects(Options(**options), KINDS, certs)
+    if plan is not None:
+        plan.write()  # as `stockade webhook install` does once every check has passed
     return objs
 
 
@@ -191,7 +193,9 @@ def test_command_errors_are_one_line(apply_server: Any, tmp_path: Path) -> None:
     result = runner.invoke(
         app, ["webhook", "uninstall", "--kubeconfig", str(kubeconfig), "--context", "no-such-context"]
     )
-    assert result.exit_code == 2 and result.output.startswith("stockade: error: kubeconfig:")
+    assert result.exit_code == 2 and result.output.startswith(
+        "stockade: error: --context no-such-context: not in"
+    )
     apply_server.fail_next("namespaces", 500)  # a failure the server reports is named, with its message
     ensure_certs(tmp_path / "certs", Options().dns_names)
     args = ["--kubeconfig", str(kubeconfig), "--context", "fake-ctx", "--certs-dir", str(tmp_path / "certs")]
