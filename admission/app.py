@@ -57,6 +57,7 @@ from stockade.admission.bounds import (
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config.settings import Config, ConfigError, load_config
+from stockade.policies.engines.base import RuleEvaluationError
 from stockade.policies.engines.library import PolicyError
 from stockade.policies.engines.process import EngineProcessError, EvaluationTimeout
 from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
@@ -342,6 +343,10 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             metrics.engine_restarts.inc()
             log.error("engine process failed", extra={"uid": req.uid, "error": str(exc)})
             response = failure(req.uid, "internal error: the engine process failed", fail_open=fail_open)
+        except RuleEvaluationError as exc:  # a rule could not decide: the failure mode decides, and
+            # the answer names the rule (the engine's messages carry no value of the object)
+            log.error("rule evaluation failed", extra={"uid": req.uid, "error": str(exc)})
+            response = failure(req.uid, f"rule evaluation failed: {exc}", fail_open=fail_open)
         except Exception as exc:  # fail closed on anything unexpected, and say why (the type only:
             # exception messages can quote the object's values)
             log.error("evaluation failed", extra={"uid": req.uid, "error": type(exc).__name__})

@@ -24,6 +24,8 @@ import regorus
 
 from stockade.policies.engines.base import RuleEvaluationError
 from stockade.policies.engines.library import (
+    AGG_PACKAGE,
+    CUSTOM_AGG_PACKAGE,
     Library,
     PolicyError,
     agg_entry,
@@ -58,6 +60,12 @@ class EmbeddedEngine:
         self.enabled = frozenset(library.rules if enabled is None else enabled)
         rules = [r for r in library.rules.values() if r.id in self.enabled and not library.is_external(r.id)]
         self._by_kind = group_by_kind(rules)
+        # The compiled VM evaluates a builtin's error (to_number("x"), an invalid regex) as undefined,
+        # where the interpreter raises it. The bundled rules guard their builtins' arguments (tested:
+        # the VM and interpreter differentials never raise); the rules of policy directories run on
+        # the interpreter, so that their errors are errors, never a pass.
+        self._vm_by_kind = group_by_kind([r for r in rules if library.is_bundled(r.id)])
+        self._custom_by_kind = group_by_kind([r for r in rules if not library.is_bundled(r.id)])
         vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
         self._vap = VapEngine(library.vap, vap_rules) if vap_rules else None
         self._gatekeeper: GatekeeperEngine | None = None
@@ -88,9 +96,15 @@ class EmbeddedEngine:
             self._load_vm()
             return
         self._modules = [(m.path, m.text) for m in library.policy_modules]
-        self._modules += [(f"<stockade-agg:{k}>", aggregator(k, r)) for k, r in self._by_kind.items()]
-        if vm and self._by_kind:
-            entries = [agg_entry(kind) for kind in self._by_kind]
+        self._modules += [(f"<stockade-agg:{k}>", aggregator(k, r)) for k, r in self._vm_by_kind.items()]
+        self._modules += [
+            (f"<stockade-custom-agg:{k}>", aggregator(k, r, CUSTOM_AGG_PACKAGE))
+            for k, r in self._custom_by_kind.items()
+        ]
+        if self._custom_by_kind:
+            self._interpreter()  # the policy directories' rules: a syntax error is a PolicyError here
+        if vm and self._vm_by_kind:
+            entries = [agg_entry(kind) for kind in self._vm_by_kind]
             cache_key = program_cache.key(self._modules, entries)
             self._program = program_cache.load(cache_key)
             if self._program is None:
@@ -165,13 +179,18 @@ class EmbeddedEngine:
     ) -> list[Violation]:
         if threading.get_ident() != self._owner:
             return self._for_this_thread().evaluate(kind, input, library=library, constraints=constraints)
-        agg = kind if kind in self._by_kind else "*"
-        rules = self._by_kind.get(agg)
         found: list[Violation] = []
-        if rules and library:
+        if library and (self._vm_by_kind or self._custom_by_kind):
             text = orjson.dumps(input).decode()
-            compiled = self.evaluate_compiled(agg, text)
-            found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
+            agg = kind if kind in self._vm_by_kind else "*"
+            rules = self._vm_by_kind.get(agg)
+            if rules:
+                compiled = self.evaluate_compiled(agg, text)
+                found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
+            agg = kind if kind in self._custom_by_kind else "*"
+            rules = self._custom_by_kind.get(agg)
+            if rules:
+                found = found + self.evaluate_interpreted(agg, rules, text, CUSTOM_AGG_PACKAGE)
         if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)
@@ -206,12 +225,14 @@ class EmbeddedEngine:
             return None
         return violations_of(self.library.rules, orjson.loads(raw) or {})
 
-    def evaluate_interpreted(self, agg: str, rules: list[Rule], text: str) -> list[Violation]:
+    def evaluate_interpreted(
+        self, agg: str, rules: list[Rule], text: str, package: str = AGG_PACKAGE
+    ) -> list[Violation]:
         """The tree-walking interpreter's answer (the reference the VM is tested against)."""
         engine = self._interpreter()
         engine.set_input_json(text)
         try:
-            raw = engine.eval_rule_as_json(agg_entry(agg))
+            raw = engine.eval_rule_as_json(agg_entry(agg, package))
         except Exception:
             # One broken rule must not hide the others: evaluate one by one to name the culprit.
             return self._evaluate_each(rules)

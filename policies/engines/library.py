@@ -34,6 +34,9 @@ KIND_ALIASES: dict[str, tuple[str, ...]] = {WORKLOAD_ALIAS: WORKLOAD_KINDS}
 
 
 AGG_PACKAGE = "stockade_agg"
+#: the aggregating package of the rules of the policy directories, where the embedded engine keeps them
+#: apart from the bundled library's (engines/embedded.py: they run on the interpreter)
+CUSTOM_AGG_PACKAGE = "stockade_custom_agg"
 
 
 _PACKAGE_RE = re.compile(r"^package\s+([A-Za-z_][\w.]*)\s*$", re.M)
@@ -93,6 +96,10 @@ class Library:
 
     def is_vap(self, rule_id: str) -> bool:
         return rule_id.startswith("VAP-") and self.rules[rule_id].area == VAP_AREA
+
+    def is_bundled(self, rule_id: str) -> bool:
+        """A rule of the library stockade ships (not of a policy directory)."""
+        return Path(self.rules[rule_id].file).resolve().is_relative_to(BUNDLED_DIR)
 
     def is_external(self, rule_id: str) -> bool:
         """Evaluated by another engine than the library's Rego (Gatekeeper templates, VAPs)."""
@@ -259,13 +266,13 @@ def agg_name(kind: str) -> str:
     return "any_kind" if kind == "*" else "k_" + re.sub(r"\W", "_", kind)  # ARM types: "." and "/" -> "_"
 
 
-def agg_entry(kind: str) -> str:
-    return f"data.{AGG_PACKAGE}.{agg_name(kind)}.results"
+def agg_entry(kind: str, package: str = AGG_PACKAGE) -> str:
+    return f"data.{package}.{agg_name(kind)}.results"
 
 
-def aggregator(kind: str, rules: list[Rule]) -> str:
+def aggregator(kind: str, rules: list[Rule], package: str = AGG_PACKAGE) -> str:
     entries = ",\n".join(f'\t"{r.id}": {r.package}.deny' for r in rules)
-    return f"package {AGG_PACKAGE}.{agg_name(kind)}\n\nimport rego.v1\n\nresults := {{\n{entries},\n}}\n"
+    return f"package {package}.{agg_name(kind)}\n\nimport rego.v1\n\nresults := {{\n{entries},\n}}\n"
 
 
 def violations_of(rules: Mapping[str, Rule], results: Mapping[str, Any]) -> list[Violation]:

@@ -75,7 +75,13 @@ class RemoteOpaEngine:
     def _query(self, path: str, inp: Mapping[str, Any]) -> Any:
         where = f"OPA at {self.url}: POST /v1/data/{path}"
         try:
-            answer = self._client.query_rule(input_data=dict(inp), package_path=path)
+            # strict-builtin-errors: a builtin's error (to_number("x"), an invalid regex) is an error
+            # of the query, as on the embedded engine, not an undefined value that passes the rule
+            answer = self._client.query_rule(
+                input_data=dict(inp),
+                package_path=path,
+                query_params={"strict-builtin-errors": "true"},
+            )
         except requests.exceptions.HTTPError as exc:
             status = exc.response.status_code if exc.response is not None else "error"
             raise RuleEvaluationError(f"{where}: HTTP {status}") from None
