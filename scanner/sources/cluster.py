@@ -215,11 +215,10 @@ class ClusterReader:
                 self.stats.objects += len(items)
                 self.stats.by_kind[info.kind] = self.stats.by_kind.get(info.kind, 0) + len(items)
                 yield items
-                md = page.get("metadata")
-                token = md.get("continue") or None if isinstance(md, dict) else None
+                token = page.get("metadata", {}).get("continue") or None  # checked by _items
                 if token is None:
                     return
-                if not isinstance(token, str) or token in seen_tokens:
+                if token in seen_tokens:
                     raise ListError(f"list of {info.plural}: the server repeated a continue token", HTTP_OK)
                 seen_tokens.add(token)
             self.stats.by_kind[info.kind] = 0
@@ -350,11 +349,17 @@ def _connection_message(exc: BaseException) -> str:
 
 def _items(page: Any, info: KindInfo) -> list[dict[str, Any]]:
     """The items of a LIST response, or ListError for a body no API server sends: no ``items`` list,
-    an item that is not an object or whose ``metadata`` is not one (a coverage gap, never "empty")."""
+    a list ``metadata`` that is not an object, a ``continue`` that is not a string, an item that is
+    not an object or whose ``metadata`` is not one (a coverage gap naming the kind, never "empty")."""
     items = page.get("items") if isinstance(page, dict) else None
     if not isinstance(items, list):
         what = "no items list" if isinstance(page, dict) else "not a JSON object"
         raise ListError(f"list of {info.plural}: malformed response ({what})", HTTP_OK)
+    md = page.get("metadata", {})
+    if not isinstance(md, dict):
+        raise ListError(f"list of {info.plural}: malformed response (metadata is not an object)", HTTP_OK)
+    if not isinstance(md.get("continue") or "", str):
+        raise ListError(f"list of {info.plural}: malformed response (metadata.continue is not a string)", HTTP_OK)
     for i, obj in enumerate(items):
         if not isinstance(obj, dict) or not isinstance(obj.get("metadata", {}), dict):
             raise ListError(

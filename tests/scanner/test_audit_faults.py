@@ -52,6 +52,10 @@ CASES: dict[str, tuple[Answer, str]] = {
         "no kind could be listed",
     ),
     "a continue token that repeats": (lambda path, q: (200, _list([], "again")), "no kind could be listed"),
+    "list metadata that is a string": (
+        lambda path, q: (200, {"kind": "List", "metadata": "x", "items": []}),
+        "no kind could be listed",
+    ),
 }
 
 
@@ -230,6 +234,14 @@ MATRIX: dict[str, tuple[Callable[[str, dict[str, str]], Action | None], str]] = 
     # (not audited, exit 2), not just the kind
     "connection reset on pods": (_on("/pods", ("reset", None)), "cannot reach the API server"),
     "repeating continue on pods": (_on("/pods", ("json", (200, _list([], "again"), {}))), "pods"),
+    "list metadata a string on pods": (
+        _on("/pods", ("json", (200, {"kind": "List", "metadata": "x", "items": []}, {}))),
+        "pods: malformed response (metadata is not an object)",
+    ),
+    "continue not a string on pods": (
+        _on("/pods", ("json", (200, {"kind": "List", "metadata": {"continue": 5}, "items": []}, {}))),
+        "pods: malformed response (metadata.continue is not a string)",
+    ),
 }
 
 
@@ -258,7 +270,10 @@ def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.gaps, f"{case}: no coverage gap"
     assert any(expected in m for m in messages), messages
     (stats,) = result.clusters
-    if expected != "pods":  # the whole cluster is unreadable: never scored
+    if "malformed" in expected:  # one kind is a gap that names it; the rest of the cluster is audited
+        assert [g.scope for g in result.gaps] == ["bad/Pod"], messages
+        assert stats.reachable is True
+    elif expected != "pods":  # the whole cluster is unreadable: never scored
         assert stats.reachable is False
     assert "Traceback" not in " ".join(messages)
 
