@@ -20,7 +20,7 @@ import pytest
 from stockade.policies.config import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import Target, run_audit
-from stockade.scanner.sources.cluster import ClusterReader
+from stockade.scanner.sources.cluster import ClusterReader, Deadlines
 
 Answer = Callable[[str, dict[str, str]], tuple[int, Any]]
 
@@ -248,8 +248,6 @@ MATRIX: dict[str, tuple[Callable[[str, dict[str, str]], Action | None], str]] = 
 @pytest.mark.parametrize("case", sorted(MATRIX))
 def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fault, expected = MATRIX[case]
-    monkeypatch.setattr(cluster_module, "PAGE_DEADLINE_SECONDS", 1.0)
-    monkeypatch.setattr(cluster_module, "LIST_DEADLINE_SECONDS", 3.0)
     srv = FaultServer(fault)
     try:
         from kubernetes import client as k8s_client
@@ -258,7 +256,12 @@ def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
         cfg.host = srv.url
         cfg.retries = False
         reader = ClusterReader(
-            k8s_client.ApiClient(cfg), "bad", sleep=lambda s: None, max_attempts=3, request_timeout=(2.0, 2.0)
+            k8s_client.ApiClient(cfg),
+            "bad",
+            sleep=lambda s: None,
+            max_attempts=3,
+            request_timeout=(2.0, 2.0),
+            deadlines=Deadlines(answer=10.0, request=1.0, kind=3.0, cluster=60.0),
         )
         start = _time.monotonic()
         result = run_audit([Target("bad", lambda: reader)], Evaluator.default(Config()), version="t")
