@@ -554,8 +554,9 @@ def _connection_message(exc: BaseException, why: str, fired: bool) -> str:
         detail = str(exc.verify_message or exc.reason or exc).rstrip(".")
         return f"cannot reach the API server: TLS verification failed: {detail}"[:400]
     causes = list(_causes(exc))
+    timeouts = (TimeoutError, urllib3.exceptions.ReadTimeoutError, urllib3.exceptions.ConnectTimeoutError)
     if why.startswith("no answer") and any(
-        isinstance(e, TimeoutError | urllib3.exceptions.TimeoutError) for e in causes
+        isinstance(e, timeouts) and not isinstance(e, urllib3.exceptions.NewConnectionError) for e in causes
     ):
         return f"cannot reach the API server: {why}"
     inner = causes[-1] if causes else exc
@@ -564,7 +565,7 @@ def _connection_message(exc: BaseException, why: str, fired: bool) -> str:
             inner = e
     text = str(inner).splitlines()[0] if str(inner) else type(inner).__name__
     text = re.sub(r"^<[^>]*>: ", "", text)  # "<urllib3.connection.HTTPConnection object at 0x..>: "
-    text = re.sub(r"^(HTTPS?ConnectionPool\([^)]*\)): ", "", text)
+    text = re.sub(r"^HTTPS?Connection(Pool)?\([^)]*\): ", "", text)
     return f"cannot reach the API server: {text[:300]}"
 
 
@@ -607,10 +608,11 @@ CREDENTIAL_FIELDS = (
 _TOKEN_LIKE = re.compile(r"[A-Za-z0-9_\-.~+/=]{32,}")
 
 
-def _clean(text: str) -> str:
-    """The first line of an error, with anything that looks like a token replaced."""
+def _clean(text: str, *, redact: bool = False) -> str:
+    """The first line of an error; `redact`: with anything that looks like a token replaced (what a
+    credential plugin wrote on its stderr)."""
     line = (text.strip().splitlines() or [""])[0]
-    return _TOKEN_LIKE.sub("[redacted]", line)[:300]
+    return (_TOKEN_LIKE.sub("[redacted]", line) if redact else line)[:300]
 
 
 class _StrictLoader(kube_config.KubeConfigLoader):  # type: ignore[misc]
@@ -638,13 +640,17 @@ class _StrictLoader(kube_config.KubeConfigLoader):  # type: ignore[misc]
         except CredentialError:
             raise
         except (OSError, k8s_config.ConfigException) as exc:  # a tokenFile or certificate file missing
-            raise CredentialError(f"context {self.current_context!r}: {_clean(str(exc))}") from None
+            raise CredentialError(f"context {self._context_name()!r}: {_clean(str(exc))}") from None
         named = [f for f in CREDENTIAL_FIELDS if isinstance(user, dict) and user.get(f)]
         has = bool(client_configuration.api_key) or bool(client_configuration.cert_file)
         if named and not has:
             raise CredentialError(
-                f"credentials of context {self.current_context!r}: its user ({', '.join(named)}) yields none"
+                f"context {self._context_name()!r}: its user ({', '.join(named)}) yields no credentials"
             )
+
+    def _context_name(self) -> str:
+        context = self.current_context
+        return str(context.get("name") if isinstance(context, dict) else context)
 
     def _load_from_exec_plugin(self) -> bool | None:
         if "exec" not in self._user:
@@ -656,7 +662,7 @@ class _StrictLoader(kube_config.KubeConfigLoader):  # type: ignore[misc]
             status = ExecProvider(spec, base_path, self._cluster).run()
         except Exception as exc:
             raise CredentialError(
-                f"credential plugin {os.path.basename(command)!r} failed: {_clean(str(exc))}"
+                f"credential plugin {os.path.basename(command)!r} failed: {_clean(str(exc), redact=True)}"
             ) from None
         if "token" in status:
             self.token = f"Bearer {status['token']}"
