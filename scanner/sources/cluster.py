@@ -53,8 +53,8 @@ import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
-from kubernetes.config import kube_config
-from kubernetes.config.exec_provider import ExecProvider
+from kubernetes.config import exec_provider as _exec_provider
+from kubernetes.config import kube_config as _kube_config
 
 from stockade.policies.facts.credentials import key_names_only
 from stockade.policies.kinds import KindInfo, discovery_call, kind_in_discovery, list_call, object_kind
@@ -593,6 +593,9 @@ def _items(page: Any, info: KindInfo) -> list[dict[str, Any]]:
 
 
 # --- credentials -----------------------------------------------------------------------------------
+
+kube_config: Any = _kube_config  # partly typed: its loader is used as the client uses it
+ExecProvider: Any = _exec_provider.ExecProvider
 
 #: kubeconfig user fields that name credentials; a user with none of them is anonymous on purpose
 CREDENTIAL_FIELDS = (
