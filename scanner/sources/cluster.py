@@ -111,8 +111,9 @@ class ListError(Exception):
         self.unreachable = unreachable
 
 
-class CredentialError(Exception):
-    """The kubeconfig user's credentials could not be had: one line, its cause, no credential."""
+class CredentialError(k8s_config.ConfigException):
+    """The kubeconfig user's credentials could not be had: one line, its cause, no credential (a
+    ConfigException, as callers of the client's loader expect)."""
 
 
 class RateLimiter:
