@@ -18,7 +18,9 @@ from stockade.scanner.azure_audit import run_azure_stage
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, default_workers
-from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader
+from stockade.scanner.sources.cluster import DEFAULT_BURST, DEFAULT_QPS, ClusterReader, Deadlines
+
+_DEADLINES = Deadlines()
 
 
 class AzureAuth(enum.StrEnum):
@@ -104,6 +106,28 @@ def audit(
     ] = False,
     qps: Annotated[float, typer.Option("--qps", help="API requests per second per cluster.")] = DEFAULT_QPS,
     burst: Annotated[int, typer.Option("--burst", help="API request burst per cluster.")] = DEFAULT_BURST,
+    answer_timeout: Annotated[
+        float,
+        typer.Option(
+            "--answer-timeout",
+            metavar="SECONDS",
+            help="A cluster that has not answered at all within this is unreachable.",
+        ),
+    ] = _DEADLINES.answer,
+    kind_timeout: Annotated[
+        float,
+        typer.Option(
+            "--kind-timeout", metavar="SECONDS", help="One kind's list (all pages, retries); then a gap."
+        ),
+    ] = _DEADLINES.kind,
+    cluster_timeout: Annotated[
+        float,
+        typer.Option(
+            "--cluster-timeout",
+            metavar="SECONDS",
+            help="All of one cluster's lists; what is not listed by then is a gap.",
+        ),
+    ] = _DEADLINES.cluster,
     workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
     engine: EngineOption = EngineName.embedded,
     opa_url: OpaUrlOption = None,
@@ -124,6 +148,9 @@ def audit(
     """Audit live clusters (kubeconfig contexts) against the policy library: one report for the fleet."""
     if qps <= 0 or burst < 1:
         fail("--qps must be > 0 and --burst >= 1")
+    if not min(answer_timeout, kind_timeout, cluster_timeout) > 0:
+        fail("--answer-timeout, --kind-timeout and --cluster-timeout must be > 0 seconds")
+    deadlines = Deadlines(answer=answer_timeout, kind=kind_timeout, cluster=cluster_timeout)
     if print_rbac:
         import yaml
 
@@ -159,10 +186,15 @@ def audit(
     config_file = str(kubeconfig) if kubeconfig else None
     clients: dict[str, Any] = {}
     if in_cluster is not None:
-        targets = [Target(in_cluster, lambda: _in_cluster_reader(in_cluster, qps, burst, clients))]
+        targets = [Target(in_cluster, lambda: _in_cluster_reader(in_cluster, qps, burst, deadlines, clients))]
     else:
         targets = [
-            Target(name, lambda n=name: ClusterReader.from_kubeconfig(config_file, n, qps=qps, burst=burst))  # type: ignore[misc]
+            Target(
+                name,
+                lambda n=name: ClusterReader.from_kubeconfig(  # type: ignore[misc]
+                    config_file, n, qps=qps, burst=burst, deadlines=deadlines
+                ),
+            )
             for name in chosen
         ]
     from stockade.cli.main import tool_version
@@ -219,9 +251,11 @@ def audit(
     raise typer.Exit(code)
 
 
-def _in_cluster_reader(name: str, qps: float, burst: int, clients: dict[str, Any]) -> ClusterReader:
+def _in_cluster_reader(
+    name: str, qps: float, burst: int, deadlines: Deadlines, clients: dict[str, Any]
+) -> ClusterReader:
     # not in a pod (no token, no KUBERNETES_SERVICE_HOST): the audit reports the cluster as not audited
-    reader = ClusterReader.in_cluster(name, qps=qps, burst=burst)
+    reader = ClusterReader.in_cluster(name, qps=qps, burst=burst, deadlines=deadlines)
     clients[name] = reader.api_client  # the PolicyReports go back through the same identity
     return reader
 

@@ -192,7 +192,15 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
     started = time.monotonic()
     listed_indexed: set[str] = set()
     listed_any = False  # some kind was read (a CRD that is not installed does not count)
-    for info in kinds:
+    for i, info in enumerate(kinds):
+        if reader.expired():
+            # the cluster's own deadline: what was read stands, what was not is one gap
+            names = ", ".join(k.kind for k in kinds[i:])
+            limit = f"{reader.deadlines.cluster:g} s"
+            snap.gaps.append(
+                CoverageGap(reader.name, f"not listed (the lists did not finish within {limit}): {names}")
+            )
+            break
         try:
             if not info.plural:  # a VAP's param kind the table does not hold
                 found = reader.discover(info)
@@ -227,8 +235,9 @@ def collect(reader: ClusterReader, kinds: Sequence[KindInfo], progress: AuditPro
                 snap.failed = f"authentication refused: {exc}"
                 snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {snap.failed}"))
                 break
-            if exc.status is None and not reader.stats.objects:
-                # nothing ever answered: the cluster is unreachable, not one kind forbidden
+            if exc.unreachable:
+                # no connection (refused, DNS, TLS verification, no answer, lost and not regained),
+                # or no credentials: known once for the cluster, not again for each kind
                 snap.failed = str(exc)
                 snap.gaps.append(CoverageGap(reader.name, f"cluster not audited: {exc}"))
                 break

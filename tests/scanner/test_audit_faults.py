@@ -20,7 +20,7 @@ import pytest
 from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator
 from stockade.scanner.audit import Target, run_audit
-from stockade.scanner.sources.cluster import ClusterReader
+from stockade.scanner.sources.cluster import ClusterReader, Deadlines
 
 Answer = Callable[[str, dict[str, str]], tuple[int, Any]]
 
@@ -52,6 +52,10 @@ CASES: dict[str, tuple[Answer, str]] = {
         "no kind could be listed",
     ),
     "a continue token that repeats": (lambda path, q: (200, _list([], "again")), "no kind could be listed"),
+    "list metadata that is a string": (
+        lambda path, q: (200, {"kind": "List", "metadata": "x", "items": []}),
+        "no kind could be listed",
+    ),
 }
 
 
@@ -230,14 +234,20 @@ MATRIX: dict[str, tuple[Callable[[str, dict[str, str]], Action | None], str]] = 
     # (not audited, exit 2), not just the kind
     "connection reset on pods": (_on("/pods", ("reset", None)), "cannot reach the API server"),
     "repeating continue on pods": (_on("/pods", ("json", (200, _list([], "again"), {}))), "pods"),
+    "list metadata a string on pods": (
+        _on("/pods", ("json", (200, {"kind": "List", "metadata": "x", "items": []}, {}))),
+        "pods: malformed response (metadata is not an object)",
+    ),
+    "continue not a string on pods": (
+        _on("/pods", ("json", (200, {"kind": "List", "metadata": {"continue": 5}, "items": []}, {}))),
+        "pods: malformed response (metadata.continue is not a string)",
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MATRIX))
 def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     fault, expected = MATRIX[case]
-    monkeypatch.setattr(cluster_module, "PAGE_DEADLINE_SECONDS", 1.0)
-    monkeypatch.setattr(cluster_module, "LIST_DEADLINE_SECONDS", 3.0)
     srv = FaultServer(fault)
     try:
         from kubernetes import client as k8s_client
@@ -246,7 +256,12 @@ def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
         cfg.host = srv.url
         cfg.retries = False
         reader = ClusterReader(
-            k8s_client.ApiClient(cfg), "bad", sleep=lambda s: None, max_attempts=3, request_timeout=(2.0, 2.0)
+            k8s_client.ApiClient(cfg),
+            "bad",
+            sleep=lambda s: None,
+            max_attempts=3,
+            request_timeout=(2.0, 2.0),
+            deadlines=Deadlines(answer=10.0, request=1.0, kind=3.0, cluster=60.0),
         )
         start = _time.monotonic()
         result = run_audit([Target("bad", lambda: reader)], Evaluator.default(Config()), version="t")
@@ -258,7 +273,10 @@ def test_fault_matrix(case: str, monkeypatch: pytest.MonkeyPatch) -> None:
     assert result.gaps, f"{case}: no coverage gap"
     assert any(expected in m for m in messages), messages
     (stats,) = result.clusters
-    if expected != "pods":  # the whole cluster is unreadable: never scored
+    if "malformed" in expected:  # one kind is a gap that names it; the rest of the cluster is audited
+        assert [g.scope for g in result.gaps] == ["bad/Pod"], messages
+        assert stats.reachable is True
+    elif expected != "pods":  # the whole cluster is unreadable: never scored
         assert stats.reachable is False
     assert "Traceback" not in " ".join(messages)
 
@@ -303,3 +321,331 @@ def test_the_cli_exits_2_and_reports_the_gap(case: str, reason: str, tmp_path: A
     assert "t0ken-value" not in result.output
     doc = json.loads(out.read_text())
     assert doc["gaps"]
+
+
+# --- issue 36: hostile servers that held the audit for minutes, or for ever -------------------------
+#
+# Raw-socket servers on 127.0.0.1 (HTTP/1.1 keep-alive, or TLS with a throwaway CA from
+# tests/tls_webhook.py) answer the real `kubernetes` client of ClusterReader; readers made from a
+# kubeconfig go through ClusterReader.from_kubeconfig, as `stockade audit` does. Each audit runs in a
+# thread joined with a generous bound: the assertions are on outcomes (verdicts, gaps, and the
+# connections, handshakes and requests the server saw), never on how long anything took.
+
+import datetime as _dt  # noqa: E402
+import logging  # noqa: E402
+import ssl as _ssl  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from stockade.scanner.result import Result  # noqa: E402
+from tests.fleet import fake  # noqa: E402
+from tests.fleet import reader as fleet_reader  # noqa: E402
+from tests.tls_webhook import CA  # noqa: E402
+
+DRIP_HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"
+BOUND = 180.0  # seconds: far beyond any deadline below, so only a hang reaches it
+
+
+def _item(path: str) -> dict[str, Any]:
+    return {"metadata": {"name": "obj", "namespace": "default", "uid": path}}
+
+
+class KeepAliveServer:
+    """HTTP/1.1 with keep-alive (as kube-apiserver), optionally over TLS: every list answers one
+    object, except where `fault(path)` says "drip" (headers, then a byte every 0.1 s, for ever) or
+    "stall" (never a byte). Counts connections, TLS handshakes, and requests per connection."""
+
+    def __init__(self, fault: Callable[[str], str | None], tls: _ssl.SSLContext | None = None) -> None:
+        self.fault, self.tls = fault, tls
+        self.sock = _socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        scheme = "https" if tls else "http"
+        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.stopped = False
+        self.connections: list[list[str]] = []  # per connection: the paths it carried
+        self.handshakes = 0
+        self.authorized: list[bool] = []
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def stop(self) -> None:
+        self.stopped = True
+        self.sock.close()
+
+    def _serve(self) -> None:
+        while not self.stopped:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: _socket.socket) -> None:
+        paths: list[str] = []
+        self.connections.append(paths)
+        try:
+            if self.tls is not None:
+                self.handshakes += 1
+                conn.settimeout(10)
+                conn = self.tls.wrap_socket(conn, server_side=True)
+                conn.settimeout(None)
+            buf = b""
+            while not self.stopped:
+                while b"\r\n\r\n" not in buf:
+                    data = conn.recv(65536)
+                    if not data:
+                        return
+                    buf += data
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                path = head.split(b" ")[1].decode().partition("?")[0]
+                paths.append(path)
+                self.authorized.append(b"\nauthorization:" in head.lower())
+                fault = self.fault(path)
+                if fault == "stall":
+                    while not self.stopped:
+                        _time.sleep(0.05)
+                    return
+                if fault == "drip":
+                    conn.sendall(DRIP_HEAD)
+                    while not self.stopped:
+                        conn.sendall(b" ")
+                        _time.sleep(0.1)
+                    return
+                body = json.dumps(_list([_item(path)])).encode()
+                conn.sendall(
+                    b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n"
+                    % len(body)
+                    + body
+                )
+        except (OSError, _ssl.SSLError):
+            pass
+        finally:
+            conn.close()
+
+    @property
+    def requests(self) -> list[str]:
+        return [p for paths in self.connections for p in paths]
+
+
+def _bounded(targets: list[Target]) -> Result:
+    """run_audit in a thread, joined within BOUND: a hang fails the test instead of holding it."""
+    out: list[Result] = []
+    worker = threading.Thread(
+        target=lambda: out.append(run_audit(targets, Evaluator.default(Config()), version="t")), daemon=True
+    )
+    worker.start()
+    worker.join(BOUND)
+    assert not worker.is_alive(), f"the audit did not end within {BOUND:g} s"
+    return out[0]
+
+
+def _raw_reader(url: str, name: str = "bad", **options: Any) -> ClusterReader:
+    from kubernetes import client as k8s_client
+
+    cfg = k8s_client.Configuration()
+    cfg.host = url
+    cfg.retries = False
+    options.setdefault("sleep", lambda s: None)
+    return ClusterReader(k8s_client.ApiClient(cfg), name, **options)
+
+
+def test_a_connection_that_reached_a_deadline_is_never_reused() -> None:
+    """Pods drip (KeepAliveServer, HTTP/1.1 keep-alive): their list is a gap after the request
+    deadline, and the dripping connection carries no other request (before: it went back to the
+    pool undrained, and the next list read the drip as its status line, for ever)."""
+    srv = KeepAliveServer(lambda path: "drip" if path == "/api/v1/pods" else None)
+    try:
+        deadlines = Deadlines(request=1.0)
+        result = _bounded([Target("bad", lambda: _raw_reader(srv.url, deadlines=deadlines))])
+    finally:
+        srv.stop()
+    messages = [f"{g.scope}: {g.message}" for g in result.gaps]
+    assert messages == [
+        "bad/Pod: pods could not be listed: GET /api/v1/pods: the response did not finish within 1 s"
+    ]
+    (stats,) = result.clusters
+    assert stats.reachable is True
+    dripping = [paths for paths in srv.connections if "/api/v1/pods" in paths]
+    assert dripping == [["/api/v1/pods"]] or dripping[0][-1] == "/api/v1/pods"  # nothing after the drip
+    after = srv.requests[srv.requests.index("/api/v1/pods") + 1 :]
+    assert len(after) > 10  # every later kind was listed, on other connections
+    assert stats.objects == len(srv.requests) - 1  # one object per list but the dripping one
+
+
+def test_a_cluster_that_never_answers_is_unreachable_once_and_the_fleet_goes_on() -> None:
+    """A server that accepts and never answers (KeepAliveServer, "stall"): after the answer deadline
+    the cluster is "not audited" with that cause, after one or two connections, not one per kind
+    and retry; the other context of the fleet (tests/fleet.py's fake API server) is audited."""
+    srv = KeepAliveServer(lambda path: "stall")
+    good = fake.FakeCluster.from_objects("good", [], nodes=1)
+    try:
+        with fake.ServedCluster(good) as served:
+            result = _bounded(
+                [
+                    Target("dead", lambda: _raw_reader(srv.url, "dead", deadlines=Deadlines(answer=2.0))),
+                    Target("good", lambda: fleet_reader(served.url, "good")),
+                ]
+            )
+    finally:
+        srv.stop()
+    reach = {c.name: c.reachable for c in result.clusters}
+    assert reach == {"dead": False, "good": True}
+    assert [f"{g.scope}: {g.message}" for g in result.gaps] == [
+        "dead: cluster not audited: cannot reach the API server: no answer within 2 s"
+    ]
+    assert 1 <= len(srv.requests) <= 2 and len(srv.connections) <= 2
+
+
+def _tls_server(tmp_path: Path, ca: CA, names: list[str], ips: list[str]) -> KeepAliveServer:
+    issued = ca.authority.issue(names, ips, _dt.timedelta(hours=1))
+    issued.write(tmp_path / "tls.crt", tmp_path / "tls.key")
+    ctx = _ssl.SSLContext(_ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(tmp_path / "tls.crt", tmp_path / "tls.key")
+    return KeepAliveServer(lambda path: None, tls=ctx)
+
+
+def _kubeconfig(tmp_path: Path, contexts: dict[str, tuple[dict[str, Any], dict[str, Any]]]) -> Path:
+    """contexts: name -> (cluster entry, user entry)."""
+    import yaml
+
+    path = tmp_path / "kubeconfig"
+    path.write_text(
+        yaml.safe_dump(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [{"name": n, "cluster": c} for n, (c, _) in contexts.items()],
+                "users": [{"name": n, "user": u} for n, (_, u) in contexts.items()],
+                "contexts": [{"name": n, "context": {"cluster": n, "user": n}} for n in contexts],
+                "current-context": next(iter(contexts)),
+            }
+        )
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("case", "cause"),
+    [
+        ("wrong CA", "TLS verification failed: "),  # another CA of the same name: a bad signature
+        ("missing CA", "TLS verification failed: unable to get local issuer certificate"),
+        ("wrong host name", "TLS verification failed: IP address mismatch"),
+    ],
+)
+def test_a_tls_verification_failure_is_one_handshake_per_context(
+    case: str, cause: str, tmp_path: Path
+) -> None:
+    """A TLS API server (KeepAliveServer with a throwaway CA) the kubeconfig cannot verify: one
+    handshake, then "not audited" with the cause in one line (before: 5 tries for each of 64 kinds,
+    320 handshakes); the other context (tests/fleet.py's fake API server) is still audited."""
+    ca, other = CA(), CA()
+    srv = _tls_server(
+        tmp_path,
+        ca,
+        ["elsewhere.example"] if case == "wrong host name" else ["localhost"],
+        [] if case == "wrong host name" else ["127.0.0.1"],
+    )
+    cluster: dict[str, Any] = {"server": srv.url}
+    if case != "missing CA":
+        cluster["certificate-authority"] = str(
+            (other if case == "wrong CA" else ca).write_ca(tmp_path / "ca.crt")
+        )
+    good = fake.FakeCluster.from_objects("good", [], nodes=1)
+    try:
+        with fake.ServedCluster(good) as served:
+            kubeconfig = _kubeconfig(
+                tmp_path,
+                {
+                    "tls": (cluster, {"token": "t0ken"}),
+                    "good": ({"server": served.url}, {"token": fake.TOKEN}),
+                },
+            )
+            result = _bounded(
+                [
+                    Target(n, lambda n=n: ClusterReader.from_kubeconfig(str(kubeconfig), n))
+                    for n in ("tls", "good")
+                ]
+            )
+    finally:
+        srv.stop()
+    assert {c.name: c.reachable for c in result.clusters} == {"tls": False, "good": True}
+    (gap,) = [g for g in result.gaps if g.scope == "tls"]
+    assert gap.message.startswith(f"cluster not audited: cannot reach the API server: {cause}"), gap.message
+    assert "\n" not in gap.message
+    assert srv.handshakes == 1 and srv.requests == []
+
+
+def test_connection_refused_is_unreachable_after_the_first_attempts() -> None:
+    """A port on 127.0.0.1 that is bound but not listening: the first kind's attempts are refused,
+    and no other kind is tried."""
+    with _socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        reader = _raw_reader(f"http://127.0.0.1:{sock.getsockname()[1]}", max_attempts=3)
+        result = _bounded([Target("bad", lambda: reader)])
+    assert [f"{g.scope}: {g.message}" for g in result.gaps] == [
+        "bad: cluster not audited: cannot reach the API server: [Errno 111] Connection refused"
+    ]
+    assert reader.stats.requests == 3
+
+
+def _plugin(tmp_path: Path, script: str) -> dict[str, Any]:
+    plugin = tmp_path / "plugin.sh"
+    plugin.write_text("#!/bin/sh\n" + script)
+    plugin.chmod(0o755)
+    return {
+        "exec": {
+            "apiVersion": "client.authentication.k8s.io/v1beta1",
+            "command": str(plugin),
+            "interactiveMode": "Never",
+        }
+    }
+
+
+LEAKED = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQifQ.c2lnbmF0dXJl"
+
+
+@pytest.mark.parametrize(
+    ("case", "cause"),
+    [
+        ("plugin fails", "credential plugin 'plugin.sh' failed: exec: process returned 1. error: token"),
+        (
+            "plugin gives nothing",
+            "credential plugin 'plugin.sh': its output has no token and no client certificate",
+        ),
+        ("tokenFile missing", "[Errno 2] No such file or directory:"),
+    ],
+)
+def test_credentials_that_cannot_be_had_are_one_line_and_no_request(
+    case: str, cause: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """`stockade audit` through a kubeconfig whose user's credentials cannot be had, against
+    KeepAliveServer: the cause in one line, no credential in it, no request sent (before: requests
+    without credentials, "401 Unauthorized", and an ``ERROR:root`` line with the real cause)."""
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    user = {
+        "plugin fails": lambda: _plugin(tmp_path, f"echo 'error: token {LEAKED} expired' >&2\nexit 1\n"),
+        "plugin gives nothing": lambda: _plugin(
+            tmp_path,
+            'echo \'{"apiVersion": "client.authentication.k8s.io/v1beta1", "kind": "ExecCredential",'
+            ' "status": {}}\'\n',
+        ),
+        "tokenFile missing": lambda: {"tokenFile": str(tmp_path / "absent")},
+    }[case]()
+    srv = KeepAliveServer(lambda path: None)
+    kubeconfig = _kubeconfig(tmp_path, {"creds": ({"server": srv.url}, user)})
+    caplog.set_level(logging.DEBUG)
+    try:
+        result = CliRunner().invoke(
+            app, ["audit", "--kubeconfig", str(kubeconfig), "-f", "json", "-o", str(tmp_path / "a.json")]
+        )
+    finally:
+        srv.stop()
+    assert result.exit_code == 2, result.output
+    (line,) = [ln for ln in result.output.splitlines() if "gap: creds" in ln]
+    assert cause in line, line
+    assert LEAKED not in result.output and "401" not in result.output
+    assert "ERROR:root" not in result.output
+    assert not [r for r in caplog.records if r.name == "root"]
+    assert srv.requests == []
