@@ -158,3 +158,16 @@ def test_the_webhook_denies_under_fail_and_says_why(tmp_path: Path, fail_open: b
     text = str(resp.get("status", {}).get("message", "")) + " ".join(resp.get("warnings") or [])
     assert "CUSTOM-001" in text
     assert resp["allowed"] is fail_open
+
+
+def test_the_audit_reports_the_object_as_not_evaluated(tmp_path: Path) -> None:
+    """The audit (the real kubernetes client against the fleet's fake API server) reports the object
+    whose rule errored as an error naming the rule, which fails the audit (exit 2), never as clean."""
+    from tests.fleet import audit_objects
+
+    evaluator = Evaluator.default(load_config(None), [_custom(tmp_path)])
+    namespace = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
+    result = audit_objects([namespace, {**OBJECT, "data": {"k": "abc"}}], evaluator)
+    assert [f for f in result.findings if f.rule.id == "CUSTOM-001"] == []
+    (error,) = [e for e in result.errors if "CUSTOM-001" in e.message]
+    assert "ConfigMap" in error.file and "could not parse string as number" in error.message
