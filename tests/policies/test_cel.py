@@ -116,7 +116,7 @@ def test_a_library_without_vaps_does_not_load_the_cel_runtime() -> None:
     import sys
 
     code = (
-        "import sys; from stockade.policies.engines.embedded import load_library; load_library();"
+        "import sys; from stockade.policies.engines.library import load_library; load_library();"
         "print(sorted(m for m in ('cel_expr_python', 'google.protobuf', 're2') if m in sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
