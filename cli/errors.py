@@ -29,20 +29,22 @@ def name_key(name: str) -> str:
 
 
 def did_you_mean(typed: str, choices: Iterable[str]) -> str:
-    """` (did you mean A, B?)` naming the up to three choices closest to `typed`, or ``""``."""
+    """` (did you mean A, B?)` naming the up to three choices closest to `typed`, or ``""``; of
+    choices spelt alike, the first given is named."""
     by_key: dict[str, str] = {}
-    for choice in sorted(set(choices)):
+    for choice in choices:
         by_key.setdefault(name_key(choice), choice)
     close = difflib.get_close_matches(name_key(typed), list(by_key), n=3, cutoff=0.6)
     return f" (did you mean {', '.join(by_key[k] for k in close)}?)" if close else ""
 
 
 def resolve(what: str, typed: str, choices: Iterable[str], *, see: str = "") -> str:
-    """The choice `typed` names (see :func:`name_key`), else exit 2 naming the closest choices."""
-    options = sorted(set(choices))
+    """The choice `typed` names (see :func:`name_key`; of choices spelt alike, the first given), else
+    exit 2 naming the closest choices."""
+    options = list(dict.fromkeys(choices))
     key = name_key(typed)
     for choice in options:
         if name_key(choice) == key:
             return choice
-    listed = f"; choose from {', '.join(options)}" if len(options) <= 12 else ""
+    listed = f"; choose from {', '.join(sorted(options))}" if len(options) <= 20 else ""
     fail(f"unknown {what} {typed!r}{did_you_mean(typed, options)}{listed}{see}")

@@ -203,3 +203,44 @@ def test_named_broken_manifests_still_fail(tmp_path: Path, bad: Path) -> None:
     assert run("scan", "ci.yml", "missing.yaml", cwd=tmp_path).returncode == 2
     # with a manifest among them, the verdict is the manifest's
     assert run("scan", "--fail-on", "deny", "ci.yml", str(bad), cwd=tmp_path).returncode == 1
+
+
+# ---- 5. framework and area names, rule ids --------------------------------------------------------
+
+
+def listed(*args: str) -> list[dict[str, object]]:
+    done = run("policy", "list", "-f", "json", *args)
+    assert done.returncode == 0, done.stderr
+    rules: list[dict[str, object]] = json.loads(done.stdout)
+    return rules
+
+
+def test_policy_list_frameworks_and_areas_in_any_spelling() -> None:
+    every = listed()
+    nsa = [r["id"] for r in every if "NSA-CISA" in r["frameworks"]]  # type: ignore[operator]
+    assert nsa
+    for spelling in ("nsa-cisa", "NSA-CISA", "nsa_cisa", "NSA CISA"):
+        assert [r["id"] for r in listed("--framework", spelling)] == nsa, spelling
+    # the frameworks of `audit --framework`: CIS controls map from the CIS-<id> tags
+    cis = [r["id"] for r in every if any(str(t).startswith("CIS-") for t in r["frameworks"])]  # type: ignore[attr-defined]
+    assert cis and [r["id"] for r in listed("--framework", "CIS-K8s")] == cis
+    pods = [r["id"] for r in every if r["area"] == "pod"]
+    assert pods
+    for spelling in ("pod", "pods", "Pods", "POD"):
+        assert [r["id"] for r in listed("--area", spelling)] == pods, spelling
+    both = listed("--area", "rbac", "--framework", "cis-aks")
+    assert both and all(r["area"] == "rbac" for r in both)
+
+
+def test_unknown_framework_area_or_rule_id_suggests_the_closest() -> None:
+    done = run("policy", "list", "--framework", "nsa")
+    assert done.returncode == 2
+    assert done.stderr.startswith("stockade: error: unknown framework 'nsa' (did you mean nsa-cisa?")
+    done = run("policy", "list", "--area", "pdo")
+    assert done.returncode == 2 and "unknown area 'pdo' (did you mean pod?)" in done.stderr
+    assert "choose from " in done.stderr and "rbac" in done.stderr
+    done = run("policy", "explain", "STK-POD-03")
+    assert done.returncode == 2 and "did you mean" in done.stderr and "STK-POD-003" in done.stderr
+    assert run("policy", "explain", "stk-pod-003").stdout.startswith("STK-POD-003 ")
+    for d in (run("policy", "list", "--framework", "nsa"), run("policy", "explain", "STK-POD-03")):
+        assert len(d.stderr.strip().splitlines()) == 1 and "Traceback" not in d.stderr
