@@ -244,3 +244,79 @@ def test_unknown_framework_area_or_rule_id_suggests_the_closest() -> None:
     assert run("policy", "explain", "stk-pod-003").stdout.startswith("STK-POD-003 ")
     for d in (run("policy", "list", "--framework", "nsa"), run("policy", "explain", "STK-POD-03")):
         assert len(d.stderr.strip().splitlines()) == 1 and "Traceback" not in d.stderr
+
+
+# ---- 6. no word split across lines ------------------------------------------------------------------
+
+RBAC_LONG = """\
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: controller-manager-replication-reader}
+rules:
+- apiGroups: [""]
+  resources: [replicationcontrollers, persistentvolumeclaims, secrets]
+  verbs: [get, list, watch]
+- apiGroups: ["apps"]
+  resources: [deployments, statefulsets, daemonsets]
+  verbs: ["*"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: replication-reader-binding}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: controller-manager-replication-reader}
+subjects:
+- {kind: ServiceAccount, name: replication-controller-sync, namespace: kube-operations}
+- {kind: User, name: ann}
+"""
+
+BOX = str.maketrans(dict.fromkeys("│┃┏┓┗┛┡┩└┘┌┐─━┼╇╈┳┻┬┴├┤╭╮╰╯", " "))
+
+
+def words(text: str) -> set[str]:
+    """The words of an output, without table rules and the labels of stacked rows (`Binding:`)."""
+    return {
+        w
+        for w in text.translate(BOX).split()
+        if not (w.endswith(":") and w[:-1].isalpha() and w[0].isupper())
+    }
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["rbac", "explain", "ServiceAccount:kube-operations/replication-controller-sync"],
+        ["rbac", "explain", "User:ann"],
+        ["rbac", "escalations"],
+        ["rbac", "who-can", "get", "replicationcontrollers"],
+    ],
+)
+def test_rbac_output_never_splits_a_word(tmp_path: Path, args: list[str]) -> None:
+    """At 60 columns (and others around the widths where the table form gives way to stacked rows)
+    every word of the output is a word of the same output at a width nothing needs wrapping at."""
+    manifest = tmp_path / "rbac.yaml"
+    manifest.write_text(RBAC_LONG)
+    wide = run(*args, str(manifest), env={"COLUMNS": "2000"})
+    assert wide.returncode == 0, wide.stderr
+    for columns in (60, 40, 100, 120):
+        narrow = run(*args, str(manifest), env={"COLUMNS": str(columns)})
+        assert narrow.returncode == 0, narrow.stderr
+        assert words(narrow.stdout) <= words(wide.stdout), (
+            columns,
+            words(narrow.stdout) - words(wide.stdout),
+        )
+        assert "…" not in narrow.stdout
+        for line in narrow.stdout.splitlines():  # only a word longer than the width passes it
+            assert len(line) <= columns or len(line.split()) == 1, (columns, line)
+
+
+def test_scan_and_policy_list_never_split_a_word(bad: Path) -> None:
+    for args in (["scan", str(bad)], ["policy", "list"]):
+        wide = run(*args, env={"COLUMNS": "2000"})
+        for columns in (60, 80, 120):
+            narrow = run(*args, env={"COLUMNS": str(columns)})
+            assert narrow.returncode == wide.returncode
+            assert words(narrow.stdout) <= words(wide.stdout), (
+                args,
+                columns,
+                words(narrow.stdout) - words(wide.stdout),
+            )
