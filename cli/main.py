@@ -16,13 +16,14 @@ import sys
 from collections.abc import Collection
 from dataclasses import dataclass
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
 from stockade.cli.helptext import tidy
 
 HELP = "One Rego policy library for AI compute clusters: CI scan, admission webhook, cluster audit."
+HELP_OPTIONS = ["-h", "--help"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,23 @@ def version_cmd() -> None:
     typer.echo(tool_version())
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"stockade {tool_version()}")
+        raise typer.Exit(0)
+
+
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """The options of `stockade` itself (the help text is :data:`HELP`)."""
+
+
 def _stub(summary: str) -> Any:
     def placeholder() -> None:  # pragma: no cover - never run: a command that runs is loaded
         raise typer.Exit(2)
@@ -94,11 +112,14 @@ def build(load: Collection[str] | None = None) -> typer.Typer:
         name="stockade",
         help=HELP,
         no_args_is_help=True,
-        add_completion=False,
+        add_completion=True,
         pretty_exceptions_enable=False,
         rich_markup_mode=None,
         cls=root,
+        # -h as well as --help, on every command (click's subcommand contexts inherit the names)
+        context_settings={"help_option_names": HELP_OPTIONS},
     )
+    application.callback()(_root)
     for name, command in COMMANDS.items():
         if load is None or name in load:
             target = getattr(importlib.import_module(command.module), command.attr)
@@ -122,6 +143,19 @@ def _requested(argv: list[str]) -> set[str]:
     return {first} if first in COMMANDS else set()
 
 
+def _completing() -> list[str] | None:
+    """The words typed so far when a shell asks for completions (typer's completion scripts set
+    `_<PROG>_COMPLETE` and pass the line in COMP_WORDS (bash) or _TYPER_COMPLETE_ARGS), else None:
+    the command being completed is loaded, so its options complete too."""
+    import os
+
+    prog = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else "stockade"
+    if f"_{prog}_COMPLETE".replace("-", "_").upper() not in os.environ:
+        return None
+    words = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS") or ""
+    return words.split()[1:]
+
+
 _FULL: typer.Typer | None = None
 
 
@@ -137,7 +171,8 @@ def __getattr__(name: str) -> Any:
 
 def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
-    application = build(_requested(args))
+    completing = _completing()
+    application = build(_requested(args if completing is None else completing))
     command = tidy(typer.main.get_command(application))
     try:
         command.main(args=args)

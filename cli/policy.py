@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from stockade.cli.errors import EXIT_VIOLATIONS, fail
+from stockade.cli.errors import EXIT_VIOLATIONS, did_you_mean, fail, name_key, resolve
 from stockade.policies.config.settings import STARTER_CONFIG
 from stockade.policies.engines.library import Library, PolicyError, load_library
 from stockade.policies.engines.testing import run_tests
@@ -57,17 +57,43 @@ def _rule_json(rule: Rule) -> dict[str, object]:
     }
 
 
+def in_framework(rules: list[Rule], typed: str) -> list[Rule]:
+    """The rules evidencing the framework `typed` names (`nsa-cisa`, `CIS-K8s`: the names `audit
+    --framework` accepts, through the same mapping of METADATA tags to controls), or carrying that
+    METADATA tag (`rbac-good-practices`, `CIS-5.1.6`); any spelling of either. Exit 2 for a name that
+    is neither, with the closest names."""
+    from stockade.policies.compliance import FRAMEWORKS, controls
+
+    tags = sorted({tag for r in rules for tag in r.frameworks})
+    name = resolve("framework", typed, [*FRAMEWORKS, *tags], see=" (see `stockade policy list`)")
+    if name in FRAMEWORKS:
+        return [r for r in rules if controls(r, name)]
+    return [r for r in rules if any(name_key(t) == name_key(name) for t in r.frameworks)]
+
+
 @app.command("list")
 def list_rules(
     policy_dir: PolicyDirs = None,
-    area: Annotated[str | None, typer.Option("--area", help="Only this area.")] = None,
-    framework: Annotated[str | None, typer.Option("--framework", help="Only rules mapped to this.")] = None,
+    area: Annotated[
+        str | None, typer.Option("--area", help="Only this area (pod, rbac, egress...; any case, plural).")
+    ] = None,
+    framework: Annotated[
+        str | None,
+        typer.Option(
+            "--framework",
+            help="Only rules mapped to this: a framework of `audit --framework` (nsa-cisa, cis-k8s, "
+            "cis-aks, pss-baseline, pss-restricted) or a METADATA tag; any case.",
+        ),
+    ] = None,
     format: Annotated[ListFormat, typer.Option("--format", "-f")] = ListFormat.table,
 ) -> None:
     """List the rules of the library (from their METADATA)."""
     rules = sorted(_library(policy_dir).rules.values(), key=lambda r: r.id)
-    rules = [r for r in rules if (area is None or r.area == area)]
-    rules = [r for r in rules if framework is None or framework in r.frameworks]
+    if area is not None:
+        chosen = resolve("area", area, {r.area for r in rules})
+        rules = [r for r in rules if r.area == chosen]
+    if framework is not None:
+        rules = in_framework(rules, framework)
     if format is ListFormat.json:
         sys.stdout.write(
             orjson.dumps([_rule_json(r) for r in rules], option=orjson.OPT_INDENT_2).decode() + "\n"
@@ -88,9 +114,9 @@ def explain(
 ) -> None:
     """Show what a rule checks, why, and how to fix a violation."""
     rules = _library(policy_dir).rules
-    rule = rules.get(rule_id) or rules.get(rule_id.upper())
+    rule = rules.get(rule_id) or rules.get(rule_id.strip().upper())
     if rule is None:
-        fail(f"no rule {rule_id!r} (see `stockade policy list`)")
+        fail(f"no rule {rule_id!r}{did_you_mean(rule_id, rules)} (see `stockade policy list`)")
     typer.echo(f"{rule.id}  {rule.title}")
     typer.echo(f"  area:        {rule.area}")
     typer.echo(f"  severity:    {rule.severity.label}")

@@ -22,7 +22,7 @@ from stockade.cli.errors import fail
 from stockade.cli.loading import read_objects
 from stockade.policies.facts.rbac import CORE_RESOURCES, KNOWN_GROUPS, Grant, PolicyRule, RBACGraph, Subject
 from stockade.policies.kinds.api import KINDS
-from stockade.scanner.reports.layout import console, print_table
+from stockade.scanner.reports.layout import console, print_table, print_text
 from stockade.scanner.sources.cluster import ClusterReader, ListError
 
 app = typer.Typer(
@@ -266,7 +266,7 @@ def explain(
     if implicit:
         names = ", ".join(sorted({g.binding.name for g in implicit}))
         bootstrap = f"and {len(implicit)} of the Kubernetes bootstrap policy (-f json lists them)"
-        out.print(Text(f"{bootstrap}: {names}"))
+        print_text(out, Text(f"{bootstrap}: {names}"))
     if risky:
         rt = Table(title="escalation-capable permissions")
         for col in ("Rule", "Permission", "Scope", "Binding", "Role"):
@@ -274,9 +274,10 @@ def explain(
         for r in risky:
             _row(rt, r.id, r.permission, r.grant.scope_text, str(r.grant.binding), r.grant.binding.role)
         print_table(rt, key=2, out=out)
-    for p in escalations:
-        out.print(Text(f"escalation to {p.target_text}: " + "; then ".join(s.text() for s in p.steps)))
-        out.print(Text(f"  gains: {', '.join(p.gains)}"))
+    for p in escalations:  # wrapped at spaces: a resource or subject name is never split
+        steps = "; then ".join(s.text() for s in p.steps)
+        print_text(out, Text(f"escalation to {p.target_text}: {steps}"))
+        print_text(out, Text(f"gains: {', '.join(p.gains)}"), indent=2)
 
 
 @app.command("escalations")

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import enum
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, fail
+from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, did_you_mean, fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 
 if TYPE_CHECKING:  # the pipeline is imported when a scan runs, not for `scan --help`
+    from stockade.policies.config.settings import Config
+    from stockade.policies.evaluate import Evaluator
     from stockade.scanner.result import Result
     from stockade.scanner.sources.base import Item
 
@@ -35,15 +37,98 @@ class FailOn(enum.StrEnum):
     never = "never"
 
 
-def exit_code(result: Result, fail_on: FailOn) -> int:
-    from stockade.policies.model import Action
+class FailSeverity(enum.StrEnum):
+    """The severities of policies.model.Severity (kept equal by a test), lowest first."""
+
+    info = "info"
+    low = "low"
+    medium = "medium"
+    high = "high"
+    critical = "critical"
+
+
+def exit_code(result: Result, fail_on: FailOn, fail_on_severity: FailSeverity = FailSeverity.info) -> int:
+    """2 for input errors; 1 when an active finding's action is at or above `fail_on` *and* its rule's
+    severity at or above `fail_on_severity`; else 0."""
+    from stockade.policies.model import Action, Severity
 
     if result.errors:
         return EXIT_USAGE
     failing = {FailOn.deny: {Action.DENY}, FailOn.warn: {Action.DENY, Action.WARN}, FailOn.never: set()}[
         fail_on
     ]
-    return EXIT_VIOLATIONS if any(f.action in failing for f in result.active) else EXIT_CLEAN
+    lowest = Severity.parse(fail_on_severity.value)
+    hit = any(f.action in failing and f.rule.severity >= lowest for f in result.active)
+    return EXIT_VIOLATIONS if hit else EXIT_CLEAN
+
+
+def select_rules(
+    config: Config, rule_ids: Collection[str], only: Sequence[str], skip: Sequence[str]
+) -> Config:
+    """`config` with the rules outside `--rule` patterns (when any is given) or inside `--skip-rule`
+    patterns turned off, as `rules: {ID: {enabled: false}}` in stockade.yaml would (so worker
+    processes, the OPA bundle filter and the report see the same rule set). Patterns are shell-style
+    (`STK-RBAC-*`), matched without regard to case; one naming no rule is exit 2 with the closest ids,
+    as the config's own rule ids are. A rule the config turns off stays off."""
+    import fnmatch
+
+    from stockade.policies.config.settings import RuleSetting
+
+    ids = sorted(rule_ids)
+
+    def matching(option: str, patterns: Sequence[str]) -> set[str]:
+        found: set[str] = set()
+        for pattern in patterns:
+            hits = {rid for rid in ids if fnmatch.fnmatchcase(rid.upper(), pattern.strip().upper())}
+            if not hits:
+                fail(f"{option}: {pattern!r} names no rule of the library{did_you_mean(pattern, ids)}")
+            found |= hits
+        return found
+
+    keep = matching("--rule", only) if only else set(ids)
+    keep -= matching("--skip-rule", skip)
+    if not keep:
+        fail("--rule/--skip-rule leave no rule to run")
+    rules = dict(config.rules)
+    for rid in ids:
+        if rid not in keep:
+            rules[rid] = (rules.get(rid) or RuleSetting()).model_copy(update={"enabled": False})
+    return config.model_copy(update={"rules": rules})
+
+
+def _evaluator(
+    config_path: Path | None,
+    policy_dirs: Sequence[Path],
+    remote: str | None,
+    only: Sequence[str],
+    skip: Sequence[str],
+) -> tuple[Evaluator, Config]:
+    """The evaluator and config of the scan, with the rule selection of the command line applied to
+    the config before the engine is built (the rules turned off are never evaluated)."""
+    if not only and not skip:
+        return load_evaluator(config_path, policy_dirs, remote)
+    from stockade.policies.config.settings import ConfigError, load_config
+    from stockade.policies.engines.library import PolicyError, load_library
+    from stockade.policies.evaluate import Evaluator
+
+    try:
+        config = load_config(config_path)
+        library = load_library(policy_dirs)
+        config = select_rules(config, library.rules, only, skip)
+        return Evaluator.default(config, policy_dirs, library=library, opa_url=remote), config
+    except (ConfigError, PolicyError, ValueError) as exc:
+        fail(str(exc))
+
+
+def _named_files_only(paths: Sequence[str] | None, kustomize: object, helm: object) -> bool:
+    """Whether the scan reads only files named one by one (a pre-commit hook, `git diff --name-only`):
+    no directory, no stdin, nothing rendered."""
+    return (
+        bool(paths)
+        and not kustomize
+        and not helm
+        and all(p != "-" and Path(p).is_file() for p in paths or ())
+    )
 
 
 def scan(
@@ -52,7 +137,27 @@ def scan(
     output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report here.")] = None,
     config: Annotated[Path | None, typer.Option("--config", "-c", help="stockade.yaml")] = None,
     policy_dir: Annotated[list[Path] | None, typer.Option("--policy-dir", help="Extra Rego rules.")] = None,
-    fail_on: Annotated[FailOn, typer.Option("--fail-on", help="Lowest action that fails.")] = FailOn.deny,
+    fail_on: Annotated[
+        FailOn,
+        typer.Option("--fail-on", help="Lowest action that fails (deny, or warn too; never: always exit 0)."),
+    ] = FailOn.deny,
+    fail_on_severity: Annotated[
+        FailSeverity,
+        typer.Option(
+            "--fail-on-severity",
+            help="Lowest rule severity that fails. Exit 1 needs a finding that passes both this and "
+            "--fail-on (e.g. --fail-on warn --fail-on-severity high: warn or deny findings of high "
+            "or critical rules).",
+        ),
+    ] = FailSeverity.info,
+    rule: Annotated[
+        list[str] | None,
+        typer.Option("--rule", help="Run only these rules (repeatable; ids or patterns such as STK-RBAC-*)."),
+    ] = None,
+    skip_rule: Annotated[
+        list[str] | None,
+        typer.Option("--skip-rule", help="Do not run these rules (repeatable; ids or patterns)."),
+    ] = None,
     include: Annotated[list[str] | None, typer.Option("--include", help="Glob of files to read.")] = None,
     exclude: Annotated[
         list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")
@@ -79,14 +184,21 @@ def scan(
     opa_url: OpaUrlOption = None,
     allow_empty: Annotated[
         bool,
-        typer.Option("--allow-empty", help="Exit 0 when the paths hold no Kubernetes object (else exit 2)."),
+        typer.Option(
+            "--allow-empty",
+            help="Exit 0 when a directory, stdin or a render holds no Kubernetes object (else exit 2).",
+        ),
     ] = False,
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library.
 
     Helm charts found in the paths (a Chart.yaml) are rendered with `helm template`; files holding no
-    Kubernetes object are skipped and counted. Finding no object at all is an error (a mistyped path
-    in CI must not pass) unless --allow-empty is given."""
+    Kubernetes object are skipped and counted. Finding no object in a directory, stdin or a render is
+    an error (a mistyped path in CI must not pass) unless --allow-empty is given; files named one by
+    one that hold none (a pre-commit hook given ci.yml and package.json) pass with a note. Invalid
+    YAML or an object the API server would refuse is exit 2 either way.
+
+    --rule/--skip-rule select the rules before evaluation (as stockade.yaml `rules:` does)."""
     if not paths and not kustomize and not helm:
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
@@ -99,7 +211,7 @@ def scan(
     from stockade.scanner.sources.render import HelmSource, KustomizeSource
 
     remote = remote_url(engine, opa_url)
-    evaluator, cfg = load_evaluator(config, policy_dir or [], remote)
+    evaluator, cfg = _evaluator(config, policy_dir or [], remote, rule or [], skip_rule or [])
     if remote is not None:
         workers = 1  # the server evaluates; worker processes would run the embedded engine
     files = FileSource(paths or [], include or (), exclude or ())
@@ -119,7 +231,13 @@ def scan(
             files, others, evaluator, options, version=tool_version(), progress=progress
         )
     )
-    if not allow_empty and not result.errors and result.objects_read == 0:
+    if not result.errors and result.objects_read == 0 and _named_files_only(paths, kustomize, helm):
+        typer.echo(
+            f"stockade: note: no Kubernetes object in the {count(result.files, 'file')} named "
+            "(not manifests); nothing to check",
+            err=True,
+        )
+    elif not allow_empty and not result.errors and result.objects_read == 0:
         where = f"{count(result.files, 'file')} read, {len(result.skipped)} without Kubernetes objects"
         result.errors.append(
             InputError(
@@ -145,7 +263,7 @@ def scan(
     else:
         text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    raise typer.Exit(exit_code(result, fail_on))
+    raise typer.Exit(exit_code(result, fail_on, fail_on_severity))
 
 
 def _summary_line(result: Result) -> None:

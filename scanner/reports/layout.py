@@ -7,6 +7,11 @@ and every other column on an indented line of its own, wrapped at the width. At 
 then reads ``deploy.yaml:12  high  deny  STK-PSS-001`` followed by the object and the message instead
 of a grid of ``…``.
 
+No word is ever split across lines or cut short (a resource name, a path, a subject): the last column
+counts as fitting only when its longest word does, the other columns keep their natural width, and
+text is wrapped at spaces only (:func:`unbroken`); a word longer than the whole width stays whole on
+a line of its own, past the width, as ``ls`` and ``kubectl`` print a long name.
+
 The width is ``COLUMNS`` when set (as ``ls`` and ``kubectl`` honour it, also when piped), else the
 terminal's width when writing to one, else :data:`PLAIN_WIDTH` (logs and files).
 """
@@ -17,8 +22,8 @@ import os
 import sys
 from typing import IO
 
+from rich._wrap import divide_line
 from rich.console import Console, Group, RenderableType
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -68,6 +73,33 @@ def _cell_width(cell: RenderableType) -> int:
     return max((line.cell_len for line in text.split("\n", allow_blank=True)), default=0)
 
 
+def _longest_word(cell: RenderableType) -> int:
+    text = cell.plain if isinstance(cell, Text) else str(cell)
+    return max((Text(word).cell_len for word in text.split()), default=0)
+
+
+def unbroken(text: Text, width: int, *, indent: int = 0) -> Text:
+    """`text` wrapped at spaces to `width` (its lines indented by `indent`), never inside a word: a word
+    longer than the width is a line of its own, left whole. Print it with ``crop=False``."""
+    out = Text(style=text.style, no_wrap=True, overflow="ignore", end=text.end)
+    first = True
+    for line in text.split("\n", allow_blank=True):
+        for piece in line.divide(divide_line(line.plain, max(1, width - indent), fold=False)):
+            piece.rstrip()
+            if not first:
+                out.append("\n")
+            first = False
+            out.append(" " * indent)
+            out.append_text(piece)
+    return out
+
+
+def print_text(out: Console, text: Text, *, indent: int = 0) -> None:
+    """Print `text` wrapped at spaces to `out`'s width (see :func:`unbroken`)."""
+    # the options matter: Console.print merges a lone Text into a new one, losing its own no_wrap
+    out.print(unbroken(text, out.width, indent=indent), crop=False, no_wrap=True, overflow="ignore")
+
+
 def _cells(table: Table) -> list[list[RenderableType]]:
     columns = [list(c.cells) for c in table.columns]
     return [list(row) for row in zip(*columns, strict=True)] if columns else []
@@ -85,40 +117,53 @@ def fits(table: Table, width: int) -> bool:
     gaps = 3 * len(natural) + 1  # padding and separators of the widest box rich uses
     if sum(natural) + gaps <= width:
         return True
-    return sum(natural[:-1]) + gaps + min(MIN_TEXT, natural[-1]) <= width
+    last = max([min(MIN_TEXT, natural[-1])] + [_longest_word(r[-1]) for r in rows])
+    return sum(natural[:-1]) + gaps + last <= width
 
 
-def stacked(table: Table, *, key: int) -> Group:
-    """One block per row: the first `key` columns on one line, each other column indented below it."""
+def stacked(table: Table, *, key: int, width: int) -> Group:
+    """One block per row: the first `key` columns on one line, each other column indented below it,
+    wrapped at spaces to `width`."""
     headers = [str(c.header) for c in table.columns]
     blocks: list[RenderableType] = []
     if table.title:
-        blocks.append(Text(str(table.title), style="italic"))
+        blocks.append(unbroken(Text(str(table.title), style="italic"), width))
     for row in _cells(table):
         first = Text("  ").join(
             c if isinstance(c, Text) else Text(str(c)) for c in row[:key] if _cell_width(c)
         )
-        blocks.append(first)
+        blocks.append(unbroken(first, width))
         for header, cell in zip(headers[key:], row[key:], strict=True):
             text = cell if isinstance(cell, Text) else Text(str(cell))
             if not text.plain.strip():
                 continue
             if len(headers) - key == 1:  # the one column below needs no name
-                blocks.append(Padding(text, (0, 0, 0, 2), expand=False))  # wrapped lines stay indented
+                blocks.append(unbroken(text, width, indent=2))  # wrapped lines stay indented
             elif "\n" in text.plain:  # a list: its name, then its lines below it
                 blocks.append(Text(f"  {header}:", style="dim"))
-                blocks.append(Padding(text, (0, 0, 0, 4), expand=False))
+                blocks.append(unbroken(text, width, indent=4))
             else:
                 line = Text(f"{header}: ", style="dim")
                 line.append_text(text)
-                blocks.append(Padding(line, (0, 0, 0, 2), expand=False))
+                blocks.append(unbroken(line, width, indent=2))
         blocks.append(Text(""))
     return Group(*blocks)
 
 
 def fit(table: Table, width: int, *, key: int = 1) -> RenderableType:
-    """`table` when it fits `width`, else its stacked form (the first `key` columns as each block's head)."""
-    return table if fits(table, width) else stacked(table, key=key)
+    """`table` when it fits `width`, else its stacked form (the first `key` columns as each block's head).
+    Print the result with ``crop=False`` (a word longer than the width is not cut)."""
+    if not fits(table, width):
+        return stacked(table, key=key, width=width)
+    # only the last column may be narrowed (rich would otherwise narrow the widest first), and the
+    # title is wrapped at spaces above the table rather than folded to the table's width
+    for column in table.columns[:-1]:
+        column.no_wrap = True
+    if not table.title:
+        return table
+    title = unbroken(Text(str(table.title), style="italic"), width)
+    table.title = None
+    return Group(title, table)
 
 
 def table_text(table: Table, *, key: int = 1, out: Console | None = None) -> str:
@@ -126,7 +171,7 @@ def table_text(table: Table, *, key: int = 1, out: Console | None = None) -> str
     without rich's padding."""
     out = out or console()
     with out.capture() as capture:
-        out.print(fit(table, out.width, key=key))
+        out.print(fit(table, out.width, key=key), crop=False)
     return plain(capture.get())
 
 
@@ -134,7 +179,7 @@ def print_table(table: Table, *, key: int = 1, out: Console | None = None) -> No
     """Print `table` to stdout (or `out`) at the output width, stacked when it does not fit."""
     out = out or console()
     if out.is_terminal:
-        out.print(fit(table, out.width, key=key))
+        out.print(fit(table, out.width, key=key), crop=False)
     else:
         out.file.write(table_text(table, key=key, out=out))
 

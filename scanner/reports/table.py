@@ -19,7 +19,7 @@ from rich.text import Text
 from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import Group, group
-from stockade.scanner.reports.layout import console, fit, output_width, plain
+from stockade.scanner.reports.layout import console, fit, output_width, plain, print_text
 from stockade.scanner.reports.names import shown
 from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
@@ -46,13 +46,13 @@ class TableReport(Report):
         out_console = console(out, width=output_width(terminal=color), color=color)
         groups = group(result.sorted_findings())
         if groups:
-            out_console.print(fit(_table(groups), out_console.width, key=4))
-        out_console.print(_summary(result, len(groups)))
+            out_console.print(fit(_table(groups), out_console.width, key=4), crop=False)
+        print_text(out_console, _summary(result, len(groups)))
         if result.framework:
             out_console.print(_controls(result))
-        for error in result.errors:
+        for error in result.errors:  # a path is never split across lines
             where = f"{shown(error.file)}:{error.line}" if error.line else shown(error.file)
-            out_console.print(Text(f"{where}: {error.message}", style="red"))
+            print_text(out_console, Text(f"{where}: {error.message}", style="red"))
         for status in result.exceptions:
             if status.status != "active":
                 spec = status.spec
@@ -61,9 +61,9 @@ class TableReport(Report):
                     if status.status == "expired"
                     else "matched nothing"
                 )
-                out_console.print(Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
+                print_text(out_console, Text(f"exception {spec.name!r} ({spec.owner}) {why}", style="yellow"))
         for gap in result.gaps:
-            out_console.print(Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
+            print_text(out_console, Text(f"not examined: {gap.scope}: {gap.message}", style="yellow"))
         return utf8(out.getvalue() if color else plain(out.getvalue()))
 
 
@@ -76,18 +76,18 @@ def _group(f: Finding) -> str:
 
 
 def _table(groups: list[Group]) -> Table:
-    """Location first and unwrapped (so `file:line` stays clickable), the object and message last;
-    one row per problem (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed.
+    """Location first and unwrapped (so `file:line` stays clickable; one too long for the width stacks
+    the rows instead), the object and message last, wrapped at spaces only; one row per problem
+    (:mod:`~stockade.scanner.reports.grouping`), its folded rules listed.
 
     File names are shown by the file-name rule (:mod:`~stockade.scanner.reports.names`), so no name can
-    add a line or a control character; a location too wide for the table stacks it (layout.fit) rather
-    than being folded inside its column."""
+    add a line or a control character."""
     table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
-    table.add_column("Location", no_wrap=True, overflow="fold")
+    table.add_column("Location", no_wrap=True)
     table.add_column("Severity", no_wrap=True)
     table.add_column("Action", no_wrap=True)
     table.add_column("Rule", no_wrap=True)
-    table.add_column("Finding", overflow="fold", ratio=1)
+    table.add_column("Finding", ratio=1)
     for i, g in enumerate(groups):
         f = g.primary
         last_of_group = i + 1 == len(groups) or _group(groups[i + 1].primary) != _group(f)
