@@ -310,7 +310,12 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         req = review.request
         config = state.config
         loop = asyncio.get_running_loop()
-        refusal = judged(req) and _refusal(req.object, req.old_object)
+        problem = judged(req) and req.malformed()
+        refusal = (
+            ("malformed-review", f"stockade denied a malformed AdmissionReview: {problem}")
+            if problem
+            else judged(req) and _refusal(req.object, req.old_object)
+        )
         if refusal:
             # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.
             reason, why = refusal
