@@ -25,12 +25,15 @@ of the stack (Starlette) is ASGI. What it lacks, :class:`GuardedProtocol` adds p
   the connection, or of the first byte after a response; a connection that sends half a request
   line and stalls is closed (uvicorn closes only idle keep-alive connections);
 - a connection bound: up to ``max_connections`` open connections (1,024 by default) are served.
-  Past it, the connection that has waited longest for a request is closed (an idle kept-alive
-  one, or a client stalled in its headers), so stalled clients cannot keep out a client that sends
-  its request promptly; when every connection has a request in progress, the new connection is
-  answered ``503`` with ``Retry-After: 1`` and closed (the API server's client retries it within
-  its webhook timeout). Past twice ``max_connections``, new connections are closed unanswered: that
-  bounds the file descriptors and memory that a flood can take;
+  Past it, room is made by closing a connection that is waiting for a request: an idle kept-alive
+  one first (ordinary HTTP: clients reconnect), then one that sent part of its request head and
+  stalled, then one silent for half the header timeout since its handshake; so stalled clients
+  cannot keep out a client that sends its request promptly. A connection whose request is in
+  progress, or silent for less than that (a burst: its request is on its way), is never closed for
+  room: when no connection can be, the new one is answered ``503`` with ``Retry-After: 1`` once
+  its request head arrives, and closed (the API server's client retries it within its webhook
+  timeout). Past twice ``max_connections``, new connections are closed unanswered: that bounds the
+  file descriptors and memory a flood can take (about 57 KiB per connection, measured);
 - the body timeout is the app's (``admission.body_timeout_seconds``: HTTP 408 and close).
 
 uvicorn's own ``limit_concurrency`` answers 503 to any request past the limit, counting idle and
@@ -40,6 +43,7 @@ stalled connections, so stalled clients would turn every real request into an er
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
 import contextlib
 import datetime as dt
 import functools
@@ -79,6 +83,12 @@ class Limits:
     header_timeout: float = 5.0
     handshake_timeout: float = 5.0
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+    @property
+    def silent_grace(self) -> float:
+        """Seconds a connection may stay silent after its handshake before it may be closed to make
+        room: half its header time (a client sends its request at once; a loaded one, soon)."""
+        return self.header_timeout / 2
 
     @property
     def most_connections(self) -> int:
@@ -133,6 +143,7 @@ class GuardedProtocol(H11Protocol):
         self._idle_at: float | None = None
         self._armed_for = self.cycle
         self._overloaded = False
+        self._partial = False
         open_now = len(self.connections)
         if open_now > self.limits.max_connections and not self._evict():
             if open_now > self.limits.most_connections:
@@ -146,33 +157,41 @@ class GuardedProtocol(H11Protocol):
             self.shed("overloaded")
         self._arm()
 
-    def _waiting_since(self) -> float | None:
-        """Since when this connection has waited for a request (its headers, or a next request on a
-        kept-alive connection); None while a request is in progress or when it is answered 503."""
+    def _eviction_rank(self) -> tuple[int, float] | None:
+        """How readily this connection is closed to make room, lowest first, or None if it is not:
+        an idle kept-alive connection (closing it is ordinary HTTP; clients reconnect), then one that
+        sent part of a request head and stalled (a client sends its head in one write), then one
+        silent for half the header timeout since it connected; each the oldest first. A request in
+        progress, a connection silent for less than that (its request is on its way: a burst), and a
+        connection being answered 503 are not closed."""
         if self._overloaded or self.transport.is_closing():
             return None
-        if self._header_timer is not None:
-            return self._armed_at
-        if self.cycle is not None and self.cycle.response_complete:
-            return self._idle_at
+        if self._header_timer is None:
+            if self.cycle is not None and self.cycle.response_complete and self._idle_at is not None:
+                return (0, self._idle_at)
+            return None
+        if self._partial:
+            return (1, self._armed_at)
+        if self.loop.time() - self._armed_at >= self.limits.silent_grace:
+            return (2, self._armed_at)
         return None
 
     def _evict(self) -> bool:
-        """At the bound, close the connection that has waited longest for a request (a stalled
-        client, or an idle kept-alive one) so that a new client is served; False when every
-        connection has a request in progress."""
+        """At the bound, close the connection most readily closed (:meth:`_eviction_rank`) so that a
+        new client is served; False when there is none."""
         oldest: GuardedProtocol | None = None
-        oldest_at = 0.0
+        rank: tuple[int, float] | None = None
         for c in self.connections:
             if not isinstance(c, GuardedProtocol) or c is self:
                 continue
-            at = c._waiting_since()
-            if at is not None and (oldest is None or at < oldest_at):
-                oldest, oldest_at = c, at
+            r = c._eviction_rank()
+            if r is not None and (rank is None or r < rank):
+                oldest, rank = c, r
         if oldest is None:
             return False
         log.warning(
-            "connection bound reached, oldest waiting connection closed", extra={"client": oldest.client}
+            "connection bound reached, a waiting connection closed",
+            extra={"client": oldest.client, "waiting": ("idle", "stalled", "silent")[rank[0] if rank else 0]},
         )
         self.shed("evicted")
         oldest._disarm()
@@ -186,6 +205,7 @@ class GuardedProtocol(H11Protocol):
         self._header_timer = self.loop.call_later(self.limits.header_timeout, self._header_timeout)
 
     def _disarm(self) -> None:
+        self._partial = False
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
@@ -205,6 +225,8 @@ class GuardedProtocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not self._armed_for:
             self._disarm()  # the headers are in: the body's deadline is the app's
+        elif self._header_timer is not None:
+            self._partial = True  # part of a request head, the rest not (yet) sent
 
     def on_response_complete(self) -> None:
         self._idle_at = self.loop.time()
@@ -301,6 +323,8 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: bytes asyncio reads from a TLS connection at once (its default, 256 KiB, is resident per connection)
+TLS_READ_BUFFER = 32 * 1024
 #: the listen queue (the kernel caps it at net.core.somaxconn, 4096 by default)
 BACKLOG = 4096
 
@@ -337,6 +361,10 @@ async def serve_on(
     `on_start` receives the server, whose `should_exit` stops it gracefully (used by tests).
     """
     certs = Certificates(cert, key, _counter(app, "certificate_reloads"))
+    # asyncio gives every TLS connection a 256 KiB read buffer (filled with zeros, so resident): 1,024
+    # connections would take 256 MiB for it alone. One TLS record is at most 16 KiB; reading in 32
+    # KiB steps costs nothing measurable, and a stalled connection then holds about 57 KiB in all.
+    asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
     config = uvicorn.Config(
         app,
         ssl_context_factory=lambda _config, _default: certs.listening,
