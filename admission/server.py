@@ -242,17 +242,25 @@ def protocol_for(limits: Limits, shed: Callable[[str], None] = _count) -> type[G
     return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits, "shed": staticmethod(shed)})
 
 
-def server_context(cert: Path, key: Path) -> ssl.SSLContext:
+def server_context(cert: Path, key: Path, *, unexpired: bool = True) -> ssl.SSLContext:
     """A server context serving this pair, or ssl.SSLError/OSError/ValueError saying why not: the
-    chain must load, the key must match the certificate (OpenSSL checks it) and the certificate
-    must not have expired."""
+    chain must load, the key must match the certificate (OpenSSL checks it) and, if `unexpired`,
+    the certificate must not have expired."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.load_cert_chain(str(cert), str(key))
+    expired = _expired(cert)
+    if unexpired and expired:
+        raise ValueError(expired)
+    return ctx
+
+
+def _expired(cert: Path) -> str | None:
+    """'the certificate expired at ...' if the first certificate in the file has expired."""
     leaf = x509.load_pem_x509_certificate(cert.read_bytes())
     if leaf.not_valid_after_utc <= dt.datetime.now(dt.UTC):
-        raise ValueError(f"the certificate expired at {leaf.not_valid_after_utc.isoformat()}")
-    return ctx
+        return f"the certificate expired at {leaf.not_valid_after_utc.isoformat()}"
+    return None
 
 
 def _stamp(*paths: Path) -> tuple[tuple[int, int, int], ...] | None:
@@ -273,7 +281,12 @@ class Certificates:
         self.cert, self.key = cert, key
         self.on_reload = on_reload
         self._seen = _stamp(cert, key)
-        self.current = self.listening = server_context(cert, key)
+        # At start an expired certificate still serves (as it always did), with a warning; a reload
+        # to an expired one is rejected.
+        self.current = self.listening = server_context(cert, key, unexpired=False)
+        expired = _expired(cert)
+        if expired:
+            log.warning("serving an expired certificate", extra={"error": expired})
         self.listening.sni_callback = self._select
 
     def _select(self, conn: ssl.SSLObject | ssl.SSLSocket, _name: str | None, ctx: ssl.SSLContext) -> None:
