@@ -103,6 +103,19 @@ class Metrics:
             ["reason"],
             registry=self.registry,
         )
+        self.certificate_reloads = Counter(
+            "stockade_certificate_reloads",
+            "Serving certificate reloads: applied, or rejected (the current one kept serving)",
+            ["result"],
+            registry=self.registry,
+        )
+        self.connections_shed = Counter(
+            "stockade_connections_shed",
+            "Connections past admission.max_connections: evicted (the one that waited longest for a"
+            " request), overloaded (answered 503 with Retry-After), closed (past twice the bound)",
+            ["action"],
+            registry=self.registry,
+        )
         self.engine_restarts = Counter(
             "stockade_engine_restarts",
             "Engine processes killed and replaced after an evaluation overran its timeout or died",
@@ -142,6 +155,8 @@ class WebhookState:
     isolated: bool = False
     #: whether the config watcher runs (readyz reports a dead one); set by the app
     watcher: asyncio.Task[None] | None = None
+    #: set to reload the config and policies now, changed or not (SIGHUP)
+    reload_requested: asyncio.Event = field(default_factory=asyncio.Event)
     _kinds: tuple[Config, WorkloadKinds] | None = None
 
     def workload_kinds(self) -> WorkloadKinds:
@@ -296,7 +311,12 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         req = review.request
         config = state.config
         loop = asyncio.get_running_loop()
-        refusal = judged(req) and _refusal(req.object, req.old_object)
+        problem = judged(req) and req.malformed()
+        refusal = (
+            ("malformed-review", f"stockade denied a malformed AdmissionReview: {problem}")
+            if problem
+            else judged(req) and _refusal(req.object, req.old_object)
+        )
         if refusal:
             # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.
             reason, why = refusal
@@ -405,7 +425,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             for close in state.on_shutdown:
                 close()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/validate", validate, methods=["POST"]),
             Route("/healthz", healthz, methods=["GET"]),
@@ -414,6 +434,11 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         ],
         lifespan=lifespan,
     )
+    # What the server (admission/server.py) reaches: the metrics it counts certificate reloads and
+    # shed connections in, and the reload that SIGHUP asks for.
+    app.state.metrics = metrics
+    app.state.reload = state.reload_requested.set
+    return app
 
 
 def _fingerprint(state: WebhookState) -> tuple[tuple[str, float], ...]:
@@ -433,8 +458,15 @@ def _fingerprint(state: WebhookState) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
+async def _pause(state: WebhookState, interval: float) -> None:
+    """Sleep `interval` seconds, or less if a reload is requested (SIGHUP)."""
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(state.reload_requested.wait(), interval)
+
+
 async def _watch_config(state: WebhookState, interval: float) -> None:
-    """Reload stockade.yaml and the extra policies when they change.
+    """Reload stockade.yaml and the extra policies when they change, or at once when asked to
+    (`state.reload_requested`, set on SIGHUP).
 
     A broken new config or library is rejected and the active one is kept. No exception ends the
     watcher (each is logged and counted); `/readyz` fails if it ever stops all the same.
@@ -443,10 +475,12 @@ async def _watch_config(state: WebhookState, interval: float) -> None:
     loop = asyncio.get_running_loop()
     while True:
         try:
+            asked = state.reload_requested.is_set()
+            state.reload_requested.clear()
             now = _fingerprint(state)
-            if seen is None or now == seen:
+            if not asked and (seen is None or now == seen):
                 seen = now
-                await asyncio.sleep(interval)
+                await _pause(state, interval)
                 continue
             seen = now
             config = load_config(state.config_path) if state.config_path else state.config
@@ -457,7 +491,7 @@ async def _watch_config(state: WebhookState, interval: float) -> None:
             state.metrics.config_reloads.labels("rejected").inc()
             reason = str(exc) if isinstance(exc, ConfigError | PolicyError) else type(exc).__name__
             log.error("config reload rejected, keeping the active config", extra={"error": reason})
-            await asyncio.sleep(interval)
+            await _pause(state, interval)
             continue
         state.metrics.config_reloads.labels("applied").inc()
         log.info("config and policies reloaded")

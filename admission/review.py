@@ -2,13 +2,18 @@
 
 Only what a validating webhook reads is modelled; unknown fields are ignored so newer API servers
 keep working. Field names follow the API (camelCase) through aliases.
+
+A request that the API server would never send for its operation is malformed and denied
+(:meth:`AdmissionRequest.malformed`): a CREATE or UPDATE carries the object it creates or updates,
+so one whose ``object`` is null, missing or not a JSON object would otherwise be allowed with
+nothing judged. A DELETE legitimately has a null ``object`` (its ``oldObject`` is what is deleted).
 """
 
 from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
 API_VERSION = "admission.k8s.io/v1"
 
@@ -48,6 +53,56 @@ class AdmissionRequest(_Model):
     object: dict[str, Any] | None = None
     old_object: dict[str, Any] | None = Field(None, alias="oldObject")
     dry_run: bool = Field(False, alias="dryRun")
+    #: `object` or `oldObject` fields that held something other than a JSON object or null
+    _not_objects: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _objects_or_null(
+        cls, data: Any, handler: ModelWrapValidatorHandler[AdmissionRequest]
+    ) -> AdmissionRequest:
+        """Set aside an `object` or `oldObject` that is not a JSON object (a list, a string): the
+        request is still parsed, with its uid, so that it can be denied as malformed instead of
+        failing as a bad request (which `failurePolicy: Ignore` would allow)."""
+        bad: list[str] = []
+        if isinstance(data, dict):
+            for key in ("object", "oldObject"):
+                value = data.get(key)
+                if value is not None and not isinstance(value, dict):
+                    bad.append(f"request.{key} is {_json_type(value)}, not an object")
+            if bad:
+                data = {
+                    k: (None if k in ("object", "oldObject") and not isinstance(v, dict) else v)
+                    for k, v in data.items()
+                }
+        request = handler(data)
+        request._not_objects = tuple(bad)
+        return request
+
+    def malformed(self) -> str | None:
+        """Why this request is not one the API server sends for its operation, or None: a CREATE or
+        UPDATE without its object, or an `object`/`oldObject` that is not a JSON object."""
+        if self._not_objects:
+            return "; ".join(self._not_objects)
+        if self.operation in ("CREATE", "UPDATE") and self.object is None:
+            article = "an" if self.operation == "UPDATE" else "a"
+            return (
+                f"{article} {self.operation} request without its object (request.object is null or missing)"
+            )
+        return None
+
+
+def _json_type(value: object) -> str:
+    """The JSON type of a value, as a denial names it (never the value itself)."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
 
 
 class AdmissionReview(_Model):

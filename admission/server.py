@@ -1,12 +1,19 @@
 """Serve the webhook over HTTPS with uvicorn: TLS >= 1.2, live certificate reload, worker processes.
 
-Certificates rotate (cert-manager, `stockade webhook certs`) while the server runs. The files are
-polled, and a changed pair is loaded into the live `SSLContext`: new handshakes use the new
-certificate, connections in flight are untouched, and a broken pair is ignored (the old one stays).
+**Certificates** rotate (cert-manager, `stockade webhook certs`) while the server runs. The files are
+polled (and read at once on SIGHUP); a changed pair is loaded into a *new* ``SSLContext``, which is
+checked (the chain parses, the key matches the certificate, the certificate has not expired) and
+only then swapped in whole: the listening context's SNI callback hands every new handshake the
+current context. A broken pair (half-written, mismatched, empty, expired) is rejected and the old
+one keeps serving; each outcome is logged and counted (``stockade_certificate_reloads_total``).
+Loading into the live context instead would break TLS: OpenSSL installs the new certificate before
+it finds that the key does not match, and every handshake after it fails.
 
 Workers are processes, because regorus holds the GIL. The parent binds the socket once and forks
 workers that all accept on it; each worker has its own engine and its own cache. SIGTERM or SIGINT
-make every worker finish its in-flight requests and stop (uvicorn's graceful shutdown).
+make every worker finish its in-flight requests and stop (uvicorn's graceful shutdown). SIGHUP
+reloads the certificate and the config and policies at once (the parent passes it to its workers);
+it never stops the server.
 
 **Slow and many clients.** The server is uvicorn (h11), kept because it already gives the
 keep-alive timeout, a bound on an incomplete request's buffered bytes (h11's 16 KiB) and flow
@@ -17,10 +24,16 @@ of the stack (Starlette) is ASGI. What it lacks, :class:`GuardedProtocol` adds p
 - a header timeout: the request line and headers must arrive within ``header_timeout`` seconds of
   the connection, or of the first byte after a response; a connection that sends half a request
   line and stalls is closed (uvicorn closes only idle keep-alive connections);
-- a connection cap: past ``max_connections`` open connections, the connection that has waited
-  longest for its request headers is closed (a stalled or idle client), or the new one when every
-  connection has a request in progress; stalled clients cannot take every file descriptor, and
-  cannot keep out a client that sends its request promptly;
+- a connection bound: up to ``max_connections`` open connections (1,024 by default) are served.
+  Past it, room is made by closing a connection that is waiting for a request: an idle kept-alive
+  one first (ordinary HTTP: clients reconnect), then one that sent part of its request head and
+  stalled, then one silent for half the header timeout since its handshake; so stalled clients
+  cannot keep out a client that sends its request promptly. A connection whose request is in
+  progress, or silent for less than that (a burst: its request is on its way), is never closed for
+  room: when no connection can be, the new one is answered ``503`` with ``Retry-After: 1`` once
+  its request head arrives, and closed (the API server's client retries it within its webhook
+  timeout). Past twice ``max_connections``, new connections are closed unanswered: that bounds the
+  file descriptors and memory a flood can take (about 57 KiB per connection, measured);
 - the body timeout is the app's (``admission.body_timeout_seconds``: HTTP 408 and close).
 
 uvicorn's own ``limit_concurrency`` answers 503 to any request past the limit, counting idle and
@@ -30,26 +43,38 @@ stalled connections, so stalled clients would turn every real request into an er
 from __future__ import annotations
 
 import asyncio
+import asyncio.sslproto
+import contextlib
+import datetime as dt
 import functools
 import logging
 import multiprocessing
 import multiprocessing.connection
+import os
+import resource
 import signal
 import socket
 import ssl
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
 import uvicorn
+from cryptography import x509
 from starlette.applications import Starlette
+from starlette.types import Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from stockade.policies.config.settings import AdmissionConfig
 
 log = logging.getLogger("stockade.admission")
 AppFactory = Callable[[], Starlette]
+#: connections the server answers per worker unless ``admission.max_connections`` says otherwise
+DEFAULT_MAX_CONNECTIONS = 1024
+#: seconds an overloaded client is asked to wait (``Retry-After``)
+RETRY_AFTER_SECONDS = 1
 
 
 @dataclass(frozen=True)
@@ -58,7 +83,18 @@ class Limits:
 
     header_timeout: float = 5.0
     handshake_timeout: float = 5.0
-    max_connections: int = 256
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+
+    @property
+    def silent_grace(self) -> float:
+        """Seconds a connection may stay silent after its handshake before it may be closed to make
+        room: half its header time (a client sends its request at once; a loaded one, soon)."""
+        return self.header_timeout / 2
+
+    @property
+    def most_connections(self) -> int:
+        """Open connections past which new ones are closed unanswered (the 503s in between)."""
+        return 2 * self.max_connections
 
     @classmethod
     def of(cls, admission: AdmissionConfig) -> Limits:
@@ -69,37 +105,93 @@ class Limits:
         )
 
 
+async def overloaded(scope: Scope, receive: Receive, send: Send) -> None:
+    """The answer past the connection bound: 503 with Retry-After, and the connection is closed."""
+    body = b'{"error": "the webhook is at its connection limit; retry"}'
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 503,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"retry-after", str(RETRY_AFTER_SECONDS).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+def _count(_action: str) -> None:
+    """What a connection that was shed counts by default: nothing (the app's metrics, if any)."""
+
+
 class GuardedProtocol(H11Protocol):
-    """uvicorn's h11 protocol with a header timeout and a connection cap (see the module doc)."""
+    """uvicorn's h11 protocol with a header timeout and a connection bound (see the module doc)."""
 
     limits = Limits()
+    #: called with "evicted", "overloaded" or "closed" for each connection shed at the bound
+    shed: Callable[[str], None] = staticmethod(_count)
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._header_timer: asyncio.TimerHandle | None = None
         self._armed_at = 0.0
+        self._idle_at: float | None = None
         self._armed_for = self.cycle
-        if len(self.connections) > self.limits.max_connections and not self._evict():
-            log.warning("connection limit reached, new connection closed", extra={"client": self.client})
-            transport.abort()
-            return
+        self._overloaded = False
+        self._partial = False
+        open_now = len(self.connections)
+        if open_now > self.limits.max_connections and not self._evict():
+            if open_now > self.limits.most_connections:
+                log.warning("connection bound reached, new connection closed", extra={"client": self.client})
+                self.shed("closed")
+                transport.abort()
+                return
+            # every connection has a request in progress: answer this one 503, Retry-After
+            self._overloaded = True
+            self.app = overloaded
+            self.shed("overloaded")
         self._arm()
 
+    def _eviction_rank(self) -> tuple[int, float] | None:
+        """How readily this connection is closed to make room, lowest first, or None if it is not:
+        an idle kept-alive connection (closing it is ordinary HTTP; clients reconnect), then one that
+        sent part of a request head and stalled (a client sends its head in one write), then one
+        silent for half the header timeout since it connected; each the oldest first. A request in
+        progress, a connection silent for less than that (its request is on its way: a burst), and a
+        connection being answered 503 are not closed."""
+        if self._overloaded or self.transport.is_closing():
+            return None
+        if self._header_timer is None:
+            if self.cycle is not None and self.cycle.response_complete and self._idle_at is not None:
+                return (0, self._idle_at)
+            return None
+        if self._partial:
+            return (1, self._armed_at)
+        if self.loop.time() - self._armed_at >= self.limits.silent_grace:
+            return (2, self._armed_at)
+        return None
+
     def _evict(self) -> bool:
-        """At the cap, close the connection that has waited longest for its request headers (a
-        stalled client, or an idle kept-alive one) so that a new client is served; False when every
-        connection has a request in progress."""
-        waiting = [
-            c
-            for c in self.connections
-            if isinstance(c, GuardedProtocol) and c is not self and c._header_timer is not None
-        ]
-        if not waiting:
+        """At the bound, close the connection most readily closed (:meth:`_eviction_rank`) so that a
+        new client is served; False when there is none."""
+        oldest: GuardedProtocol | None = None
+        rank: tuple[int, float] | None = None
+        for c in self.connections:
+            if not isinstance(c, GuardedProtocol) or c is self:
+                continue
+            r = c._eviction_rank()
+            if r is not None and (rank is None or r < rank):
+                oldest, rank = c, r
+        if oldest is None:
             return False
-        oldest = min(waiting, key=lambda c: c._armed_at)
         log.warning(
-            "connection limit reached, oldest waiting connection closed", extra={"client": oldest.client}
+            "connection bound reached, a waiting connection closed",
+            extra={"client": oldest.client, "waiting": ("idle", "stalled", "silent")[rank[0] if rank else 0]},
         )
+        self.shed("evicted")
         oldest._disarm()
         oldest.transport.abort()
         return True
@@ -111,6 +203,7 @@ class GuardedProtocol(H11Protocol):
         self._header_timer = self.loop.call_later(self.limits.header_timeout, self._header_timeout)
 
     def _disarm(self) -> None:
+        self._partial = False
         if self._header_timer is not None:
             self._header_timer.cancel()
             self._header_timer = None
@@ -130,39 +223,103 @@ class GuardedProtocol(H11Protocol):
         super().data_received(data)
         if self.cycle is not self._armed_for:
             self._disarm()  # the headers are in: the body's deadline is the app's
+        elif self._header_timer is not None:
+            self._partial = True  # part of a request head, the rest not (yet) sent
+
+    def on_response_complete(self) -> None:
+        self._idle_at = self.loop.time()
+        super().on_response_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
         super().connection_lost(exc)
 
 
-def protocol_for(limits: Limits) -> type[GuardedProtocol]:
+def protocol_for(limits: Limits, shed: Callable[[str], None] = _count) -> type[GuardedProtocol]:
     """A protocol class bound to these limits (uvicorn instantiates it per connection)."""
-    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits})
+    return type("GuardedProtocol", (GuardedProtocol,), {"limits": limits, "shed": staticmethod(shed)})
 
 
-def _mtimes(*paths: Path) -> tuple[float, ...] | None:
+def server_context(cert: Path, key: Path, *, unexpired: bool = True) -> ssl.SSLContext:
+    """A server context serving this pair, or ssl.SSLError/OSError/ValueError saying why not: the
+    chain must load, the key must match the certificate (OpenSSL checks it) and, if `unexpired`,
+    the certificate must not have expired."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    ctx.load_cert_chain(str(cert), str(key))
+    expired = _expired(cert)
+    if unexpired and expired:
+        raise ValueError(expired)
+    return ctx
+
+
+def _expired(cert: Path) -> str | None:
+    """'the certificate expired at ...' if the first certificate in the file has expired."""
+    leaf = x509.load_pem_x509_certificate(cert.read_bytes())
+    if leaf.not_valid_after_utc <= dt.datetime.now(dt.UTC):
+        return f"the certificate expired at {leaf.not_valid_after_utc.isoformat()}"
+    return None
+
+
+def _stamp(*paths: Path) -> tuple[tuple[int, int, int], ...] | None:
     try:
-        return tuple(p.stat().st_mtime for p in paths)
+        return tuple((st.st_ino, st.st_size, st.st_mtime_ns) for st in (p.stat() for p in paths))
     except OSError:
         return None
 
 
-async def watch_certificates(ctx: ssl.SSLContext, cert: Path, key: Path, interval: float = 2.0) -> None:
-    seen = _mtimes(cert, key)
-    while True:
-        await asyncio.sleep(interval)
-        now = _mtimes(cert, key)
-        if now is None or now == seen:
-            continue
+class Certificates:
+    """The serving certificate, swapped whole on reload (see the module doc).
+
+    ``listening`` is the context the server is created with; its SNI callback (called for every
+    ClientHello, with or without a server name) moves each new handshake onto ``current``.
+    """
+
+    def __init__(self, cert: Path, key: Path, on_reload: Callable[[str], None] = _count) -> None:
+        self.cert, self.key = cert, key
+        self.on_reload = on_reload
+        self._seen = _stamp(cert, key)
+        # At start an expired certificate still serves (as it always did), with a warning; a reload
+        # to an expired one is rejected.
+        self.current = self.listening = server_context(cert, key, unexpired=False)
+        expired = _expired(cert)
+        if expired:
+            log.warning("serving an expired certificate", extra={"error": expired})
+        self.listening.sni_callback = self._select
+
+    def _select(self, conn: ssl.SSLObject | ssl.SSLSocket, _name: str | None, ctx: ssl.SSLContext) -> None:
+        current = self.current
+        if current is not ctx:
+            conn.context = current
+
+    def reload(self, *, force: bool = False) -> bool | None:
+        """Load the files if they changed (or ``force``): True if the new pair now serves, False if
+        it was rejected (the current one keeps serving), None if nothing changed."""
+        before = _stamp(self.cert, self.key)
+        if before is None or (before == self._seen and not force):
+            return None
         try:
-            ctx.load_cert_chain(str(cert), str(key))
-        except (ssl.SSLError, OSError) as exc:
-            # Half-written during rotation, or a mismatched pair: keep serving the old one.
-            log.warning("certificate reload failed, keeping the current one", extra={"error": str(exc)})
-            continue
-        seen = now
-        log.info("certificate reloaded", extra={"cert": str(cert)})
+            ctx = server_context(self.cert, self.key)
+        except (ssl.SSLError, OSError, ValueError) as exc:
+            self._seen = before  # not again until the files change (a rotation's second write)
+            self.on_reload("rejected")
+            log.warning("certificate reload rejected, keeping the current one", extra={"error": str(exc)})
+            return False
+        if _stamp(self.cert, self.key) != before:
+            return None  # changed while it was read: the next poll loads the finished pair
+        self._seen = before
+        self.current = ctx
+        self.on_reload("applied")
+        log.info("certificate reloaded", extra={"cert": str(self.cert)})
+        return True
+
+    async def watch(self, interval: float = 2.0) -> None:
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                self.reload()
+            except Exception as exc:  # the watcher outlives anything unexpected, as the config one
+                log.error("certificate reload failed", extra={"error": type(exc).__name__})
 
 
 def bind(host: str, port: int) -> socket.socket:
@@ -172,9 +329,32 @@ def bind(host: str, port: int) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, port))
-    sock.listen(2048)
+    sock.listen(BACKLOG)
     sock.set_inheritable(True)
     return sock
+
+
+#: bytes asyncio reads from a TLS connection at once (its default, 256 KiB, is resident per connection)
+TLS_READ_BUFFER = 32 * 1024
+#: the listen queue (the kernel caps it at net.core.somaxconn, 4096 by default)
+BACKLOG = 4096
+
+
+def _counter(app: Starlette, name: str) -> Callable[[str], None]:
+    """``label -> None`` incrementing the app's counter ``name`` (its metrics: app.state.metrics)."""
+    metrics = getattr(app.state, "metrics", None)
+    counter = getattr(metrics, name, None)
+    if counter is None:
+        return _count
+    return lambda label: counter.labels(label).inc()
+
+
+def _on_sighup(certs: Certificates, app: Starlette) -> None:
+    log.info("SIGHUP: reloading the certificate, the config and the policies")
+    certs.reload(force=True)
+    reload: Callable[[], None] | None = getattr(app.state, "reload", None)
+    if reload is not None:
+        reload()
 
 
 async def serve_on(
@@ -191,24 +371,27 @@ async def serve_on(
 
     `on_start` receives the server, whose `should_exit` stops it gracefully (used by tests).
     """
+    certs = Certificates(cert, key, _counter(app, "certificate_reloads"))
+    # asyncio gives every TLS connection a 256 KiB read buffer (filled with zeros, so resident): 1,024
+    # connections would take 256 MiB for it alone. One TLS record is at most 16 KiB; reading in 32
+    # KiB steps costs nothing measurable, and a stalled connection then holds about 57 KiB in all.
+    asyncio.sslproto.SSLProtocol.max_size = TLS_READ_BUFFER
     config = uvicorn.Config(
         app,
-        ssl_certfile=str(cert),
-        ssl_keyfile=str(key),
+        ssl_context_factory=lambda _config, _default: certs.listening,
         log_config=None,
         access_log=False,
         timeout_graceful_shutdown=10,
         lifespan="on",
-        http=protocol_for(limits),
+        http=protocol_for(limits, _counter(app, "connections_shed")),
         timeout_keep_alive=5,
+        backlog=BACKLOG,
     )
     config.load()
-    assert config.ssl is not None
-    config.ssl.minimum_version = ssl.TLSVersion.TLSv1_2
     server = uvicorn.Server(config)
     if on_start is not None:
         on_start(server)
-    reloader = asyncio.create_task(watch_certificates(config.ssl, cert, key, reload_interval))
+    reloader = asyncio.create_task(certs.watch(reload_interval))
     # uvicorn creates the server with asyncio's default TLS handshake timeout (60 s) and offers no
     # setting; this loop's create_server gets ours (the attribute lives on this loop object only).
     loop = asyncio.get_running_loop()
@@ -216,14 +399,38 @@ async def serve_on(
     loop.create_server = functools.partial(  # type: ignore[method-assign]
         create_server, ssl_handshake_timeout=limits.handshake_timeout
     )
+    hup = threading.current_thread() is threading.main_thread()
+    if hup:
+        loop.add_signal_handler(signal.SIGHUP, _on_sighup, certs, app)
     try:
         await server.serve(sockets=[sock])
     finally:
         reloader.cancel()
+        if hup:
+            loop.remove_signal_handler(signal.SIGHUP)
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)  # not the default (exit) while stopping
 
 
 def _worker(sock: socket.socket, factory: AppFactory, cert: Path, key: Path, limits: Limits) -> None:
     asyncio.run(serve_on(sock, factory(), cert, key, limits=limits))
+
+
+def raise_file_limit(limits: Limits) -> int:
+    """Raise this process's soft RLIMIT_NOFILE to what the connection bound needs (each connection
+    is a descriptor, plus the engine's pipes, the inventory's sockets, logs); return the limit."""
+    want = limits.most_connections + 256
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < want:
+        soft = want if hard == resource.RLIM_INFINITY else min(want, hard)
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    if soft != resource.RLIM_INFINITY and soft < want:
+        log.warning(
+            "open files limited below the connection bound: connections past it wait in the listen queue",
+            extra={"nofile": soft, "wanted": want},
+        )
+    return soft
 
 
 def serve(
@@ -235,9 +442,13 @@ def serve(
     limits: Limits = Limits(),
 ) -> int:
     """Serve on a bound socket (:func:`bind`) until SIGTERM/SIGINT; with workers > 1, in that many
-    forked processes. Returns 0 after a requested stop, or the number of workers that ended on their
-    own with a non-zero exit code (one that could not start, say): the first such worker stops the
-    others, so a server never runs on quietly with fewer workers than it was given."""
+    forked processes. SIGHUP reloads (each worker's) certificate and config; it never stops them.
+    Returns 0 after a requested stop, or the number of workers that ended on their own with a non-zero
+    exit code (one that could not start, say): the first such worker stops the others, so a server
+    never runs on quietly with fewer workers than it was given."""
+    raise_file_limit(limits)
+    # Ignored until each worker's loop handles it, so that a SIGHUP while starting cannot kill one.
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
     if workers <= 1:
         _worker(sock, factory, cert, key, limits)
         return 0
@@ -250,18 +461,25 @@ def serve(
         p.start()
     stopping = False
 
-    def stop_all() -> None:
+    def send(signum: int) -> None:
         for p in procs:
-            if p.is_alive():
-                p.terminate()  # SIGTERM: uvicorn finishes in-flight requests, then exits
+            if p.is_alive() and p.pid is not None:
+                os.kill(p.pid, signum)
 
-    def forward(_signum: int, _frame: FrameType | None) -> None:
+    def stop_all() -> None:
+        send(signal.SIGTERM)  # uvicorn finishes in-flight requests, then exits
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
         nonlocal stopping
+        if signum == signal.SIGHUP:  # reload, in every worker
+            send(signal.SIGHUP)
+            return
         stopping = True
         stop_all()
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
+    signal.signal(signal.SIGHUP, forward)
     failed = 0
     running = list(procs)
     while running:

@@ -425,7 +425,7 @@ class AdmissionConfig(_Model):
     body_timeout_seconds: float = Field(10.0, gt=0)
     # Per worker process: open connections (more are closed at once), requests read and evaluated
     # at once (others wait before their body is read). Memory arithmetic: docs/benchmarks.md.
-    max_connections: int = Field(256, gt=0)
+    max_connections: int = Field(1024, gt=0)
     max_inflight: int = Field(1, gt=0)
     # Bytes of request bodies being read at once, per worker; past it the longest reader is dropped.
     max_buffered_bytes: int = Field(48 * 1024 * 1024, gt=0)
@@ -845,8 +845,9 @@ rbac:
 # failure_mode is open; request bodies above max_request_bytes get HTTP 400. Objects with more
 # JSON values, containers or pod specs than the max_* below are denied in either failure mode.
 # Slow clients are closed after the header and body timeouts; per worker, at most max_connections
-# connections, max_inflight requests parsed and evaluated at once, and max_buffered_bytes of
-# request bodies being read (past it the longest reader is dropped).
+# connections (past them, idle ones are closed and new ones answered 503 Retry-After), max_inflight
+# requests parsed and evaluated at once, and max_buffered_bytes of request bodies being read (past
+# it the longest reader is dropped).
 admission:
   failure_mode: closed
   max_request_bytes: 3145728
@@ -856,7 +857,7 @@ admission:
   max_pod_specs: 64
   header_timeout_seconds: 5.0
   body_timeout_seconds: 10.0
-  max_connections: 256
+  max_connections: 1024
   max_inflight: 1
   max_buffered_bytes: 50331648
   engine_process: true
