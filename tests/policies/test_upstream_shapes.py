@@ -120,3 +120,20 @@ def test_kuberay_check_name() -> None:
     assert check_name(long) == "r" + "b" * 49
     assert check_name("1cluster") == "rcluster"
     assert check_name("_x") == "rx"
+
+
+# ---- cluster DNS addresses ------------------------------------------------------------------------
+
+
+def test_nodelocal_dns_cache_is_cluster_dns_by_default() -> None:
+    """Before: STK-NET-005 said 169.254.20.10/32 on port 53 is "not cluster DNS"; after: NodeLocal
+    DNSCache's address is in egress.cluster_dns.addresses by default, and the list is configurable."""
+    policy = _objects("hostpath_and_dns.yaml")[1]
+    assert parse_config("{}").egress.cluster_dns.addresses == ("169.254.20.10",)
+    assert _count(_findings([policy]), "STK-NET-005") == {}
+    # a list that is set replaces the default
+    found = _count(_findings([policy], "egress: {cluster_dns: {addresses: [10.0.0.10]}}"), "STK-NET-005")
+    assert found == {("NetworkPolicy", "", "STK-NET-005"): 1}
+    assert _count(_findings([policy], "egress: {cluster_dns: {addresses: []}}"), "STK-NET-005")
+    kept = "egress: {cluster_dns: {addresses: [169.254.20.10, 10.0.0.10]}}"
+    assert _count(_findings([policy], kept), "STK-NET-005") == {}
