@@ -137,3 +137,24 @@ def test_nodelocal_dns_cache_is_cluster_dns_by_default() -> None:
     assert _count(_findings([policy], "egress: {cluster_dns: {addresses: []}}"), "STK-NET-005")
     kept = "egress: {cluster_dns: {addresses: [169.254.20.10, 10.0.0.10]}}"
     assert _count(_findings([policy], kept), "STK-NET-005") == {}
+
+
+# ---- hostPath volumes: one finding per problem, severities that match what is mounted --------------
+
+
+def test_host_path_volumes_are_reported_once_and_by_risk() -> None:
+    """Before: six hostPath volumes gave STK-POD-005 6, STK-POD-101 6 (the same volumes again) and
+    STK-POD-201 6 (critical "exposes forbidden /etc" for a read-only /etc/localtime, /etc/os-release,
+    /proc/meminfo). After: STK-POD-005 6 (its details name both PSA checks), STK-POD-101 0, and
+    STK-POD-201 3: the runtime socket, the /etc directory and a writable /etc/timezone."""
+    findings = _findings([_objects("hostpath_and_dns.yaml")[0]])
+    found = _count(findings, "STK-POD-005", "STK-POD-101", "STK-POD-201")
+    assert found == {("DaemonSet", "", "STK-POD-005"): 6, ("DaemonSet", "", "STK-POD-201"): 3}
+    targets = {f.details["hostPath"]: f.details["mount"] for f in findings if f.rule.id == "STK-POD-201"}
+    assert targets == {"/var/run/docker.sock": "read-only", "/etc": "read-only", "/etc/timezone": "writable"}
+    checks = {tuple(f.details["checks"]) for f in findings if f.rule.id == "STK-POD-005"}
+    assert checks == {("hostPathVolumes", "restrictedVolumes")}
+    # other restricted volume types are still STK-POD-101's
+    daemonset = _objects("hostpath_and_dns.yaml")[0]
+    daemonset["spec"]["template"]["spec"]["volumes"].append({"name": "nfs", "nfs": {"server": "s", "path": "/"}})
+    assert _count(_findings([daemonset]), "STK-POD-101") == {("DaemonSet", "", "STK-POD-101"): 1}
