@@ -158,3 +158,24 @@ def test_host_path_volumes_are_reported_once_and_by_risk() -> None:
     daemonset = _objects("hostpath_and_dns.yaml")[0]
     daemonset["spec"]["template"]["spec"]["volumes"].append({"name": "nfs", "nfs": {"server": "s", "path": "/"}})
     assert _count(_findings([daemonset]), "STK-POD-101") == {("DaemonSet", "", "STK-POD-101"): 1}
+
+
+# ---- RBAC: one finding per object and permission set ----------------------------------------------
+
+
+def test_kubeflow_profiles_deployment_gets_one_rbac_finding() -> None:
+    """Kubeflow's profiles-deployment runs as a cluster-admin account. Before: 14 STK-RBAC-030
+    findings on one line (one per catalogue rule id); after: one, whose details list every rule id
+    with its permissions and the escalation paths."""
+    findings = _findings(_objects("kubeflow_profiles.yaml"))
+    rbac = [f for f in findings if f.rule.id == "STK-RBAC-030"]
+    assert len(rbac) == 1
+    (finding,) = rbac
+    assert finding.resource.name == "profiles-deployment"
+    assert finding.details["serviceAccount"] == "kubeflow/profiles-controller-service-account"
+    assert len(finding.details["rules"]) == 14
+    assert set(finding.details["permissions"]) == set(finding.details["rules"])
+    assert all(finding.details["permissions"][r] for r in finding.details["rules"])
+    assert finding.message.startswith(
+        "pods mount the token of ServiceAccount kubeflow/profiles-controller-service-account, which holds "
+    )
