@@ -156,7 +156,9 @@ def test_host_path_volumes_are_reported_once_and_by_risk() -> None:
     assert checks == {("hostPathVolumes", "restrictedVolumes")}
     # other restricted volume types are still STK-POD-101's
     daemonset = _objects("hostpath_and_dns.yaml")[0]
-    daemonset["spec"]["template"]["spec"]["volumes"].append({"name": "nfs", "nfs": {"server": "s", "path": "/"}})
+    daemonset["spec"]["template"]["spec"]["volumes"].append(
+        {"name": "nfs", "nfs": {"server": "s", "path": "/"}}
+    )
     assert _count(_findings([daemonset]), "STK-POD-101") == {("DaemonSet", "", "STK-POD-101"): 1}
 
 
