@@ -112,7 +112,10 @@ def _ray(prefix: str, cluster_name: OperatorName = "generated") -> tuple[PodPath
     Role to it (raycluster_controller.go reconcileAutoscaler*). A RayCluster's name is its object's;
     RayJob and RayService create clusters under generated names."""
     head = Account("operator", "KubeRay", (*prefix.split("."), "enableInTreeAutoscaling"), cluster_name)
-    return (_T(f"{prefix}.headGroupSpec.template", account=head), _T(f"{prefix}.workerGroupSpecs[*].template"))
+    return (
+        _T(f"{prefix}.headGroupSpec.template", account=head),
+        _T(f"{prefix}.workerGroupSpecs[*].template"),
+    )
 
 
 def _kubeflow(kind: str, field: str, version: str = "v1") -> KindInfo:
