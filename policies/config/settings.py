@@ -260,14 +260,20 @@ def _ip_addresses(value: tuple[str, ...]) -> tuple[str, ...]:
     return value
 
 
+#: NodeLocal DNSCache's default listen address (kubernetes/dns nodelocaldns, __PILLAR__LOCAL__DNS__).
+NODELOCAL_DNS_ADDRESS = "169.254.20.10"
+
+
 class ClusterDNSConfig(_Model):
     """The cluster DNS pods: always reachable on port 53, and the only DNS server workloads may use."""
 
     namespace: str = "kube-system"
     pod_labels: dict[str, str] = Field(default_factory=lambda: {"k8s-app": "kube-dns"})
-    # Addresses that are cluster DNS too: NodeLocal DNSCache's link-local address (169.254.20.10),
-    # kube-dns' Service IP. An ipBlock (or Cilium toCIDR) of exactly one of them is cluster DNS.
-    addresses: tuple[str, ...] = ()
+    # Addresses that are cluster DNS too: by default NodeLocal DNSCache's link-local address
+    # (169.254.20.10, the address its manifests and AKS/GKE's add-ons listen on); add kube-dns'
+    # Service IP or another cache's address. An ipBlock (or Cilium toCIDR) of exactly one of them is
+    # cluster DNS. A list that is set replaces the default: keep 169.254.20.10 in it to keep the cache.
+    addresses: tuple[str, ...] = (NODELOCAL_DNS_ADDRESS,)
 
     @field_validator("addresses")
     @classmethod
@@ -812,7 +818,8 @@ host_paths:
 # per source namespace and/or pod labels. 169.254.169.254 / 168.63.129.16 are always reported.
 egress:
   cluster_dns: {namespace: kube-system, pod_labels: {k8s-app: kube-dns}}
-  # cluster_dns: {..., addresses: [169.254.20.10]}   # NodeLocal DNSCache: its address is cluster DNS too
+  # cluster_dns: {..., addresses: [169.254.20.10, 10.0.0.10]}   # default [169.254.20.10] (NodeLocal
+  #                                                   # DNSCache); a list you set replaces it
   allow: []
   #  - {namespaces: [ml-training], cidrs: [10.240.8.0/24]}
   #  - {namespaces: [notebooks], workload_labels: {app: jupyter}, to_namespaces: [artifact-mirror]}

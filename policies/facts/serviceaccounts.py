@@ -5,12 +5,16 @@ unset and the ServiceAccount's is not false. Rules need the ServiceAccount's set
 another object, so it is computed here:
 
     input.facts.serviceAccount = {
-        "name": "trainer",            # spec.serviceAccountName, else "default"
+        "name": "trainer",            # spec.serviceAccountName, else "default"; the name an operator
+                                      # sets (input.pod.account), "" when it generates one or when
+                                      # the pod spec does not decide ("inherited")
+        "source": "pod",              # input.pod.account.source: "pod", "inherited", "operator"
         "known": true,                # the ServiceAccount object was seen
         "exists": true | false | null,  # null: not seen in an incomplete inventory
         "automountServiceAccountToken": true | false | null,   # the ServiceAccount's own setting
         "annotations": {...},         # the ServiceAccount's annotations (workload identity)
-        "tokenMounted": true | false, # the effective answer for the pods
+        "tokenMounted": true | false, # the effective answer for the pods (false when "inherited":
+                                      # the object that uses this pod spec is judged for it)
         "legacyTokens": [             # legacy token Secrets the pods read (a volume, a projected
             {"path": [...], "secret": "s", "serviceAccount": "sa"},   # source, an env var), when
         ],                            # the inventory holds the Secret
@@ -35,25 +39,51 @@ def facts(
     if pod is None:
         return {}
     spec = pod["spec"]
-    name = str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
+    account = pod.get("account") or {}
+    source = str(account.get("source") or "pod")
     md = obj.get("metadata") or {}
     namespace = md.get("namespace")
-    sa = inventory.get("ServiceAccount", namespace, name)
+    legacy = _legacy_tokens(spec, str(namespace or "default"), inventory)
+    if source == "inherited":
+        # the pod spec names no account: the object that uses it (an InferenceService) decides
+        return {
+            "serviceAccount": {
+                "name": "",
+                "source": source,
+                "by": account.get("by", ""),
+                "known": False,
+                "exists": None,
+                "automountServiceAccountToken": None,
+                "annotations": {},
+                "tokenMounted": False,
+                "legacyTokens": legacy,
+            }
+        }
+    if source == "operator":
+        name = str(account.get("name") or "")
+    else:
+        name = str(spec.get("serviceAccountName") or spec.get("serviceAccount") or "default")
+    sa = inventory.get("ServiceAccount", namespace, name) if name else None
     sa_setting = sa.get("automountServiceAccountToken") if sa is not None else None
     pod_setting = spec.get("automountServiceAccountToken")
     mounted = pod_setting if isinstance(pod_setting, bool) else sa_setting is not False
     sa_md = (sa or {}).get("metadata") or {}
-    return {
-        "serviceAccount": {
-            "name": name,
-            "known": sa is not None,
-            "exists": True if sa is not None else (False if inventory.complete else None),
-            "automountServiceAccountToken": sa_setting if isinstance(sa_setting, bool) else None,
-            "annotations": dict(sa_md.get("annotations") or {}),
-            "tokenMounted": mounted,
-            "legacyTokens": _legacy_tokens(spec, str(namespace or "default"), inventory),
-        }
+    # an account the operator creates (the pod spec names none) exists once it runs
+    created = source == "operator" and not spec.get("serviceAccountName")
+    exists = True if sa is not None else (False if inventory.complete and not created else None)
+    out: dict[str, Any] = {
+        "name": name,
+        "source": source,
+        "known": sa is not None,
+        "exists": exists,
+        "automountServiceAccountToken": sa_setting if isinstance(sa_setting, bool) else None,
+        "annotations": dict(sa_md.get("annotations") or {}),
+        "tokenMounted": mounted,
+        "legacyTokens": legacy,
     }
+    if source == "operator":
+        out["by"] = account.get("by", "")
+    return {"serviceAccount": out}
 
 
 def _legacy_tokens(spec: Mapping[str, Any], namespace: str, inventory: Inventory) -> list[dict[str, Any]]:

@@ -28,11 +28,37 @@ PodForm = Literal["template", "spec", "component"]
 WILDCARD = "*"
 
 
+#: Who decides the ServiceAccount the pods of a pod spec run as (docs/architecture.md, input.pod.account):
+#: - "pod": the pod spec's own serviceAccountName (else "default"), as Kubernetes does;
+#: - "inherited": the pod spec has no such field (KServe's ServingRuntime): the object that uses it
+#:   decides (the InferenceService's predictor), and is judged for it;
+#: - "operator": an operator sets it when a field of the object is true (KubeRay's head with
+#:   enableInTreeAutoscaling), and binds its own Role to that account: the pods are API clients.
+AccountSource = Literal["pod", "inherited", "operator"]
+
+#: The account name an operator gives when the pod spec names none: "object", the object's name;
+#: "generated", a name the operator generates (not known before it runs).
+OperatorName = Literal["", "object", "generated"]
+
+
+class Account(NamedTuple):
+    """The ServiceAccount semantics of one pod spec (see :data:`AccountSource`)."""
+
+    source: AccountSource = "pod"
+    by: str = ""  # who decides: the inheriting object's kind, or the operator
+    when: tuple[str, ...] = ()  # operator: the boolean field of the object that must be true
+    name: OperatorName = ""  # operator: the account it names when the pod spec names none
+
+
+OWN_ACCOUNT = Account()
+
+
 class PodPath(NamedTuple):
     """Where pod specs sit in objects of one kind: a field path, ``*`` standing for each item."""
 
     path: tuple[str, ...]
     form: PodForm = "template"
+    account: Account = OWN_ACCOUNT
 
     def text(self) -> str:
         return ".".join(self.path).replace(".*", "[*]")
@@ -42,11 +68,13 @@ _FIELD = r"[A-Za-z_$][A-Za-z0-9_$-]*"
 _POD_PATH_RE = re.compile(rf"^(?:{_FIELD}|\*)(?:\.(?:{_FIELD}|\*)|\[\*\])*$")
 
 
-def pod_path(text: str, form: PodForm = "template") -> PodPath:
+def pod_path(text: str, form: PodForm = "template", account: Account = OWN_ACCOUNT) -> PodPath:
     """``spec.workerGroupSpecs[*].template`` (or ``spec.replicaSpecs.*.template``) -> a PodPath."""
     if not _POD_PATH_RE.match(text):
         raise ValueError(f"{text!r} is not a field path such as spec.workers[*].template")
-    return PodPath(tuple(WILDCARD if t == "[*]" else t for t in re.findall(r"\[\*\]|[^.\[\]]+", text)), form)
+    return PodPath(
+        tuple(WILDCARD if t == "[*]" else t for t in re.findall(r"\[\*\]|[^.\[\]]+", text)), form, account
+    )
 
 
 class KindInfo(NamedTuple):
@@ -75,10 +103,19 @@ class KindInfo(NamedTuple):
 _T = pod_path  # a PodTemplateSpec path
 
 
-def _ray(prefix: str) -> tuple[PodPath, ...]:
+def _ray(prefix: str, cluster_name: OperatorName = "generated") -> tuple[PodPath, ...]:
     """A RayClusterSpec's pods (ray-operator/apis/ray/v1 raycluster_types.go): the head and each worker
-    group hold a corev1.PodTemplateSpec."""
-    return (_T(f"{prefix}.headGroupSpec.template"), _T(f"{prefix}.workerGroupSpecs[*].template"))
+    group hold a corev1.PodTemplateSpec. With ``enableInTreeAutoscaling: true`` KubeRay sets the head
+    pod's serviceAccountName (controllers/ray/common/pod.go DefaultHeadPodTemplate) to the head
+    template's own, else the RayCluster's name (utils.GetHeadGroupServiceAccountName, clipped by
+    utils.CheckName), creates that account unless the template names one, and binds the autoscaler's
+    Role to it (raycluster_controller.go reconcileAutoscaler*). A RayCluster's name is its object's;
+    RayJob and RayService create clusters under generated names."""
+    head = Account("operator", "KubeRay", (*prefix.split("."), "enableInTreeAutoscaling"), cluster_name)
+    return (
+        _T(f"{prefix}.headGroupSpec.template", account=head),
+        _T(f"{prefix}.workerGroupSpecs[*].template"),
+    )
 
 
 def _kubeflow(kind: str, field: str, version: str = "v1") -> KindInfo:
@@ -87,6 +124,8 @@ def _kubeflow(kind: str, field: str, version: str = "v1") -> KindInfo:
         "kubeflow.org", version, kind.lower() + "s", kind, True, True, (_T(f"spec.{field}.*.template"),)
     )
 
+
+_KSERVE_RUNTIME_ACCOUNT = Account("inherited", "InferenceService")
 
 _JOBSET_PODS = (
     "replicatedJobs[*].template.spec.template"  # JobSetSpec: ReplicatedJob.Template is a JobTemplateSpec
@@ -97,7 +136,7 @@ _JOBSET_PODS = (
 #: (a Ray head and worker groups); each is one evaluation of the pod rules.
 WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
     # ray-project/kuberay ray-operator/apis/ray/v1
-    KindInfo("ray.io", "v1", "rayclusters", "RayCluster", True, True, _ray("spec")),
+    KindInfo("ray.io", "v1", "rayclusters", "RayCluster", True, True, _ray("spec", "object")),
     KindInfo(
         "ray.io",
         "v1",
@@ -210,23 +249,19 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
             for p in (f"spec.{c}", f"spec.{c}.workerSpec")
         ),
     ),
-    KindInfo(
-        "serving.kserve.io",
-        "v1alpha1",
-        "servingruntimes",
-        "ServingRuntime",
-        True,
-        True,
-        (pod_path("spec", "component"), pod_path("spec.workerSpec", "component")),
-    ),
-    KindInfo(
-        "serving.kserve.io",
-        "v1alpha1",
-        "clusterservingruntimes",
-        "ClusterServingRuntime",
-        False,
-        True,
-        (pod_path("spec", "component"), pod_path("spec.workerSpec", "component")),
+    # ServingRuntimePodSpec (pkg/apis/serving/v1alpha1/servingruntime_types.go) has no
+    # serviceAccountName nor automountServiceAccountToken: the InferenceService's predictor decides
+    *(
+        KindInfo(
+            "serving.kserve.io",
+            "v1alpha1",
+            kind.lower() + "s",
+            kind,
+            kind == "ServingRuntime",
+            True,
+            tuple(pod_path(p, "component", _KSERVE_RUNTIME_ACCOUNT) for p in ("spec", "spec.workerSpec")),
+        )
+        for kind in ("ServingRuntime", "ClusterServingRuntime")
     ),
     KindInfo(
         "serving.kserve.io",

@@ -13,6 +13,12 @@ A rule sees ``input.pod`` whatever kind was submitted::
                                    # it is a Pod such an object owns: it must run in a sandbox
         "namespaced": true,        # false for a cluster-scoped template (ClusterTrainingRuntime):
                                    # its pods' namespace is not known
+        "account": {"source": "pod"},  # who decides the pods' ServiceAccount (the kinds table's
+                                   # Account): "pod" (the pod spec, as Kubernetes does); "inherited"
+                                   # ({"by": "InferenceService"}: the pod spec has no such field); or
+                                   # "operator" ({"by": "KubeRay", "name": account it sets, "" when
+                                   # generated, "when": the field that made it so, "apiClient": true:
+                                   # the operator binds its Role to the account)
     }
 
 An object may hold several pod specs (a RayCluster's head and worker groups, a JobSet's replicated
@@ -190,7 +196,49 @@ def _pod(
         "template": label,
         "highRisk": high_risk,
         "namespaced": namespaced,
+        "account": _account(obj, pod_path, spec),
     }
+
+
+def _account(obj: Mapping[str, Any], pod_path: PodPath, spec: Mapping[str, Any]) -> dict[str, Any]:
+    """``input.pod.account``: who decides the ServiceAccount of this pod spec's pods."""
+    account = pod_path.account
+    if account.source == "inherited":
+        return {"source": "inherited", "by": account.by}
+    if account.source == "operator" and _field(obj, account.when) is True:
+        own = spec.get("serviceAccountName")
+        name = own if isinstance(own, str) and own else ""
+        if not name and account.name == "object":
+            name = str(_mapping(obj.get("metadata")).get("name") or "")
+        return {
+            "source": "operator",
+            "by": account.by,
+            "name": check_name(name) if name else "",
+            "when": ".".join(account.when),
+            "apiClient": True,
+        }
+    return {"source": "pod"}
+
+
+def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = obj
+    for key in path:
+        node = node.get(key) if isinstance(node, Mapping) else None
+    return node
+
+
+def check_name(name: str) -> str:
+    """The account name KubeRay gives the head (ray-operator utils.CheckName): at most the last 50
+    characters, a leading digit or punctuation replaced by "r"."""
+    if len(name) > 50:
+        name = name[len(name) - 50 :]
+    if name[0].isdigit() or name[0] in _PUNCTUATION:
+        name = "r" + name[1:]
+    return name
+
+
+#: ASCII characters of Unicode's punctuation categories (Go's unicode.IsPunct).
+_PUNCTUATION = frozenset("!\"#%&'()*,-./:;?@[\\]_{}")
 
 
 def rule_kind(info: KindInfo | None) -> str | None:

@@ -3,7 +3,8 @@
 # description: >-
 #   Workloads must resolve names through the cluster DNS service (egress.cluster_dns: its namespace,
 #   pinned by name, and its pods' labels; or an ipBlock / toCIDR of exactly one of
-#   egress.cluster_dns.addresses, such as NodeLocal DNSCache's 169.254.20.10): an egress rule that opens port 53 (TCP or UDP, as a number
+#   egress.cluster_dns.addresses, by default NodeLocal DNSCache's 169.254.20.10): an egress rule that
+#   opens port 53 (TCP or UDP, as a number
 #   or inside a port range) to any other peer lets pods use an outside resolver, a classic channel for
 #   exfiltration and a way around DNS-based egress controls. Rules without explicit ports are reported
 #   by the allowlist rules instead. Cilium policies: toPorts opening port 53 to any peer but the cluster
@@ -15,7 +16,9 @@
 #   frameworks: [egress]
 #   remediation: >-
 #     Send DNS only to the cluster DNS pods: namespaceSelector kubernetes.io/metadata.name: kube-system
-#     with podSelector k8s-app: kube-dns (as configured in egress.cluster_dns).
+#     with podSelector k8s-app: kube-dns (as configured in egress.cluster_dns), or to a cluster DNS
+#     address (egress.cluster_dns.addresses: NodeLocal DNSCache's 169.254.20.10 by default, kube-dns'
+#     Service IP once listed).
 package stockade.egress.dns
 
 import data.stockade.lib.cilium

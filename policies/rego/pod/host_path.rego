@@ -3,7 +3,8 @@
 # description: >-
 #   Pod Security Standards (baseline), mirroring Pod Security Admission check "hostPathVolumes"
 #   (check_hostPathVolumes.go). HostPath volumes must be forbidden: spec.volumes[*].hostPath must be
-#   unset. (Under restricted, PSA's restrictedVolumes check also rejects them; see STK-POD-101.)
+#   unset. Under restricted, PSA's restrictedVolumes check rejects them too; this rule's finding is
+#   the one for both (STK-POD-101 leaves hostPath volumes to it, and its details say so).
 # custom:
 #   id: STK-POD-005
 #   severity: high
@@ -24,8 +25,14 @@ deny contains v if {
 	v := {
 		"msg": sprintf("volume %q is a hostPath volume (path %q)", [object.get(volume, "name", ""), host_path_of(volume)]),
 		"path": pods.spec_path(["volumes", i, "hostPath"]),
+		"details": {"hostPath": host_path_of(volume), "checks": checks},
 	}
 }
+
+# The Pod Security Admission checks that reject the volume at the namespace's level.
+checks := ["hostPathVolumes", "restrictedVolumes"] if pods.restricted
+
+else := ["hostPathVolumes"]
 
 host_path_of(volume) := p if {
 	p := volume.hostPath.path

@@ -11,7 +11,12 @@
 #   within one path segment ("/dev/nvidia*" matches /dev/nvidia0, /dev/nvidiactl, /dev/nvidia-uvm). A
 #   forbidden path also forbids everything below it (/var/lib/kubelet forbids /var/lib/kubelet/pods), and
 #   a hostPath above a forbidden path exposes it too (/var/run exposes /var/run/docker.sock, /dev exposes
-#   /dev/nvidia0). The pattern "/" forbids only the root itself, not every path.
+#   /dev/nvidia0). The pattern "/" forbids only the root itself, not every path. A single well-known
+#   file that holds no secret and that every container mounts read-only (a time zone file,
+#   /etc/os-release, /etc/machine-id, /proc/meminfo, /proc/cpuinfo, ...: the rule's harmless_files)
+#   is not the host's /etc or /proc and is not reported here (STK-POD-005 still reports the hostPath
+#   volume where baseline applies); a directory, a writable mount, any other file (/etc/shadow,
+#   kubelet credentials, a runtime socket) or a file host_paths.forbidden lists by its exact path is.
 # custom:
 #   id: STK-POD-201
 #   severity: critical
@@ -42,12 +47,51 @@ deny contains v if {
 	path := normalise(raw)
 	hits := exposed(path)
 	count(hits) > 0
+	state := mount_state(object.get(volume, "name", ""))
+	not harmless(path, state)
 	v := {
-		"msg": sprintf("volume %q mounts host path %q, which exposes forbidden %s", [object.get(volume, "name", ""), raw, concat(", ", hits)]),
+		"msg": sprintf("volume %q mounts host path %q%s, which exposes forbidden %s", [object.get(volume, "name", ""), raw, mount_text(state), concat(", ", hits)]),
 		"path": pods.spec_path(["volumes", i, "hostPath", "path"]),
-		"details": {"hostPath": raw, "normalised": path, "forbidden": hits},
+		"details": {"hostPath": raw, "normalised": path, "forbidden": hits, "mount": state},
 	}
 }
+
+# Single files of the host that identify or describe it and hold no secret: read-only, they expose
+# nothing that the forbidden directory around them (/etc, /proc) holds.
+harmless_files := {
+	"/etc/localtime", "/etc/timezone", "/etc/os-release", "/usr/lib/os-release", "/etc/lsb-release",
+	"/etc/redhat-release", "/etc/system-release", "/etc/machine-id", "/etc/hostname",
+	"/proc/meminfo", "/proc/cpuinfo", "/proc/version", "/proc/loadavg", "/proc/uptime", "/proc/stat",
+}
+
+harmless(path, state) if {
+	state in {"read-only", "unmounted"}
+	path in harmless_files
+	not path in literal_patterns # host_paths.forbidden names the file itself
+}
+
+# Every container that mounts the volume mounts it read-only (a volume no container mounts exposes
+# nothing).
+mounts(name) := [m |
+	some group in ["initContainers", "containers", "ephemeralContainers"]
+	some c in object.get(input.pod.spec, group, [])
+	some m in object.get(c, "volumeMounts", [])
+	m.name == name
+]
+
+# "unmounted" (no container mounts the volume: it exposes nothing), "read-only" (every mount is
+# readOnly), or "writable".
+mount_state(name) := "unmounted" if {
+	count(mounts(name)) == 0
+} else := "read-only" if {
+	every m in mounts(name) {
+		m.readOnly == true
+	}
+} else := "writable"
+
+mount_text("unmounted") := ""
+
+mount_text(state) := concat("", [" ", state]) if state != "unmounted"
 
 # The patterns the path is, lies below, or is a directory above. The root exposes every pattern; the
 # pattern "/" is exposed only by the root itself (self_and_parents of any other path leaves "/" out).

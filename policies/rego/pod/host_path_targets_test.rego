@@ -118,3 +118,48 @@ test_other_volumes_ignored if {
 test_empty_forbidden_list_allows_everything if {
 	count(host_path_targets.deny) == 0 with input as volumes(["/"]) with data.stockade.config as cfg([])
 }
+
+# issue 37: a single well-known file mounted read-only is not the host's /etc or /proc
+mounted(path, mounts) := {"pod": {"spec": {
+	"volumes": [{"name": "host", "hostPath": {"path": path}}],
+	"containers": [{"name": sprintf("c%d", [i]), "volumeMounts": [m]} | some i, m in mounts],
+}, "metadata": {}, "path": []}, "namespace": {"labels": {}}}
+
+deny_mounted(path, mounts) := d if {
+	d := host_path_targets.deny with input as mounted(path, mounts) with data.stockade.config as cfg(defaults)
+}
+
+ro := {"name": "host", "mountPath": "/host/file", "readOnly": true}
+
+rw := {"name": "host", "mountPath": "/host/file"}
+
+test_read_only_well_known_files_allowed if {
+	count(deny_mounted("/etc/localtime", [ro])) == 0
+	count(deny_mounted("/etc/os-release", [ro, ro])) == 0
+	count(deny_mounted("/proc/meminfo", [ro])) == 0
+	count(deny_mounted("/etc//timezone", [ro])) == 0
+}
+
+test_writable_well_known_file_denied if {
+	some v in deny_mounted("/etc/localtime", [rw])
+	v.details.mount == "writable"
+	contains(v.msg, "\"/etc/localtime\" writable")
+	# one writable mount among read-only ones is enough
+	count(deny_mounted("/etc/localtime", [ro, rw])) == 1
+}
+
+test_real_risks_still_denied_read_only if {
+	count(deny_mounted("/etc/shadow", [ro])) == 1
+	count(deny_mounted("/etc", [ro])) == 1
+	count(deny_mounted("/proc", [ro])) == 1
+	count(deny_mounted("/var/lib/kubelet/pki/kubelet-client-current.pem", [ro])) == 1
+	count(deny_mounted("/var/run/docker.sock", [ro])) == 1
+	some v in deny_mounted("/etc", [ro])
+	v.details.mount == "read-only"
+	contains(v.msg, "\"/etc\" read-only")
+}
+
+test_file_forbidden_by_its_own_path_denied if {
+	d := host_path_targets.deny with input as mounted("/etc/localtime", [ro]) with data.stockade.config as cfg(array.concat(defaults, ["/etc/localtime"]))
+	count(d) == 1
+}

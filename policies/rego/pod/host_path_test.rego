@@ -49,3 +49,12 @@ test_template_path_prefixed if {
 	inp := {"pod": {"spec": {"volumes": [{"name": "a", "hostPath": {"path": "/"}}]}, "metadata": {}, "path": ["spec", "template"]}, "namespace": {}}
 	paths(inp) == {["spec", "template", "spec", "volumes", 0, "hostPath"]}
 }
+
+# issue 37: the one finding for a hostPath volume names every PSA check that rejects it
+test_details_name_the_checks if {
+	spec := {"volumes": [{"name": "tz", "hostPath": {"path": "/etc/localtime"}}]}
+	some v in deny(pod(spec))
+	v.details == {"hostPath": "/etc/localtime", "checks": ["hostPathVolumes", "restrictedVolumes"]}
+	some w in deny(at_level(spec, "baseline"))
+	w.details.checks == ["hostPathVolumes"]
+}

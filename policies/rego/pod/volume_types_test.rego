@@ -45,7 +45,6 @@ test_restricted_types_denied if {
 		{"name": "f", "awsElasticBlockStore": {"volumeID": "v"}},
 	]}
 	paths(pod(spec)) == {
-		["spec", "volumes", 1, "hostPath"],
 		["spec", "volumes", 2, "nfs"],
 		["spec", "volumes", 3, "gitRepo"],
 		["spec", "volumes", 4, "cephfs"],
@@ -67,4 +66,9 @@ test_baseline_namespace_allowed if {
 test_template_path_prefixed if {
 	inp := {"pod": {"spec": {"volumes": [{"name": "c", "iscsi": {}}]}, "metadata": {}, "path": ["spec", "template"]}, "namespace": {}}
 	paths(inp) == {["spec", "template", "spec", "volumes", 0, "iscsi"]}
+}
+
+# issue 37: a hostPath volume is one finding, STK-POD-005's (which runs at restricted too)
+test_host_path_left_to_host_path_rule if {
+	paths(pod({"volumes": [{"name": "tz", "hostPath": {"path": "/etc/localtime"}}]})) == set()
 }

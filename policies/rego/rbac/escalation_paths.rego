@@ -7,8 +7,9 @@
 #   escalating roles, so it can grant itself anything. Computed over the whole RBAC graph of the gate
 #   (policies/facts/rbac.py, exact RBAC semantics) as chains of steps up to rbac.max_path_length long
 #   that end at an identity holding escalation-capable permissions the subject does not hold. Reported
-#   on the binding that grants the first step, at its subject; at most rbac.max_paths_per_binding
-#   paths per binding (the rest are counted in the last message). System bootstrap bindings are out of
+#   on the binding that grants the first step, at its subject: one finding per subject, naming every
+#   identity it reaches, with up to rbac.max_paths_per_binding paths in its details (the rest
+#   counted). System bootstrap bindings are out of
 #   scope unless scope.include_system_rbac.
 # custom:
 #   id: STK-RBAC-031
@@ -29,19 +30,29 @@ max_paths := object.get(data.stockade.config, ["rbac", "max_paths_per_binding"],
 
 paths := [p | some p in input.facts.rbac.escalations; p.length <= max_length]
 
-more_text(n) := sprintf(" (and %d more paths)", [count(paths) - max_paths]) if {
-	n == max_paths - 1
-	count(paths) > max_paths
-} else := ""
+subject_indexes := {p.subjectIndex | some p in paths}
 
+# One finding per subject of the binding: the targets it can reach, the first path in the message,
+# up to rbac.max_paths_per_binding paths in the details (the rest counted).
 deny contains v if {
 	rbac.in_scope
-	some n, p in paths
-	n < max_paths
-	suffix := more_text(n)
+	some s in subject_indexes
+	mine := [p | some p in paths; p.subjectIndex == s]
+	first := mine[0]
+	targets := sort({p.target | some p in mine})
+	shown := array.slice(mine, 0, max_paths)
 	v := {
-		"msg": sprintf("%s %q lets %s escalate to %s: %s; it gains %s%s", [rbac.kind, rbac.name, p.subject, p.target, concat("; then ", p.steps), concat(", ", p.gains), suffix]),
-		"path": ["subjects", p.subjectIndex],
-		"details": {"subject": p.subject, "target": p.target, "bindings": p.bindings, "gains": p.gains},
+		"msg": sprintf("%s %q lets %s escalate to %s: %s; it gains %s%s", [rbac.kind, rbac.name, first.subject, concat(", ", targets), concat("; then ", first.steps), concat(", ", first.gains), more_text(count(mine))]),
+		"path": ["subjects", s],
+		"details": {
+			"subject": first.subject,
+			"targets": targets,
+			"paths": [{"target": p.target, "steps": p.steps, "bindings": p.bindings, "gains": p.gains} | some p in shown],
+			"morePaths": count(mine) - count(shown),
+		},
 	}
 }
+
+more_text(1) := ""
+
+more_text(n) := sprintf(" (the first of %d paths)", [n]) if n > 1

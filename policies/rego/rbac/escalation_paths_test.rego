@@ -34,13 +34,24 @@ test_no_paths_allowed if {
 	count(escalation_paths.deny) == 0 with input as {"object": binding("b"), "facts": {}}
 }
 
+# issue 37: one finding per subject (it was one per path), the paths in its details
 test_max_length_and_count if {
 	ps := [path("ServiceAccount ml/a", 1), path("ServiceAccount ml/b", 2), path("ServiceAccount ml/c", 1), path("ServiceAccount ml/d", 1)]
-	count(deny("b", ps, cfg(1, 20))) == 3
+	some short in deny("b", ps, cfg(1, 20))
+	short.details.targets == ["ServiceAccount ml/a", "ServiceAccount ml/c", "ServiceAccount ml/d"]
 	vs := deny("b", ps, cfg(3, 2))
-	count(vs) == 2
+	count(vs) == 1
 	some v in vs
-	endswith(v.msg, "(and 2 more paths)")
+	count(v.details.paths) == 2
+	v.details.morePaths == 2
+	contains(v.msg, "escalate to ServiceAccount ml/a, ServiceAccount ml/b, ServiceAccount ml/c, ServiceAccount ml/d:")
+	endswith(v.msg, "(the first of 4 paths)")
+}
+
+test_one_finding_per_subject if {
+	other := object.union(path("ServiceAccount ml/x", 1), {"subjectIndex": 0, "subject": "User alice"})
+	vs := deny("b", [path("ServiceAccount ml/a", 1), other], cfg(3, 20))
+	{v.path | some v in vs} == {["subjects", 0], ["subjects", 1]}
 }
 
 test_bootstrap_binding_out_of_scope if {

@@ -5,7 +5,8 @@
 #   their ServiceAccount (the pod's automountServiceAccountToken, else the ServiceAccount's, else true),
 #   and that ServiceAccount holds escalation-capable permissions (STK-RBAC-002..013), directly or
 #   through its groups, or can escalate further (take over another identity, bind or escalate roles).
-#   Whoever compromises a container holds all of it. One finding per catalogue rule id held and one per
+#   Whoever compromises a container holds all of it. One finding per pod spec for that account's
+#   permission set: its details list each catalogue rule id held with its permissions, and every
 #   escalation path (up to rbac.max_path_length steps), computed in policies/facts/rbac.py from the
 #   inventory of the gate (the scanned set, the webhook's cache, the audited cluster). A pod that reads
 #   a legacy ServiceAccount token Secret (type kubernetes.io/service-account-token: a volume, a
@@ -36,27 +37,27 @@ mounted if count(pods.api_token_projections) > 0
 
 sa_path := pods.spec_path(["serviceAccountName"])
 
+# One finding per pod spec for the account's whole permission set: the rule ids it holds (each with
+# its permissions) and the escalation paths, in the details.
 deny contains v if {
 	mounted
-	some id in {r.id | some r in facts.risky}
-	held := sort([sprintf("%s (%s, %s -> %s)", [r.permission, r.scope, r.binding, r.role]) | some r in facts.risky; r.id == id])
+	ids := sort({r.id | some r in facts.risky})
+	paths := [p | some p in facts.escalations; p.length <= max_length]
+	targets := sort({p.target | some p in paths})
+	count(ids) + count(targets) > 0
 	v := {
-		"msg": sprintf("pods mount the token of ServiceAccount %s, which holds %s permissions: %s", [facts.serviceAccount, id, concat("; ", held)]),
+		"msg": sprintf("pods mount the token of ServiceAccount %s, which %s", [facts.serviceAccount, held_text(ids, targets)]),
 		"path": sa_path,
-		"details": {"serviceAccount": facts.serviceAccount, "rule": id, "permissions": held},
+		"details": {
+			"serviceAccount": facts.serviceAccount,
+			"rules": ids,
+			"permissions": {id: held_permissions(id) | some id in ids},
+			"escalations": [{"target": p.target, "steps": p.steps, "bindings": p.bindings, "gains": p.gains} | some p in paths],
+		},
 	}
 }
 
-deny contains v if {
-	mounted
-	some p in facts.escalations
-	p.length <= max_length
-	v := {
-		"msg": sprintf("pods mount the token of ServiceAccount %s, which escalates to %s: %s; it gains %s", [facts.serviceAccount, p.target, concat("; then ", p.steps), concat(", ", p.gains)]),
-		"path": sa_path,
-		"details": {"serviceAccount": facts.serviceAccount, "target": p.target, "bindings": p.bindings, "gains": p.gains},
-	}
-}
+held_permissions(id) := sort([sprintf("%s (%s, %s -> %s)", [r.permission, r.scope, r.binding, r.role]) | some r in facts.risky; r.id == id])
 
 deny contains v if {
 	some t in object.get(facts, "tokenSecrets", [])
@@ -65,7 +66,7 @@ deny contains v if {
 	count(ids) + count(targets) > 0
 	holds := held_text(ids, targets)
 	v := {
-		"msg": sprintf("pods read the legacy token Secret %q of ServiceAccount %s, and so act as it: it holds %s", [t.secret, t.serviceAccount, holds]),
+		"msg": sprintf("pods read the legacy token Secret %q of ServiceAccount %s, and so act as it: it %s", [t.secret, t.serviceAccount, holds]),
 		"path": pods.spec_path(t.path),
 		"details": {"secret": t.secret, "serviceAccount": t.serviceAccount, "rules": ids, "targets": targets},
 	}
@@ -74,12 +75,12 @@ deny contains v if {
 # What a token Secret's account holds, in words. A function, with one definition per case: regorus'
 # compiled VM drops the iteration of a rule body that holds a comprehension with no iteration of its
 # own and an empty result (tests/policies/test_vm_differential.py pins it).
-held_text(ids, targets) := sprintf("%s permissions; escalates to %s", [concat(", ", ids), concat(", ", targets)]) if {
+held_text(ids, targets) := sprintf("holds %s permissions and escalates to %s", [concat(", ", ids), concat(", ", targets)]) if {
 	count(ids) > 0
 	count(targets) > 0
 }
 
-held_text(ids, targets) := sprintf("%s permissions", [concat(", ", ids)]) if {
+held_text(ids, targets) := sprintf("holds %s permissions", [concat(", ", ids)]) if {
 	count(ids) > 0
 	count(targets) == 0
 }

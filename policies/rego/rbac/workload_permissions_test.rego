@@ -21,14 +21,25 @@ deny(i, max) := d if {
 	d := workload_permissions.deny with input as i with data.stockade.config as {"rbac": {"max_path_length": max}}
 }
 
-test_one_finding_per_rule_id_and_path if {
+# issue 37: one finding per pod spec and permission set (it was one per rule id and one per path)
+test_one_finding_per_permission_set if {
 	vs := deny(inp(true, [path(1)]), 3)
-	count(vs) == 3
-	{v.details.rule | some v in vs; v.details.rule} == {"STK-RBAC-002", "STK-RBAC-012"}
+	count(vs) == 1
 	some v in vs
-	v.details.rule == "STK-RBAC-002"
 	v.path == ["spec", "template", "spec", "serviceAccountName"]
-	v.msg == "pods mount the token of ServiceAccount ml/t, which holds STK-RBAC-002 permissions: get secrets (namespace ml, RoleBinding ml/r -> ClusterRole edit); list secrets (namespace ml, RoleBinding ml/r -> ClusterRole edit)"
+	v.msg == "pods mount the token of ServiceAccount ml/t, which holds STK-RBAC-002, STK-RBAC-012 permissions and escalates to ServiceAccount ml/admin"
+	v.details.rules == ["STK-RBAC-002", "STK-RBAC-012"]
+	v.details.permissions["STK-RBAC-002"] == [
+		"get secrets (namespace ml, RoleBinding ml/r -> ClusterRole edit)",
+		"list secrets (namespace ml, RoleBinding ml/r -> ClusterRole edit)",
+	]
+	v.details.escalations == [{"target": "ServiceAccount ml/admin", "steps": ["s1"], "bindings": ["RoleBinding ml/r"], "gains": ["STK-RBAC-006 bind clusterroles.rbac.authorization.k8s.io (cluster-wide)"]}]
+}
+
+test_escalations_alone if {
+	i := object.union(inp(true, [path(1)]), {"facts": {"rbac": {"risky": []}}})
+	some v in deny(i, 3)
+	v.msg == "pods mount the token of ServiceAccount ml/t, which escalates to ServiceAccount ml/admin"
 }
 
 test_no_token_no_finding if {
@@ -36,8 +47,10 @@ test_no_token_no_finding if {
 }
 
 test_paths_longer_than_configured_not_reported if {
-	count(deny(inp(true, [path(2)]), 1)) == 2
-	count(deny(inp(true, [path(2)]), 2)) == 3
+	some v in deny(inp(true, [path(2)]), 1)
+	v.details.escalations == []
+	some w in deny(inp(true, [path(2)]), 2)
+	count(w.details.escalations) == 1
 }
 
 test_no_facts_no_finding if {
@@ -74,7 +87,7 @@ test_projected_api_token_is_mounted if {
 	# issue 23: automount off, but a projected serviceAccountToken the API server accepts
 	spec := {"serviceAccountName": "t", "automountServiceAccountToken": false, "volumes": [{"name": "tok", "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}]}
 	i := object.union(inp(false, []), {"pod": {"spec": spec, "metadata": {}, "path": ["spec", "template"]}})
-	count(deny(i, 3)) == 2
+	count(deny(i, 3)) == 1
 	other := json.patch(spec, [{"op": "add", "path": "/volumes/0/projected/sources/0/serviceAccountToken/audience", "value": "vault"}])
 	count(deny(object.union(inp(false, []), {"pod": {"spec": other, "metadata": {}, "path": ["spec", "template"]}}), 3)) == 0
 }

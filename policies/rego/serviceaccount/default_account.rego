@@ -4,7 +4,11 @@
 #   Every namespace has a "default" ServiceAccount that all pods without serviceAccountName share, so
 #   permissions granted to it for one workload reach every other, and its token identifies no workload.
 #   Each workload must name its own ServiceAccount: spec.serviceAccountName (or the deprecated
-#   spec.serviceAccount) set and not "default".
+#   spec.serviceAccount) set and not "default". Who decides is the kinds table's (input.pod.account):
+#   a pod spec that has no such field (KServe's ServingRuntime: the InferenceService using it names
+#   the account) is not judged here, and where an operator sets the account (KubeRay's head with
+#   enableInTreeAutoscaling: the head template's account, else one named after the cluster) only an
+#   explicit "default" is reported.
 # custom:
 #   id: STK-SA-002
 #   severity: low
@@ -28,8 +32,19 @@ name := n if {
 	n != ""
 } else := "default"
 
+source := object.get(input.pod, ["account", "source"], "pod")
+
+# the pod spec does not decide (inherited), or an operator sets an account of its own
+decided_elsewhere if source == "inherited"
+
+decided_elsewhere if {
+	source == "operator"
+	input.pod.account.name != "default"
+}
+
 deny contains v if {
 	name == "default"
+	not decided_elsewhere
 	v := {
 		"msg": sprintf("the workload runs as the namespace's default ServiceAccount (%s)", [how]),
 		"path": pods.spec_path(["serviceAccountName"]),

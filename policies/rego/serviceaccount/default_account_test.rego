@@ -41,3 +41,31 @@ test_template_path_prefixed if {
 	some v in default_account.deny with input as i
 	v.path == ["spec", "jobTemplate", "spec", "template", "spec", "serviceAccountName"]
 }
+
+# input.pod.account from the kinds table (kinds/api.py Account)
+with_account(spec, account) := {"pod": {"spec": spec, "metadata": {}, "path": ["spec"], "account": account}}
+
+test_inherited_account_not_judged if {
+	# KServe's ServingRuntime has no serviceAccountName: the InferenceService using it names the account
+	d := default_account.deny with input as with_account({}, {"source": "inherited", "by": "InferenceService"})
+	count(d) == 0
+}
+
+test_operator_account_not_default if {
+	# KubeRay's autoscaling head runs as an account named after the cluster (or a generated one)
+	d1 := default_account.deny with input as with_account({}, {"source": "operator", "by": "KubeRay", "name": "raycluster-autoscaler", "apiClient": true})
+	count(d1) == 0
+	d2 := default_account.deny with input as with_account({}, {"source": "operator", "by": "KubeRay", "name": "", "apiClient": true})
+	count(d2) == 0
+}
+
+test_operator_keeps_an_explicit_default if {
+	# KubeRay keeps the head template's own serviceAccountName, "default" included
+	i := with_account({"serviceAccountName": "default"}, {"source": "operator", "by": "KubeRay", "name": "default", "apiClient": true})
+	some v in default_account.deny with input as i
+	contains(v.msg, "spec.serviceAccountName is \"default\"")
+}
+
+test_own_account_still_judged if {
+	count(default_account.deny) == 1 with input as with_account({}, {"source": "pod"})
+}

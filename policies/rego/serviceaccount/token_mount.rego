@@ -15,7 +15,11 @@
 #   serviceAccountToken volume source is a mounted token too, whatever automountServiceAccountToken
 #   says, when the API server accepts it: its audience is unset (the API server's own) or listed in
 #   service_accounts.api_audiences. A token for another audience (Azure workload identity's
-#   api://AzureADTokenExchange, Vault) is not a Kubernetes API credential.
+#   api://AzureADTokenExchange, Vault) is not a Kubernetes API credential. Who decides the account is
+#   the kinds table's (input.pod.account): a pod spec without the fields (KServe's ServingRuntime,
+#   whose InferenceService names the account and is judged for it) mounts no token of its own, and
+#   an account an operator sets and binds its own Role to (KubeRay's autoscaling head) is an API
+#   client.
 # custom:
 #   id: STK-SA-001
 #   severity: medium
@@ -52,6 +56,11 @@ matches(patterns, value) if {
 # declared intent: the pod asks for the token
 api_client if input.pod.spec.automountServiceAccountToken == true
 
+# an operator sets the account and binds its own Role to it (KubeRay's autoscaler)
+api_client if input.pod.account.apiClient == true
+
+inherited if input.pod.account.source == "inherited"
+
 # a binding names the ServiceAccount itself
 api_client if input.facts.rbac.bound == true
 
@@ -65,8 +74,13 @@ api_client if {
 	}
 }
 
-deny contains v if {
+automount_reported if {
 	mount[0] == true
+	not inherited
+}
+
+deny contains v if {
+	automount_reported
 	not api_client
 	v := {
 		"msg": sprintf(
@@ -81,18 +95,22 @@ deny contains v if {
 # A projected token the API server accepts, whatever automountServiceAccountToken says (the pod asked
 # for it by name). Reported only where the automounted token is not reported already.
 deny contains v if {
-	not mount[0] == true
+	not automount_reported
 	not api_client
 	some p in pods.api_token_projections
 	v := {
 		"msg": sprintf(
-			"volume %q projects a token of ServiceAccount %q that the Kubernetes API accepts (%s) but the workload is not an API client (service_accounts.api_clients)",
-			[p.volume, sa_name, audience_text(p.audience)],
+			"volume %q projects a token of %s that the Kubernetes API accepts (%s) but the workload is not an API client (service_accounts.api_clients)",
+			[p.volume, account_text, audience_text(p.audience)],
 		),
 		"path": p.path,
 		"details": {"serviceAccount": sa_name, "volume": p.volume},
 	}
 }
+
+account_text := sprintf("the ServiceAccount its %s names", [input.pod.account.by]) if inherited
+
+else := sprintf("ServiceAccount %q", [sa_name])
 
 audience_text("") := "no audience: the API server's own"
 

@@ -141,3 +141,39 @@ test_projected_token_not_reported_twice if {
 	# an API client may have both
 	count(deny(object.union(projected({}), {"automountServiceAccountToken": false}), {}, [{"namespaces": ["argo"]}])) == 0
 }
+
+# input.pod.account from the kinds table (kinds/api.py Account)
+with_account(spec, facts, account) := {
+	"object": obj,
+	"pod": {"spec": spec, "metadata": {}, "path": ["spec"], "account": account},
+	"namespace": {"name": "argo"},
+	"facts": facts,
+}
+
+test_inherited_account_mounts_no_token_of_its_own if {
+	# a ServingRuntime's pod spec has no automountServiceAccountToken: the InferenceService decides
+	acc := {"source": "inherited", "by": "InferenceService"}
+	d := token_mount.deny with input as with_account({}, {}, acc) with data.stockade.config as cfg([])
+	count(d) == 0
+	f := {"serviceAccount": {"name": "", "source": "inherited", "tokenMounted": false}}
+	d2 := token_mount.deny with input as with_account({}, f, acc) with data.stockade.config as cfg([])
+	count(d2) == 0
+}
+
+test_inherited_projected_token_still_reported if {
+	acc := {"source": "inherited", "by": "InferenceService"}
+	vs := token_mount.deny with input as with_account(projected({}), {}, acc) with data.stockade.config as cfg([])
+	some v in vs
+	contains(v.msg, "projects a token of the ServiceAccount its InferenceService names")
+}
+
+test_operator_bound_account_is_an_api_client if {
+	# KubeRay binds the autoscaler's Role to the head's account
+	acc := {"source": "operator", "by": "KubeRay", "name": "raycluster-autoscaler", "apiClient": true}
+	f := sa(true, null)
+	d := token_mount.deny with input as with_account({}, f, acc) with data.stockade.config as cfg([])
+	count(d) == 0
+	# the workers of the same cluster keep their own account
+	d2 := token_mount.deny with input as with_account({}, f, {"source": "pod"}) with data.stockade.config as cfg([])
+	count(d2) == 1
+}
