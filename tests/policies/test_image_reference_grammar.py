@@ -260,7 +260,9 @@ def test_parse_table_valid_rows(rego: Rego) -> None:
             [name, tag] := {LIB}.split_tag(name_tag)]""",
         inputs,
     )
-    for (text, domain, tag, digest), (name, got_tag, got_digest, path) in zip(PARSE_VALID, parts, strict=True):
+    for (text, domain, tag, digest), (name, got_tag, got_digest, path) in zip(
+        PARSE_VALID, parts, strict=True
+    ):
         got_domain = "" if path == name else name[: len(name) - len(path) - 1]
         assert (got_domain, got_tag, got_digest) == (domain, tag, digest), text
 
