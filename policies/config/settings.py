@@ -65,26 +65,25 @@ class ImagesConfig(_Model):
     allowed_registries: tuple[str, ...] = ()
     # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
     require_digest_namespaces: tuple[str, ...] = ()
-    # Tags publishers move (STK-IMG-002, besides "latest" and no tag): case-insensitive globs.
+    # Release channels publishers move (STK-IMG-002, besides "latest" and no tag): case-insensitive
+    # globs, matched against the whole tag and against each of its words (split at "-", "_", "."), so
+    # "latest-gpu" and "nightly-py310" float and "latestversion" does not. Not alpha, beta, rc, next or
+    # lts by default: they also mark fixed releases ("1.0.0-beta.1", "2.440.1-lts").
     floating_tags: tuple[str, ...] = (
         "latest",
-        "stable",
+        "nightly",
         "main",
         "master",
+        "edge",
         "dev",
+        "stable",
         "develop",
         "development",
-        "nightly",
-        "edge",
         "canary",
         "snapshot",
         "unstable",
-        "beta",
-        "alpha",
-        "next",
         "head",
         "current",
-        "lts",
     )
 
 
@@ -758,9 +757,10 @@ images:
   #  - myregistry.azurecr.io/
   #  - mcr.microsoft.com/
   require_digest_namespaces: []
-  # Tags publishers move, reported like "latest" (case-insensitive globs)
-  floating_tags: [latest, stable, main, master, dev, develop, development, nightly, edge, canary,
-                  snapshot, unstable, beta, alpha, next, head, current, lts]
+  # Release channels publishers move, reported like "latest" (case-insensitive globs), matched
+  # against the whole tag and each of its words: "latest-gpu" and "nightly-py310" float
+  floating_tags: [latest, nightly, main, master, edge, dev, stable, develop, development, canary,
+                  snapshot, unstable, head, current]
 
 # Requests and limits every container must declare.
 resources:

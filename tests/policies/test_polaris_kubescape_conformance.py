@@ -36,7 +36,7 @@ from typing import Any
 import pytest
 import yaml
 
-from stockade.policies.config.settings import DEFAULT_FORBIDDEN_HOST_PATHS, parse_config
+from stockade.policies.config.settings import DEFAULT_FORBIDDEN_HOST_PATHS, ImagesConfig, parse_config
 from stockade.policies.evaluate import Evaluator, namespace_info
 from stockade.policies.facts import facts_for, inventory_of
 from stockade.policies.kinds.workloads import WORKLOAD_KINDS
@@ -62,6 +62,7 @@ class Peer:
     rules: tuple[str, ...]
     config: Mapping[str, Any] = field(default_factory=dict)  # stockade.yaml sections for the comparison
     allowlist_from_row: bool = False  # images.allowed_registries := the row's imageRepositoryAllowList
+    floating_from_row: bool = False  # images.floating_tags += the row's floatingImageTags
 
 
 # Polaris check (policy.polaris_check) -> stockade.
@@ -91,10 +92,12 @@ KUBESCAPE: dict[str, Peer] = {
     "resources-memory-requests": Peer(("STK-RES-003",)),  # C-0269
     "resources-cpu-requests": Peer(("STK-RES-002",)),  # C-0268
     "resources-memory-limit-and-request": Peer(("STK-RES-001", "STK-RES-003")),  # C-0004
-    "image-pull-policy-is-not-set-to-always": Peer(("STK-IMG-004",)),  # C-0075
+    "image-pull-policy-is-not-set-to-always": Peer(("STK-IMG-004",), floating_from_row=True),  # C-0075
     "agent-sandbox-image-tag-provenance": Peer(("STK-IMG-002",)),
+    # a malformed digest is not pinned for Kubescape; for stockade the text is no image reference at
+    # all (STK-IMG-005, issue 37), which no digest rule judges
     "image-not-pinned-to-digest": Peer(
-        ("STK-IMG-003",), {"images": {"require_digest_namespaces": ["*"]}}
+        ("STK-IMG-003", "STK-IMG-005"), {"images": {"require_digest_namespaces": ["*"]}}
     ),  # C-0306
     "container-image-repository": Peer(("STK-IMG-001",), allowlist_from_row=True),  # C-0078
     "agent-sandbox-image-registry-allowlist": Peer(("STK-IMG-001",), allowlist_from_row=True),
@@ -193,6 +196,22 @@ DELIBERATE: tuple[Deliberate, ...] = (
         ("regolibrary/agent-sandbox-image-tag-provenance/success-dev-tag-no-floating-config",),
     ),
     Deliberate(
+        "Polaris pullPolicyNotAlways wants imagePullPolicy: Always on every image; stockade reports a pull "
+        "policy only on a tag that moves (issue 37): on a version tag IfNotPresent is Kubernetes' own "
+        "default and a re-pushed version is a digest question (STK-IMG-003).",
+        ("polaris/pullPolicyNotAlways/failure.deployment.yaml",),
+    ),
+    Deliberate(
+        "Kubescape takes any OCI digest algorithm as a pin; the kubelet's parser (distribution/reference "
+        "with go-digest) knows sha256, sha384 and sha512 only and refuses the others (InvalidImageName), "
+        "so stockade reports blake3 and custom algorithms as no image reference (STK-IMG-005).",
+        (
+            "regolibrary/image-not-pinned-to-digest/pod-blake3-pinned",
+            "regolibrary/image-not-pinned-to-digest/pod-custom-digest",
+            "regolibrary/image-not-pinned-to-digest/pod-short-custom-digest",
+        ),
+    ),
+    Deliberate(
         "Kubescape's imageDigestExemptRepositories exempts repositories from digest pinning; stockade has "
         "no per-repository exemption: a waiver (exceptions: with owner, reason, expiry) does that.",
         ("regolibrary/image-not-pinned-to-digest/pod-exempted-repo",),
@@ -246,15 +265,6 @@ ELEMENT_DELIBERATE: tuple[Deliberate, ...] = (
                 "workloads-containerd",
                 "workloads-crio",
             )
-        ),
-    ),
-    Deliberate(
-        "STK-IMG-004 also reports an effective IfNotPresent on a version tag without a digest (explicit, or "
-        "the Kubernetes default for a tagged image); Kubescape C-0075 looks at latest and floating tags "
-        "only.",
-        (
-            "regolibrary/image-pull-policy-is-not-set-to-always/pod",
-            "regolibrary/image-pull-policy-is-not-set-to-always/workload",
         ),
     ),
 )
@@ -337,6 +347,11 @@ def config_text(row: Row) -> str:
         inputs = ((row.data.get("policy") or {}).get("data") or {}).get("postureControlInputs") or {}
         allowed = [r if r.endswith("/") else f"{r}/" for r in inputs.get("imageRepositoryAllowList") or []]
         sections.setdefault("images", {})["allowed_registries"] = allowed
+    if row.peer.floating_from_row:
+        inputs = ((row.data.get("policy") or {}).get("data") or {}).get("postureControlInputs") or {}
+        if inputs.get("floatingImageTags"):
+            floating = [*ImagesConfig().floating_tags, *inputs["floatingImageTags"]]
+            sections.setdefault("images", {})["floating_tags"] = floating
     return yaml.safe_dump(sections, sort_keys=True)
 
 

@@ -38,6 +38,7 @@ ISSUE3_RULES = frozenset(
         "STK-IMG-002",
         "STK-IMG-003",
         "STK-IMG-004",
+        "STK-IMG-005",
         "STK-RES-001",
         "STK-RES-002",
         "STK-RES-003",
@@ -250,6 +251,7 @@ CASES = [
                 container("tagged", "myacr.azurecr.io/team/app:1.0"),
                 container("latest-always", "mcr.microsoft.com/oss/tool:latest", imagePullPolicy="Always"),
                 container("port", "myacr.azurecr.io:5000/app", imagePullPolicy="IfNotPresent"),
+                container("placeholder", "FILLED BY THE OPERATOR"),
             ],
             ephemeralContainers=[
                 {"name": "debug", "image": "myacr.azurecr.io/debug:1", "imagePullPolicy": "Never"}
@@ -261,12 +263,12 @@ CASES = [
                 ("STK-IMG-001", p("initContainers", 0, "image")),
                 ("STK-IMG-001", p("containers", 0, "image")),
                 ("STK-IMG-002", p("containers", 0, "image")),
-                ("STK-IMG-004", p("containers", 1, "imagePullPolicy")),
                 ("STK-IMG-002", p("containers", 2, "image")),
                 ("STK-IMG-001", p("containers", 3, "image")),
                 ("STK-IMG-002", p("containers", 3, "image")),
                 ("STK-IMG-004", p("containers", 3, "imagePullPolicy")),
-                ("STK-IMG-004", p("ephemeralContainers", 0, "imagePullPolicy")),
+                # a placeholder is one note, no registry, tag or pull-policy finding (issue 37)
+                ("STK-IMG-005", p("containers", 4, "image")),
                 ("STK-IMG-002", p("volumes", 0, "image", "reference")),
             }
         ),
@@ -277,7 +279,6 @@ CASES = [
         frozenset(
             {
                 ("STK-IMG-003", p("containers", 1, "image")),
-                ("STK-IMG-004", p("containers", 1, "imagePullPolicy")),
             }
         ),
         namespace={"metadata": {"name": "prod-eu"}},

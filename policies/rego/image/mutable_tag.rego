@@ -4,11 +4,15 @@
 #   An image named by the tag "latest", or by no tag at all (which the runtime resolves to "latest"),
 #   runs whatever the registry serves at pull time: replicas and restarts can run different code and a
 #   rollback has nothing to roll back to. The same holds for the release channels publishers move
-#   (images.floating_tags: stable, main, dev, nightly, edge, canary...; case-insensitive, globs
-#   allowed). Checked on containers, init and ephemeral containers and image
-#   volumes. A reference with a well-formed digest is pinned whatever its tag ("app:latest@sha256:..."
-#   runs the digest). References are parsed like the runtime does: "registry:5000/app" has no tag (5000
-#   is the registry port), and "app@sha256:abc" (a malformed digest) pins nothing.
+#   (images.floating_tags: latest, nightly, main, master, edge, dev, stable...; case-insensitive, globs
+#   allowed), matched against the whole tag and against each of its words (the tag split at "-", "_"
+#   and "."): "latest-gpu", "nightly-py310-gpu", "main-latest" and "v1.2-latest" float, "latestversion"
+#   and "2.9.0-gpu" do not, and a word beside a build stamp (a commit id or a date:
+#   "main-3f2a1b9", "nightly-20240601") names one build and does not float. Checked on containers,
+#   init and ephemeral containers and image volumes. A reference with a digest is pinned whatever its
+#   tag ("app:latest@sha256:..." runs the digest). References are parsed like the runtime does:
+#   "registry:5000/app" has no tag (5000 is the registry port); a string that is not an image
+#   reference ("FILLED BY THE OPERATOR", "$IMAGE", "app@sha256:abc") is STK-IMG-005's, not this rule's.
 # custom:
 #   id: STK-IMG-002
 #   severity: medium
@@ -32,10 +36,10 @@ deny contains v if {
 	}
 }
 
-problem(ref) := "uses the mutable tag \"latest\"" if {
+problem(ref) := "has no tag (it resolves to \"latest\")" if {
+	ref.tag == ""
+} else := "uses the mutable tag \"latest\"" if {
 	ref.tag == "latest"
 } else := sprintf("uses the floating tag %q (images.floating_tags)", [ref.tag]) if {
-	ref.tag != ""
-} else := sprintf("has no tag and a malformed digest %q", [ref.digest]) if {
-	ref.digest != ""
-} else := "has no tag (it resolves to \"latest\")"
+	images.floating_word(ref.tag) == ref.tag
+} else := sprintf("uses the floating tag %q (its word %q is in images.floating_tags)", [ref.tag, images.floating_word(ref.tag)])

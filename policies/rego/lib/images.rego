@@ -1,41 +1,60 @@
 # Image references, parsed the way the container runtime resolves them, and every place a pod
 # names an image.
 #
-# The grammar is distribution/reference's (the parser containerd, CRI-O and the kubelet use):
+# The grammar is distribution/reference's (github.com/distribution/reference, regexp.go and
+# normalize.go; the parser the kubelet calls, ParseNormalizedNamed, and containerd's and CRI-O's
+# forks of it):
 #
-#   [domain[:port]/]path[:tag][@algorithm:encoded]
+#   reference  := name [":" tag] ["@" digest]
+#   name       := [domain "/"] path-component ["/" path-component]*
+#   domain     := host [":" port]; host a DNS-like name, an IPv4 address or "[" IPv6 "]"
+#   path-component := [a-z0-9]+ (separator [a-z0-9]+)*; separator "." "_" "__" or "-"+
+#   tag        := [A-Za-z0-9_][A-Za-z0-9_.-]{0,127}
+#   digest     := algorithm ":" hex; a registered algorithm with its exact length of lower-case
+#                 hex (sha256 64, sha384 96, sha512 128: go-digest's Validate)
 #
 # - the first path component is a registry domain when it contains "." or ":", is "localhost", or has
 #   an upper-case letter; otherwise the image is on Docker Hub (docker.io);
 # - Docker Hub names with one component are official images: "nginx" is "docker.io/library/nginx",
 #   "user/app" is "docker.io/user/app"; "index.docker.io" is the legacy name of "docker.io";
+# - the repository path (after the domain) is lower-case and at most 255 characters; a bare 64-hex
+#   string is an image id, not a name;
 # - a tag is the text after the last ":" of the last path component, so "reg:5000/app" has no tag;
 # - a digest follows "@"; when a reference has both, the runtime pulls by digest and the tag is
 #   ignored ("app:1.2@sha256:..." is pinned).
+#
+# A string outside the grammar ("FILLED BY THE OPERATOR", "$VLLM_IMAGE", "ko://...", "{{ .Values }}",
+# "app@sha256:abc") is not an image: the kubelet refuses it (InvalidImageName) before any pull. It is
+# parsed with valid = false and is not among `sources`, so no registry, tag, digest or pull-policy
+# finding describes it; STK-IMG-005 says once that it is not an image reference.
 package stockade.lib.images
 
 import data.stockade.lib.pods
 import rego.v1
 
-# parse(ref) := {"domain", "path", "repository", "tag", "digest", "pinned"}
+# parse(ref) := {"domain", "path", "repository", "tag", "digest", "pinned", "valid"}
 #   domain      registry host[:port], lower-cased ("docker.io" for Docker Hub)
 #   path        repository path inside the registry ("library/nginx")
 #   repository  domain + "/" + path: what allowlists are matched against
 #   tag         "" when the reference has none
 #   digest      "" when the reference has none
-#   pinned      the reference carries a well-formed digest (see valid_digest)
+#   valid       the string is an image reference (valid_reference); the other fields of an invalid
+#               one are a best-effort split that no rule judges
+#   pinned      a valid reference with a digest
 parse(ref) := {
 	"domain": domain,
 	"path": path,
 	"repository": concat("/", [domain, path]),
 	"tag": tag,
 	"digest": digest,
-	"pinned": pinned(digest),
+	"pinned": pinned(valid, digest),
+	"valid": valid,
 } if {
 	is_string(ref)
 	[name_tag, digest] := split_digest(ref)
 	[name, tag] := split_tag(name_tag)
 	[domain, path] := split_domain(name)
+	valid := valid_reference(ref)
 }
 
 split_digest(ref) := [substring(ref, 0, i), substring(ref, i + 1, -1)] if {
@@ -79,49 +98,167 @@ official_path(domain, path) := concat("/", ["library", path]) if {
 	not contains(path, "/")
 } else := path
 
-# A digest is pinned when it is well formed (OCI image-spec descriptor grammar) and, for the
-# registered algorithms, has their exact length of lower-case hex: sha256 and blake3 64, sha384 96,
-# sha512 128. "@sha256:abc" or an upper-case hex digest cannot be pulled and so pins nothing.
-digest_lengths := {"sha256": 64, "sha384": 96, "sha512": 128, "blake3": 64}
-
-valid_digest(digest) if {
-	regex.match(`^[a-z0-9]+([+._-][a-z0-9]+)*:[a-zA-Z0-9=_-]+$`, digest)
-	algorithm := substring(digest, 0, indexof(digest, ":"))
-	not digest_lengths[algorithm]
-}
-
-valid_digest(digest) if {
-	algorithm := substring(digest, 0, indexof(digest, ":"))
-	n := digest_lengths[algorithm]
-	regex.match(sprintf("^%s:[a-f0-9]{%d}$", [algorithm, n]), digest)
-}
-
-pinned(digest) := true if {
-	valid_digest(digest)
+pinned(valid, digest) := true if {
+	valid
+	digest != ""
 } else := false
 
-# The tag is mutable: "latest", no tag at all, or a floating tag (images.floating_tags: the release
-# channels publishers move, compared case-insensitively, globs allowed), on a reference without a
-# valid digest.
+# ---- the grammar (distribution/reference regexp.go; Go's \w written out as ASCII) ----
+
+path_component_pattern := `[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*`
+
+remote_name_pattern := concat("", [path_component_pattern, `(?:/`, path_component_pattern, `)*`])
+
+domain_component_pattern := `(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])`
+
+# a DNS-like name or IPv4 address, or an IPv6 address in brackets; an optional port
+domain_pattern := concat("", [
+	`(?:`, domain_component_pattern, `(?:\.`, domain_component_pattern, `)*|\[(?:[a-fA-F0-9:]+)\])`,
+	`(?::[0-9]+)?`,
+])
+
+tag_pattern := `[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}`
+
+digest_pattern := `[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}`
+
+reference_pattern := concat("", [
+	`^(?:`, domain_pattern, `/)?`, remote_name_pattern,
+	`(?::`, tag_pattern, `)?(?:@`, digest_pattern, `)?$`,
+])
+
+# distribution's Parse: the grammar, a repository path of at most 255 characters, and a digest of a
+# registered algorithm (go-digest's Validate).
+grammar_valid(ref) if {
+	regex.match(reference_pattern, ref)
+	[name_tag, digest] := split_digest(ref)
+	[name, _] := split_tag(name_tag)
+	count(grammar_path(name)) <= 255
+	registered_digest(digest)
+}
+
+# The repository path as Parse captures it: the name after a first component that is a domain.
+grammar_path(name) := substring(name, i + 1, -1) if {
+	i := indexof(name, "/")
+	i > 0
+	regex.match(concat("", ["^", domain_pattern, "$"]), substring(name, 0, i))
+} else := name
+
+registered_digest(digest) if digest == ""
+
+registered_digest(digest) if regex.match(`^(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})$`, digest)
+
+# distribution's ParseNormalizedNamed (what the kubelet calls): not a bare 64-hex image id; the
+# Docker Hub domain and "library/" added the way splitDockerDomain adds them; the repository path in
+# lower case; then Parse of the normalised string.
+valid_reference(ref) := true if {
+	is_string(ref)
+	not regex.match(`^[a-f0-9]{64}$`, ref)
+	[domain, remainder] := docker_split(ref)
+	remote := substring(remainder, 0, tag_colon(remainder))
+	lower(remote) == remote
+	grammar_valid(concat("/", [domain, remainder]))
+} else := false
+
+tag_colon(remainder) := i if {
+	i := indexof(remainder, ":")
+	i >= 0
+} else := -1
+
+docker_split(ref) := ["docker.io", concat("/", ["library", ref])] if {
+	not contains(ref, "/")
+} else := [domain, remainder] if {
+	i := indexof(ref, "/")
+	first := substring(ref, 0, i)
+	rest := substring(ref, i + 1, -1)
+	first != "index.docker.io"
+	is_split_domain(first)
+	domain := first
+	remainder := library_prefixed(domain, rest)
+} else := ["docker.io", library_prefixed("docker.io", rest)] if {
+	i := indexof(ref, "/")
+	substring(ref, 0, i) == "index.docker.io"
+	rest := substring(ref, i + 1, -1)
+} else := ["docker.io", ref]
+
+is_split_domain(first) if first == "localhost"
+
+is_split_domain(first) if contains(first, ".")
+
+is_split_domain(first) if contains(first, ":")
+
+is_split_domain(first) if lower(first) != first
+
+library_prefixed(domain, rest) := concat("/", ["library", rest]) if {
+	domain == "docker.io"
+	not contains(rest, "/")
+} else := rest
+
+# ---- tags ----
+
+# The tag is mutable: "latest", no tag at all, or a floating tag (floating_tag), on a valid reference
+# without a digest.
 mutable_tag(ref) if {
+	ref.valid
 	not ref.pinned
 	ref.tag in {"", "latest"}
 }
 
 mutable_tag(ref) if {
+	ref.valid
 	not ref.pinned
 	floating_tag(ref.tag)
 }
 
-floating_tag(tag) if {
+# A tag floats when images.floating_tags (case-insensitive, globs allowed) matches the whole tag, or
+# one of its words (the tag split at "-", "_" and "."): "latest-gpu", "nightly-py310", "v1.2-latest"
+# and "main-latest" float; "latestversion" and "2.9.0-gpu" do not. A word match does not float when
+# another word is a build stamp, a commit id or a date ("main-3f2a1b9", "nightly-20240601",
+# "nightly-2024-06-01"): that tag names one build of the channel.
+floating_tag(tag) := floating_word(tag) != ""
+
+# What makes the tag float: the tag itself, the first floating word, or "".
+floating_word(tag) := tag if {
 	tag != ""
-	some pattern in object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)
-	glob.match(lower(pattern), null, lower(tag))
+	floating(tag)
+} else := word_match(tag)
+
+# (an `else` chain without a bound value in a middle branch: the compiled VM's shape, see
+# tests/policies/test_vm_differential.py)
+word_match(tag) := "" if {
+	build_stamp(tag, regex.split(`[-_.]`, tag))
+} else := concat("", array.slice([w | some w in regex.split(`[-_.]`, tag); floating(w)], 0, 1))
+
+floating(text) if {
+	some pattern in floating_patterns
+	glob.match(lower(pattern), null, lower(text))
 }
 
+floating_patterns := object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)
+
+# a commit id: 7 to 40 hex digits, with a digit and a letter
+build_stamp(_, words) if {
+	some word in words
+	regex.match(`^[0-9a-f]{7,40}$`, word)
+	regex.match(`[0-9]`, word)
+	regex.match(`[a-f]`, word)
+}
+
+# a date: YYYYMMDD (optionally with the time), or YYYY-MM-DD
+build_stamp(_, words) if {
+	some word in words
+	regex.match(`^(?:19|20)[0-9]{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?:[0-9]{2,6})?$`, word)
+}
+
+build_stamp(tag, _) if {
+	regex.match(`(?:^|[-_.])(?:19|20)[0-9]{2}[-_.](?:0[1-9]|1[0-2])[-_.](?:0[1-9]|[12][0-9]|3[01])(?:$|[-_.])`, tag)
+}
+
+# Words that name a release channel wherever they stand in a tag. Not "alpha", "beta", "rc", "next"
+# or "lts": they also mark fixed releases ("1.0.0-beta.1", "5.0.0-next.3", Jenkins' "2.440.1-lts");
+# add them to images.floating_tags where they float.
 default_floating_tags := [
-	"latest", "stable", "main", "master", "dev", "develop", "development", "nightly", "edge", "canary",
-	"snapshot", "unstable", "beta", "alpha", "next", "head", "current", "lts",
+	"latest", "nightly", "main", "master", "edge", "dev", "stable", "develop", "development", "canary",
+	"snapshot", "unstable", "head", "current",
 ]
 
 # Kubernetes' default imagePullPolicy (SetDefaults_Container): Always when the tag is "latest" or
@@ -137,8 +274,20 @@ default_pull_policy(ref) := "Always" if {
 #   {"what": "container" | "image volume", "name", "image", "ref" (parse), "path" (object path of the
 #    image field), "policy" (effective pull policy), "policy_set" (the manifest sets it),
 #    "policy_path"}
-# Containers of all three lists, and image volumes (spec.volumes[].image, Kubernetes 1.31+).
+# Containers of all three lists, and image volumes (spec.volumes[].image, Kubernetes 1.31+). Only
+# image references: a string outside the grammar is in invalid_sources instead.
 sources contains src if {
+	some src in named
+	src.ref.valid
+}
+
+# Image fields whose text is not an image reference (a placeholder an operator or a template fills).
+invalid_sources contains src if {
+	some src in named
+	not src.ref.valid
+}
+
+named contains src if {
 	some entry in pods.containers
 	image := entry.container.image
 	ref := parse(image)
@@ -155,7 +304,7 @@ sources contains src if {
 	}
 }
 
-sources contains src if {
+named contains src if {
 	some i, volume in input.pod.spec.volumes
 	image := volume.image.reference
 	ref := parse(image)

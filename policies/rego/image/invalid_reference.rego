@@ -1,0 +1,38 @@
+# METADATA
+# title: Image field that is not an image reference
+# description: >-
+#   The image field holds text that the container runtime's reference grammar (distribution/reference,
+#   which the kubelet calls) does not accept: a placeholder an operator or a template fills in
+#   ("FILLED BY THE OPERATOR" in the DaemonSets an operator ships as assets, "$VLLM_IMAGE" or
+#   "${IMAGE}" for envsubst, "ko://..." for ko, an unrendered "{{ .Values.image }}"), or a typo (an
+#   upper-case repository, a space, a digest of the wrong length). As written it never runs: the kubelet
+#   refuses it (InvalidImageName) before any pull. So the image rules do not judge it: no registry,
+#   tag, digest or pull-policy finding describes a placeholder; this note says once that the field
+#   was not checked, so that the rendered manifest (the one that is applied) gets scanned. Severity
+#   info and action audit: reported, never failing a scan or rejecting a request.
+# custom:
+#   id: STK-IMG-005
+#   severity: info
+#   action: audit
+#   kinds: ["@workloads"]
+#   frameworks: [pod-best-practice]
+#   remediation: >-
+#     Scan the manifest as it is applied (after the operator, helm, kustomize, envsubst or ko fill the
+#     image in), or write a valid reference: [registry[:port]/]path[:tag][@sha256:<64 hex>], with the
+#     repository path in lower case.
+package stockade.image.invalid_reference
+
+import data.stockade.lib.images
+import rego.v1
+
+deny contains v if {
+	some src in images.invalid_sources
+	v := {
+		"msg": sprintf(
+			"%s %q image %q is not an image reference (a placeholder?): the image rules did not check it, and the kubelet would refuse it (InvalidImageName)",
+			[src.what, src.name, src.image],
+		),
+		"path": src.path,
+		"details": {"image": src.image},
+	}
+}
