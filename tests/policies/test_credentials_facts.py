@@ -100,7 +100,18 @@ def test_names(name: str, expected: bool) -> None:
         ("${TOKEN}", False),
         ("/var/run/secrets/token", False),
         ("<token>", False),
-        ("3600", False),
+        # under a credential's name, digits are a numeric password (issue 37: redis' requirepass
+        # 5241590000000000); decimals and versions are not
+        ("3600", True),
+        ("5241590000000000", True),
+        ("1.5", False),
+        ("10.0.0.1", False),
+        ("changeme", True),  # a known default is a real, weak credential in a deployed object
+        ("$DB_PASSWORD", False),
+        ("%(db_password)s", False),
+        ("@db.password@", False),
+        ("ENC(bXlzZWNyZXQ=)", False),
+        ("xxxxxx", True),  # a literal, however weak, is what the server accepts
         ("true", False),
         ("hi", False),
     ],
@@ -167,7 +178,8 @@ def test_configmap_data_keys_and_values() -> None:
     assert found == {
         ("data", "storage"): ["Azure storage account key"],
         ("data", "db-password"): ["value under a credential-named key"],
-        ("data", "app.yaml"): ["Hugging Face token"],
+        # the token's format, and the name it is under inside the YAML text
+        ("data", "app.yaml"): ["Hugging Face token", "value under a credential-named key"],
     }
 
 
