@@ -44,6 +44,7 @@ NAMED_VARIABLE = "value of a credential-named variable"
 NAMED_KEY = "value under a credential-named key"
 DIRECTIVE = "value of a password directive"
 BASIC = "HTTP basic credentials"
+_NAMED = frozenset({NAMED_VARIABLE, NAMED_KEY, DIRECTIVE})
 
 #: (type, pattern): a pattern matches anywhere in the string
 FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -174,10 +175,11 @@ JSON = "JSON"
 DIRECTIVE_FORMAT = "directive"
 TEXT = "text"
 
-#: the values of these directives are passwords (redis.conf: requirepass, masterauth; sentinel.conf:
-#: sentinel auth-pass <master> <password>; an ACL rule "user <name> ... >password" is handled apart).
+#: directive -> the index of the word that is its password (redis.conf: requirepass, masterauth;
+#: sentinel.conf: sentinel auth-pass <master> <password>; an ACL rule "user <name> ... >password" is
+#: handled apart).
 #: nginx's auth_basic_user_file names a file of hashes (a path, like a mounted Secret): not one.
-_DIRECTIVES = {"requirepass": 1, "masterauth": 1, "sentinel auth-pass": 2}
+_DIRECTIVES = {"requirepass": 1, "masterauth": 1, "sentinel auth-pass": 3}
 #: a text is read for names only when it names something a credential could be under
 _HINT = re.compile(r"(?i)pass|pwd|secret|token|key|cred|auth|jwt|bearer|conn|sas|^\s*user\s", re.MULTILINE)
 #: file names whose text is a program, not configuration: only credential formats are looked for
@@ -279,24 +281,16 @@ def in_text(text: str, name: str | None = None) -> list[dict[str, Any]]:
     structured: str | None = None
     if hinted and not code:
         structured = _structured(text, ext, entries)
-        if not structured:
-            _lines(lines, entries)
-    if formats:
+    if structured is None and not code:
+        _lines(lines, entries, hinted, formats)
+    elif formats:
         fmt = structured or TEXT
-        found_on_a_line = False
         for number, line in enumerate(lines, 1):
-            kinds = types_of(line) if _ANY.search(line) else []
-            if not kinds:
-                continue
-            found_on_a_line = True
-            key, line_fmt, rest = None, fmt, ""
-            if not structured and not code:
-                key, line_fmt, rest = _line_key(line.strip())
-            if key is not None and not set(kinds) <= set(types_of(rest)):
-                key = None  # the credential is not (only) after the key: the key may be part of it
-            entries.add(line_fmt, key, number, kinds, None)
-        if not found_on_a_line and (kinds := types_of(text)):  # across lines
-            entries.add(fmt, None, None, kinds, None)
+            if _ANY.search(line) and (kinds := types_of(line)):
+                entries.add(fmt, None, number, kinds, None)
+    if formats and not any(e["line"] is not None for e in entries.by.values() if set(e["types"]) - _NAMED):
+        if kinds := types_of(text):  # a format across lines (none on a line of its own)
+            entries.add(structured or TEXT, None, None, kinds, None)
     return entries.list()
 
 
@@ -354,12 +348,20 @@ def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entri
                 entries.add(fmt, _key_path([*path, k]), line, kinds, None)
 
 
-def _lines(lines: list[str], entries: _Entries) -> None:
-    """properties/.env, INI and directive lines."""
+def _lines(lines: list[str], entries: _Entries, names: bool, formats: bool) -> None:
+    """properties/.env, INI and directive lines: credential-named keys and password directives
+    (when `names`), and credential formats on any line, comments too (when `formats`)."""
     section: str | None = None
     for number, raw in enumerate(lines, 1):
         line = raw.strip()
-        if not line or line[0] in "#;!" or line.startswith("//"):
+        if formats and _ANY.search(line) and (kinds := types_of(line)):
+            key, fmt, rest = _line_key(line)
+            if key is not None and not set(kinds) <= set(types_of(rest)):
+                key = None  # the credential is not (only) after the key: the key may be part of it
+            if key is not None and fmt == PROPERTIES and section is not None:
+                key, fmt = f"[{section}] {key}", INI
+            entries.add(fmt, key, number, kinds, None)
+        if not names or not line or line[0] in "#;!" or line.startswith("//"):
             continue
         if (m := _SECTION.match(line)) is not None:
             section = m.group(1).strip()
