@@ -241,7 +241,9 @@ class _Entries:
     def __init__(self) -> None:
         self.by: dict[tuple[int | None, str | None], dict[str, Any]] = {}
 
-    def add(self, fmt: str, key: str | None, line: int | None, kinds: Iterable[str], value: str | None) -> None:
+    def add(
+        self, fmt: str, key: str | None, line: int | None, kinds: Iterable[str], value: str | None
+    ) -> None:
         if key is not None and ((value is not None and value.strip() in key) or types_of(key)):
             key = "…"  # the key would show the value, or holds a credential itself: never printed
         entry = self.by.get((line, key))
@@ -322,6 +324,8 @@ def _structured(text: str, ext: str, entries: _Entries) -> str | None:
             node = nodes[i] if i < len(nodes) else None
             _walk_text(doc, NodeLocator(node) if node is not None else None, fmt, entries, [])
     return fmt
+
+
 def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entries, path: list[Any]) -> None:
     def add(at: list[Any], value: str) -> None:
         line = locator.line_of(at) if locator is not None else (1 if fmt == JSON else None)
@@ -444,7 +448,10 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
     path: list[Any] = []
 
     def add(
-        at: tuple[Any, ...], kinds: Iterable[str], name: str | None, inside: list[dict[str, Any]] = ()  # type: ignore[assignment]
+        at: tuple[Any, ...],
+        kinds: Iterable[str],
+        name: str | None,
+        inside: list[dict[str, Any]] = (),  # type: ignore[assignment]
     ) -> None:
         hit = out.get(at)
         if hit is None:

@@ -232,16 +232,31 @@ def _configmap(data: dict[str, str]) -> dict[str, Any]:
             "dir /data\nport 6379\nbind 0.0.0.0\nappendonly yes\nprotected-mode no\nrequirepass 5241590000000000\n",
             [("directive", "requirepass", 6, [DIRECTIVE])],
         ),
-        ("redis.conf", 'masterauth "' + PW + '"\n# requirepass old-pw-here\n', [("directive", "masterauth", 1, [DIRECTIVE])]),
-        ("sentinel.conf", f"sentinel monitor m 10.0.0.1 6379 2\nsentinel auth-pass m {PW}\n",
-         [("directive", "sentinel auth-pass", 2, [DIRECTIVE])]),
-        ("users.acl", f"user default off\nuser app on >{PW} ~* +@all\n", [("directive", "user app", 2, [DIRECTIVE])]),
+        (
+            "redis.conf",
+            'masterauth "' + PW + '"\n# requirepass old-pw-here\n',
+            [("directive", "masterauth", 1, [DIRECTIVE])],
+        ),
+        (
+            "sentinel.conf",
+            f"sentinel monitor m 10.0.0.1 6379 2\nsentinel auth-pass m {PW}\n",
+            [("directive", "sentinel auth-pass", 2, [DIRECTIVE])],
+        ),
+        (
+            "users.acl",
+            f"user default off\nuser app on >{PW} ~* +@all\n",
+            [("directive", "user app", 2, [DIRECTIVE])],
+        ),
         (
             "application.properties",
             f"db.url=jdbc:postgresql://db/x\ndb.user=app\ndb.password={PW}\n! db.password=old-one\n",
             [("properties/.env", "db.password", 3, [NAMED])],
         ),
-        (".env", f'export API_TOKEN="{PW}"\nLOG_LEVEL=debug\n', [("properties/.env", "API_TOKEN", 1, [NAMED])]),
+        (
+            ".env",
+            f'export API_TOKEN="{PW}"\nLOG_LEVEL=debug\n',
+            [("properties/.env", "API_TOKEN", 1, [NAMED])],
+        ),
         (
             "my.cnf",
             f"[mysqld]\nport = 3306\n[client]\nuser = root\npassword = {PW} ; set by ops\n",
@@ -334,7 +349,10 @@ def test_env_var_values_that_are_configuration_text() -> None:
     container = {
         "name": "app",
         "env": [
-            {"name": "SPRING_APPLICATION_JSON", "value": '{"spring":{"datasource":{"password":"' + PW + '"}}}'},
+            {
+                "name": "SPRING_APPLICATION_JSON",
+                "value": '{"spring":{"datasource":{"password":"' + PW + '"}}}',
+            },
             {"name": "CONFIG", "value": f"user=app\npassword={PW}\n"},
             {"name": "GREETING", "value": "hello\nworld"},
         ],
@@ -353,7 +371,7 @@ def test_a_key_is_never_the_value_itself() -> None:
     assert GITHUB not in json.dumps(found)
     # a YAML key holding the value, and a value that is part of its key
     found = in_text(f"{HUGGING_FACE}:\n  token: {HUGGING_FACE}\nab-pw-cd-token: ab-pw\n", "odd.yaml")
-    assert HUGGING_FACE not in json.dumps(found) and "ab-pw\"" not in json.dumps(found)
+    assert HUGGING_FACE not in json.dumps(found) and 'ab-pw"' not in json.dumps(found)
 
 
 def test_the_last_applied_annotation_of_a_configmap_is_read_inside() -> None:
