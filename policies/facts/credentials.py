@@ -141,7 +141,7 @@ def _basic(match: str) -> bool:
         text = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
     except (binascii.Error, UnicodeDecodeError):
         return False
-    user, colon, password = text.partition(":")
+    _user, colon, password = text.partition(":")
     return bool(colon) and bool(password) and text.isprintable()
 
 
@@ -184,11 +184,14 @@ _DIRECTIVES = {"requirepass": 1, "masterauth": 1, "sentinel auth-pass": 3}
 _HINT = re.compile(r"(?i)pass|pwd|secret|token|key|cred|auth|jwt|bearer|conn|sas|^\s*user\s", re.MULTILINE)
 #: file names whose text is a program, not configuration: only credential formats are looked for
 _CODE = frozenset(
-    "py sh bash zsh ps1 js mjs ts rb pl lua go java groovy kt scala php sql html htm md rst txt tpl"
-    " j2 jinja gotmpl".split()
+    {
+        *("py", "sh", "bash", "zsh", "ps1", "js", "mjs", "ts", "rb", "pl", "lua", "go", "java"),
+        *("groovy", "kt", "scala", "php", "sql", "html", "htm", "md", "rst", "txt", "tpl", "j2"),
+        *("jinja", "gotmpl"),
+    }
 )
 #: file names whose text is line-based configuration (never read as YAML)
-_LINES = frozenset("properties env ini conf cfg cnf".split())
+_LINES = frozenset({"properties", "env", "ini", "conf", "cfg", "cnf"})
 #: a YAML mapping key at a line's start: worth decoding the text as YAML
 _YAML_KEY = re.compile(r"^\s*(?:- )?[\"']?[A-Za-z0-9_.-]+[\"']?:(?:\s|$)", re.MULTILINE)
 #: YAML texts longer than this are read line by line only (decoding a large text costs)
@@ -290,9 +293,9 @@ def in_text(text: str, name: str | None = None) -> list[dict[str, Any]]:
         for number, line in enumerate(lines, 1):
             if _ANY.search(line) and (kinds := types_of(line)):
                 entries.add(fmt, None, number, kinds, None)
-    if formats and not any(e["line"] is not None for e in entries.by.values() if set(e["types"]) - _NAMED):
-        if kinds := types_of(text):  # a format across lines (none on a line of its own)
-            entries.add(structured or TEXT, None, None, kinds, None)
+    on_a_line = any(e["line"] is not None for e in entries.by.values() if set(e["types"]) - _NAMED)
+    if formats and not on_a_line and (kinds := types_of(text)):  # a format across lines
+        entries.add(structured or TEXT, None, None, kinds, None)
     return entries.list()
 
 
@@ -328,7 +331,7 @@ def _structured(text: str, ext: str, entries: _Entries) -> str | None:
 
 def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entries, path: list[Any]) -> None:
     def add(at: list[Any], value: str) -> None:
-        line = locator.line_of(at) if locator is not None else (1 if fmt == JSON else None)
+        line = locator.line_of(tuple(at)) if locator is not None else (1 if fmt == JSON else None)
         entries.add(fmt, _key_path(at), line, [NAMED_KEY], value)
 
     if isinstance(node, Mapping):
@@ -348,7 +351,7 @@ def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entri
             if value is not None and sensitive_name(k) and plausible(value):
                 add([*path, k], value)
             elif isinstance(v, str) and _ANY.search(v) and (kinds := types_of(v)):
-                line = locator.line_of([*path, k]) if locator is not None else (1 if fmt == JSON else None)
+                line = locator.line_of((*path, k)) if locator is not None else (1 if fmt == JSON else None)
                 entries.add(fmt, _key_path([*path, k]), line, kinds, None)
 
 
@@ -451,7 +454,7 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
         at: tuple[Any, ...],
         kinds: Iterable[str],
         name: str | None,
-        inside: list[dict[str, Any]] = (),  # type: ignore[assignment]
+        inside: Iterable[dict[str, Any]] = (),
     ) -> None:
         hit = out.get(at)
         if hit is None:

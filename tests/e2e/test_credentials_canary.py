@@ -85,7 +85,8 @@ CONFIG_TEXT = {
     f"db.url=jdbc:postgresql://app:{TEXT_CANARIES['url']}@db:5432/runs\n",
     ".env": f"LOG_LEVEL=debug\nexport API_TOKEN={TEXT_CANARIES['env']}\n",
     "my.cnf": f"[client]\nuser = root\npassword = {TEXT_CANARIES['ini']}\n",
-    "app.yaml": f"db:\n  host: db\n  password: {TEXT_CANARIES['yaml']}\ncache:\n  secret: {TEXT_CANARIES['yaml-number']}\n",
+    "app.yaml": f"db:\n  host: db\n  password: {TEXT_CANARIES['yaml']}\n"
+    f"cache:\n  secret: {TEXT_CANARIES['yaml-number']}\n",
     "settings.json": '{\n  "auth": {\n    "clientSecret": "' + TEXT_CANARIES["json"] + '"\n  }\n}\n',
     "default.conf": f'location / {{\n  proxy_set_header Authorization "Basic {BASIC_HEADER}";\n}}\n',
 }

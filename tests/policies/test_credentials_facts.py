@@ -229,7 +229,8 @@ def _configmap(data: dict[str, str]) -> dict[str, Any]:
     [
         (  # kuberay's redis-config: a numeric requirepass
             "redis.conf",
-            "dir /data\nport 6379\nbind 0.0.0.0\nappendonly yes\nprotected-mode no\nrequirepass 5241590000000000\n",
+            "dir /data\nport 6379\nbind 0.0.0.0\nappendonly yes\nprotected-mode no\n"
+            "requirepass 5241590000000000\n",
             [("directive", "requirepass", 6, [DIRECTIVE])],
         ),
         (
@@ -264,7 +265,8 @@ def _configmap(data: dict[str, str]) -> dict[str, Any]:
         ),
         (
             "app.yaml",
-            f"server:\n  port: 8080\ndatabase:\n  host: db\n  password: {PW}\n  pin: 12345678\n  secret: 987654\n",
+            f"server:\n  port: 8080\ndatabase:\n  host: db\n  password: {PW}\n"
+            "  pin: 12345678\n  secret: 987654\n",
             [("YAML", "database.password", 5, [NAMED]), ("YAML", "database.secret", 7, [NAMED])],
         ),
         (  # a YAML password of digits is decoded as a number: still a password
