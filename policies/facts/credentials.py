@@ -1,7 +1,9 @@
 """Plaintext credentials in an object: where they are and what type, never what they are.
 
     input.facts.credentials = [
-        {"path": [...], "types": ["GitHub token"], "name": "GH_TOKEN" | null, "inside": null},
+        {"path": [...], "types": ["GitHub token"], "name": "GH_TOKEN" | null, "inside": null,
+         "found": [{"format": "directive", "key": "requirepass", "line": 6, "types": [...]}]},
+        # found: what a configuration text at that path holds, never the values
         # inside: a credential in kubectl's last-applied-configuration annotation, at this path of
         # the decoded object (the finding points at the annotation)
     ]
@@ -16,6 +18,11 @@ Two kinds of evidence:
 - a value under a credential's name: a ``{name, value}`` entry (env vars, parameters) or a
   ConfigMap data key whose last word is a credential word (AZURE_CLIENT_SECRET, HF_TOKEN,
   dbPassword, api-key), with a value that is not a reference, a path or a placeholder.
+
+Inside configuration text (ConfigMap values; env var values that are JSON or several lines), a third
+(:func:`in_text`): credential-named keys of properties, .env, INI, embedded YAML and JSON, password
+directives (redis ``requirepass``), with the key, format and line of each, gathered into the one entry
+of the field (``found``).
 
 Workloads are read whole (every pod spec field, annotations), ConfigMaps' data and annotations; the
 last-applied-configuration annotation is decoded and read like the object. Computed here rather than
@@ -317,22 +324,32 @@ def _structured(text: str, ext: str, entries: _Entries) -> str | None:
         docs, nodes = [v for v, _ in pairs], [n for _, n in pairs]
     if not any(isinstance(d, (Mapping, list)) and not deeper_than(d) for d in docs):
         return None
-    if fmt == JSON and "\n" in text.strip() and len(text) <= MAX_YAML:
-        try:  # JSON is YAML: the one decoder gives its lines
-            nodes = [n for _, n in documents(text)]
-        except (DecodeError, RecursionError):
-            nodes = []
+    one_line = "\n" not in text.strip()
+    if fmt == JSON and not one_line and len(text) <= MAX_YAML:
+        probe = _Entries()
+        _walk_text(docs[0], None, fmt, probe, [], None)
+        if probe.by:  # JSON is YAML: the one decoder gives the lines, read only when needed
+            try:
+                nodes = [n for _, n in documents(text)]
+            except (DecodeError, RecursionError):
+                nodes = []
     for i, doc in enumerate(docs):
         if isinstance(doc, (Mapping, list)) and not deeper_than(doc):
             node = nodes[i] if i < len(nodes) else None
-            _walk_text(doc, NodeLocator(node) if node is not None else None, fmt, entries, [])
+            locator = NodeLocator(node) if node is not None else None
+            _walk_text(doc, locator, fmt, entries, [], 1 if one_line else None)
     return fmt
 
 
-def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entries, path: list[Any]) -> None:
+def _walk_text(
+    node: Any, locator: NodeLocator | None, fmt: str, entries: _Entries, path: list[Any], line: int | None
+) -> None:
+    """Credential-named keys, {name, value} pairs and credential formats in a decoded document;
+    `line` is every entry's line when there is no `locator` (a one-line text)."""
+
     def add(at: list[Any], value: str) -> None:
-        line = locator.line_of(tuple(at)) if locator is not None else (1 if fmt == JSON else None)
-        entries.add(fmt, _key_path(at), line, [NAMED_KEY], value)
+        at_line = locator.line_of(tuple(at)) if locator is not None else line
+        entries.add(fmt, _key_path(at), at_line, [NAMED_KEY], value)
 
     if isinstance(node, Mapping):
         pair = _scalar_text(node.get("value"))
@@ -345,14 +362,14 @@ def _walk_text(node: Any, locator: NodeLocator | None, fmt: str, entries: _Entri
         return
     for k, v in children:
         if isinstance(v, (Mapping, list)):
-            _walk_text(v, locator, fmt, entries, [*path, k])
+            _walk_text(v, locator, fmt, entries, [*path, k], line)
         else:
             value = _scalar_text(v)
             if value is not None and sensitive_name(k) and plausible(value):
                 add([*path, k], value)
             elif isinstance(v, str) and _ANY.search(v) and (kinds := types_of(v)):
-                line = locator.line_of((*path, k)) if locator is not None else (1 if fmt == JSON else None)
-                entries.add(fmt, _key_path([*path, k]), line, kinds, None)
+                at_line = locator.line_of((*path, k)) if locator is not None else line
+                entries.add(fmt, _key_path([*path, k]), at_line, kinds, None)
 
 
 def _lines(lines: list[str], entries: _Entries, names: bool, formats: bool) -> None:
