@@ -1,7 +1,9 @@
 """Plaintext credentials in an object: where they are and what type, never what they are.
 
     input.facts.credentials = [
-        {"path": [...], "types": ["GitHub token"], "name": "GH_TOKEN" | null, "inside": null},
+        {"path": [...], "types": ["GitHub token"], "name": "GH_TOKEN" | null, "inside": null,
+         "found": [{"format": "directive", "key": "requirepass", "line": 6, "types": [...]}]},
+        # found: what a configuration text at that path holds, never the values
         # inside: a credential in kubectl's last-applied-configuration annotation, at this path of
         # the decoded object (the finding points at the annotation)
     ]
@@ -17,6 +19,11 @@ Two kinds of evidence:
   ConfigMap data key whose last word is a credential word (AZURE_CLIENT_SECRET, HF_TOKEN,
   dbPassword, api-key), with a value that is not a reference, a path or a placeholder.
 
+Inside configuration text (ConfigMap values; env var values that are JSON or several lines), a third
+(:func:`in_text`): credential-named keys of properties, .env, INI, embedded YAML and JSON, password
+directives (redis ``requirepass``), with the key, format and line of each, gathered into the one entry
+of the field (``found``).
+
 Workloads are read whole (every pod spec field, annotations), ConfigMaps' data and annotations; the
 last-applied-configuration annotation is decoded and read like the object. Computed here rather than
 in Rego because it walks every string of the object (the policy VM has no ``walk``), the same code in
@@ -25,6 +32,8 @@ every gate; values never leave this module.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import functools
 import re
 from collections.abc import Iterable, Mapping
@@ -32,12 +41,17 @@ from typing import Any
 
 import orjson
 
+from stockade.policies.decoding.decode import DecodeError, deeper_than, documents
+from stockade.policies.decoding.yamlpos import NodeLocator
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NAMED_VARIABLE = "value of a credential-named variable"
 NAMED_KEY = "value under a credential-named key"
+DIRECTIVE = "value of a password directive"
+BASIC = "HTTP basic credentials"
+_NAMED = frozenset({NAMED_VARIABLE, NAMED_KEY, DIRECTIVE})
 
 #: (type, pattern): a pattern matches anywhere in the string
 FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
@@ -71,13 +85,15 @@ FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
             r"(?:^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
         ),
         ("URL with a password", r"(?i)[a-z][a-z0-9+.-]*://[^:@/\s\"'$]+:[^:@/\s\"'$({<]{3,}@[^\s\"'/]+"),
+        # an Authorization header's Basic credentials: base64 of user:password (checked by _basic)
+        (BASIC, r"(?i)(?:^|[^A-Za-z0-9])basic\s+[A-Za-z0-9+/]{6,}={0,2}(?![A-Za-z0-9+/=])"),
     )
 )
 
 #: the formats' fixed parts (gitleaks' "keywords"): one cheap pass rules most strings out
 _ANY = re.compile(
     r"AccountKey=|\+ASt|(?i:sig=)|Q~|AKIA|ASIA|ABIA|ACCA|A3T|gh[pousr]_|github_pat_|hf_|api_org_|sk-|xox|AIza"
-    r"|PRIVATE KEY|(?i:bearer)|eyJ|://[^/@\s]+:[^/@\s]+@"
+    r"|PRIVATE KEY|(?i:bearer|basic)|eyJ|://[^/@\s]+:[^/@\s]+@"
 )
 
 #: published example and emulator values: documented, so nobody's credential
@@ -97,8 +113,16 @@ _NAME = re.compile(
     r"|refresh_?token|credentials?|connection_?string|conn_?str|sas_?token|sas_?url)$"
 )
 _CAMEL = re.compile(r"([a-z0-9])([A-Z])")
-#: not a credential: references ($(VAR), ${VAR}, templates), placeholders, paths, numbers
-_NOT_A_VALUE = re.compile(r"\$\(|\$\{|\{\{|^<[^>]*>$|^/|^file://|^[0-9.]+$")
+#: not a credential: references ($(VAR), ${VAR}, $VAR, templates, %(x)s and #{x} interpolation, @x@
+#: filtering, %X%), encrypted or external values (Jasypt's ENC(...), vault:, ref+), placeholders
+#: (<password>), paths, decimal numbers and versions (1.5, 10.0.0.1). Digits alone are a value: under
+#: a credential's name, 5241590000000000 is a numeric password. A literal that is deployed is the
+#: credential the server accepts, however weak: changeme, xxxxx, ******** count (a default such as
+#: changeme is the first password anyone tries); only what is substituted before use does not.
+_NOT_A_VALUE = re.compile(
+    r"\$\(|\$\{|\{\{|%\(|#\{|^\$[A-Za-z_][A-Za-z0-9_]*$|^@[A-Za-z0-9_.-]+@$|^%[A-Za-z_][A-Za-z0-9_]*%$"
+    r"|^ENC\(|^vault:|^ref\+|^<[^>]*>$|^/|^file://|^[0-9]*\.[0-9.]*$"
+)
 _WORDS = frozenset({"true", "false", "yes", "no", "null", "none"})
 
 
@@ -109,9 +133,23 @@ def types_of(value: str) -> list[str]:
     found = set()
     for kind, pattern in FORMATS:
         matches = [m.group(0) for m in pattern.finditer(value)]
+        if kind == BASIC:
+            matches = [m for m in matches if _basic(m)]
         if matches and not all(any(p in m for p in PUBLIC_VALUES) for m in matches):
             found.add(kind)
     return sorted(found)
+
+
+def _basic(match: str) -> bool:
+    """Whether "Basic X" carries credentials: X is base64 of printable ``user:password`` (so the
+    words after "basic" in prose, "basic authentication", are not)."""
+    encoded = match.split()[-1]
+    try:
+        text = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    _user, colon, password = text.partition(":")
+    return bool(colon) and bool(password) and text.isprintable()
 
 
 def sensitive_name(name: Any) -> bool:
@@ -135,20 +173,318 @@ def plausible(value: Any) -> bool:
     return len(v) >= 4 and not _NOT_A_VALUE.search(v) and v.lower() not in _WORDS
 
 
-def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], str | None]]:
-    """path -> (types, the credential's name where a name told), in a decoded object.
+# ---- credentials inside configuration text ----------------------------------------------------
+
+PROPERTIES = "properties/.env"
+INI = "INI"
+YAML = "YAML"
+JSON = "JSON"
+DIRECTIVE_FORMAT = "directive"
+TEXT = "text"
+
+#: directive -> the index of the word that is its password (redis.conf: requirepass, masterauth;
+#: sentinel.conf: sentinel auth-pass <master> <password>; an ACL rule "user <name> ... >password" is
+#: handled apart).
+#: nginx's auth_basic_user_file names a file of hashes (a path, like a mounted Secret): not one.
+_DIRECTIVES = {"requirepass": 1, "masterauth": 1, "sentinel auth-pass": 3}
+#: a text is read for names only when it names something a credential could be under
+_HINT = re.compile(r"(?i)pass|pwd|secret|token|key|cred|auth|jwt|bearer|conn|sas|^\s*user\s", re.MULTILINE)
+#: file names whose text is a program, not configuration: only credential formats are looked for
+_CODE = frozenset(
+    {
+        *("py", "sh", "bash", "zsh", "ps1", "js", "mjs", "ts", "rb", "pl", "lua", "go", "java"),
+        *("groovy", "kt", "scala", "php", "sql", "html", "htm", "md", "rst", "txt", "tpl", "j2"),
+        *("jinja", "gotmpl"),
+    }
+)
+#: file names whose text is line-based configuration (never read as YAML)
+_LINES = frozenset({"properties", "env", "ini", "conf", "cfg", "cnf"})
+#: a YAML mapping key at a line's start: worth decoding the text as YAML
+_YAML_KEY = re.compile(r"^\s*(?:- )?[\"']?[A-Za-z0-9_.-]+[\"']?:(?:\s|$)", re.MULTILINE)
+#: YAML texts longer than this are read line by line only (decoding a large text costs)
+MAX_YAML = 256 * 1024
+_ASSIGN = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*([=:])\s*(.*)$")
+_SECTION = re.compile(r"^\[([^\]\s][^\]]{0,99})\]$")
+_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_HEADERS = frozenset({"authorization", "proxy-authorization"})
+#: a key segment printable as .name
+_PLAIN_SEGMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
+
+def _scalar_text(value: Any) -> str | None:
+    """A decoded scalar as the text a program reads: strings, and integers (a YAML ``password: 1234``)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return None
+
+
+def _unquote(value: str) -> str:
+    v = value.strip()
+    if len(v) >= 2 and v[0] == v[-1] and v[0] in "\"'":
+        return v[1:-1]
+    return v
+
+
+def _key_path(path: Iterable[Any]) -> str:
+    """A path inside a decoded text, as data["x"] paths are printed: a.b[0]["c d"]. A segment that is
+    long or holds a credential's format is replaced by …"""
+    out = []
+    for i, part in enumerate(path):
+        if isinstance(part, int):
+            out.append(f"[{part}]")
+            continue
+        text = str(part)
+        if len(text) > 64 or types_of(text):
+            text = "…"
+        if _PLAIN_SEGMENT.match(text) or text == "…":
+            out.append(text if i == 0 else f".{text}")
+        else:
+            out.append(f"[{orjson.dumps(text).decode()}]")
+    return "".join(out)
+
+
+class _Entries:
+    """What a text holds, one entry per (line, key): {"format", "key", "line", "types"}."""
+
+    def __init__(self) -> None:
+        self.by: dict[tuple[int | None, str | None], dict[str, Any]] = {}
+
+    def add(
+        self, fmt: str, key: str | None, line: int | None, kinds: Iterable[str], value: str | None
+    ) -> None:
+        if key is not None and ((value is not None and value.strip() in key) or types_of(key)):
+            key = "…"  # the key would show the value, or holds a credential itself: never printed
+        entry = self.by.get((line, key))
+        if entry is None and key is None and line is not None:
+            # a format found on a line that already has an entry (password: <a token>): one entry
+            entry = next((e for (at, _), e in self.by.items() if at == line), None)
+        if entry is None:
+            entry = self.by[(line, key)] = {"format": fmt, "key": key, "line": line, "types": []}
+        entry["types"] = sorted({*entry["types"], *kinds})
+
+    def list(self) -> list[dict[str, Any]]:
+        return sorted(self.by.values(), key=lambda e: (e["line"] or 0, e["key"] or ""))
+
+
+def in_text(text: str, name: str | None = None) -> list[dict[str, Any]]:
+    """The credentials inside a configuration text (a ConfigMap value named `name`, an env var's
+    value): one entry per credential, ``{"format", "key", "line", "types"}`` with the key (or
+    directive) it is under and its 1-based line in the text; never the value.
+
+    Formats: JSON (orjson) and YAML (the one decoder) documents, walked for credential-named keys
+    and ``{name, value}`` pairs; otherwise line by line: ``key=value`` / ``key: value``
+    (properties, .env, ``export K=V``), INI (``[section]`` then ``key = value``), password directives
+    (``requirepass X``, ``masterauth X``, ``sentinel auth-pass M X``, ACL ``user U ... >X``). On every
+    line, the credential formats of :data:`FORMATS` (URLs with a password, Authorization headers,
+    tokens). A name counts by :func:`sensitive_name` and a value by :func:`plausible`, as everywhere
+    else. Programs (a ``.py``, ``.sh``... key, a ``#!`` line) are read for formats only."""
+    if not isinstance(text, str) or not text.strip():
+        return []
+    hinted = _HINT.search(text) is not None
+    formats = _ANY.search(text) is not None
+    if not hinted and not formats:
+        return []
+    ext = name.rsplit(".", 1)[-1].lower() if name and "." in name else ""
+    code = ext in _CODE or text.lstrip().startswith("#!")
+    entries = _Entries()
+    lines = text.splitlines()
+    structured: str | None = None
+    if hinted and not code:
+        structured = _structured(text, ext, entries)
+    if structured is None and not code:
+        _lines(lines, entries, hinted, formats)
+    elif formats:
+        fmt = structured or TEXT
+        for number, line in enumerate(lines, 1):
+            if _ANY.search(line) and (kinds := types_of(line)):
+                entries.add(fmt, None, number, kinds, None)
+    on_a_line = any(e["line"] is not None for e in entries.by.values() if set(e["types"]) - _NAMED)
+    if formats and not on_a_line and (kinds := types_of(text)):  # a format across lines
+        entries.add(structured or TEXT, None, None, kinds, None)
+    return entries.list()
+
+
+def _structured(text: str, ext: str, entries: _Entries) -> str | None:
+    """Read `text` as JSON or YAML documents holding mappings or lists: the format, or None."""
+    docs: list[Any] = []
+    nodes: list[Any] = []
+    fmt = YAML
+    if text.lstrip()[:1] in "{[":
+        try:
+            docs, fmt = [orjson.loads(text)], JSON
+        except orjson.JSONDecodeError:
+            docs = []
+    if not docs and ext not in _LINES and len(text) <= MAX_YAML and _YAML_KEY.search(text):
+        try:
+            pairs = list(documents(text))
+        except (DecodeError, RecursionError):
+            pairs = []
+        docs, nodes = [v for v, _ in pairs], [n for _, n in pairs]
+    if not any(isinstance(d, (Mapping, list)) and not deeper_than(d) for d in docs):
+        return None
+    one_line = "\n" not in text.strip()
+    if fmt == JSON and not one_line and len(text) <= MAX_YAML:
+        probe = _Entries()
+        _walk_text(docs[0], None, fmt, probe, [], None)
+        if probe.by:  # JSON is YAML: the one decoder gives the lines, read only when needed
+            try:
+                nodes = [n for _, n in documents(text)]
+            except (DecodeError, RecursionError):
+                nodes = []
+    for i, doc in enumerate(docs):
+        if isinstance(doc, (Mapping, list)) and not deeper_than(doc):
+            node = nodes[i] if i < len(nodes) else None
+            locator = NodeLocator(node) if node is not None else None
+            _walk_text(doc, locator, fmt, entries, [], 1 if one_line else None)
+    return fmt
+
+
+def _walk_text(
+    node: Any, locator: NodeLocator | None, fmt: str, entries: _Entries, path: list[Any], line: int | None
+) -> None:
+    """Credential-named keys, {name, value} pairs and credential formats in a decoded document;
+    `line` is every entry's line when there is no `locator` (a one-line text)."""
+
+    def add(at: list[Any], value: str) -> None:
+        at_line = locator.line_of(tuple(at)) if locator is not None else line
+        entries.add(fmt, _key_path(at), at_line, [NAMED_KEY], value)
+
+    if isinstance(node, Mapping):
+        pair = _scalar_text(node.get("value"))
+        if pair is not None and sensitive_name(node.get("name")) and plausible(pair):
+            add([*path, "value"], pair)
+        children: Iterable[tuple[Any, Any]] = node.items()
+    elif isinstance(node, list):
+        children = enumerate(node)
+    else:
+        return
+    for k, v in children:
+        if isinstance(v, (Mapping, list)):
+            _walk_text(v, locator, fmt, entries, [*path, k], line)
+        else:
+            value = _scalar_text(v)
+            if value is not None and sensitive_name(k) and plausible(value):
+                add([*path, k], value)
+            elif isinstance(v, str) and _ANY.search(v) and (kinds := types_of(v)):
+                at_line = locator.line_of((*path, k)) if locator is not None else line
+                entries.add(fmt, _key_path([*path, k]), at_line, kinds, None)
+
+
+def _lines(lines: list[str], entries: _Entries, names: bool, formats: bool) -> None:
+    """properties/.env, INI and directive lines: credential-named keys and password directives
+    (when `names`), and credential formats on any line, comments too (when `formats`)."""
+    section: str | None = None
+    for number, raw in enumerate(lines, 1):
+        line = raw.strip()
+        if formats and _ANY.search(line) and (kinds := types_of(line)):
+            key, fmt, rest = _line_key(line)
+            if key is not None and not set(kinds) <= set(types_of(rest)):
+                key = None  # the credential is not (only) after the key: the key may be part of it
+            if key is not None and fmt == PROPERTIES and section is not None:
+                key, fmt = f"[{section}] {key}", INI
+            entries.add(fmt, key, number, kinds, None)
+        if not names or not line or line[0] in "#;!" or line.startswith("//"):
+            continue
+        if (m := _SECTION.match(line)) is not None:
+            section = m.group(1).strip()
+            continue
+        words = line.split()
+        first = words[0].lower()
+        two = " ".join(words[:2]).lower()
+        directive, at = (two, _DIRECTIVES[two]) if two in _DIRECTIVES else (first, _DIRECTIVES.get(first))
+        if at is not None and len(words) > at:
+            value = _unquote(words[at])
+            if plausible(value):
+                entries.add(DIRECTIVE_FORMAT, directive, number, [DIRECTIVE], value)
+            continue
+        if first == "user" and len(words) > 2:
+            # a redis ACL rule: >password adds a password (#hash a hash, nopass none)
+            if any(plausible(w[1:]) for w in words[2:] if w.startswith(">")):
+                entries.add(DIRECTIVE_FORMAT, f"user {words[1]}", number, [DIRECTIVE], None)
+            continue
+        if (m := _ASSIGN.match(line)) is None:
+            continue
+        key, value = m.group(1), m.group(3)
+        quoted = value[:1] in ("'", '"')
+        if not quoted:
+            value = re.split(r"\s[#;]", value, maxsplit=1)[0]
+        value = _unquote(value)
+        if sensitive_name(key) and plausible(value):
+            fmt, label = (INI, f"[{section}] {key}") if section is not None else (PROPERTIES, key)
+            entries.add(fmt, label, number, [NAMED_KEY], value)
+
+
+def _line_key(line: str) -> tuple[str | None, str, str]:
+    """(key, format, the text after the key) of a line holding a credential's format: its
+    assignment's key, or its directive (with the header it sets: proxy_set_header Authorization)."""
+    if (m := _ASSIGN.match(line)) is not None and not m.group(3).startswith("//"):
+        return m.group(1), PROPERTIES, m.group(3)
+    words = line.split()
+    if len(words) > 1 and _WORD.match(words[0]):
+        header = words[1].strip("\"':")
+        if header.lower() in _HEADERS:
+            return f"{words[0]} {header}", DIRECTIVE_FORMAT, line.split(words[1], 1)[1]
+        return words[0], DIRECTIVE_FORMAT, line[len(words[0]) :]
+    return None, TEXT, ""
+
+
+class _Hit:
+    """What one field holds: credential types, the name that told (if one did), and what was found
+    inside its text (:func:`in_text` entries)."""
+
+    __slots__ = ("found", "name", "types")
+
+    def __init__(self) -> None:
+        self.types: set[str] = set()
+        self.name: str | None = None
+        self.found: list[dict[str, Any]] = []
+
+    def entry(self, path: list[Any], inside: list[Any] | None = None) -> dict[str, Any]:
+        return {
+            "path": path,
+            "types": sorted(self.types),
+            "name": self.name,
+            "inside": inside,
+            "found": self.found,
+        }
+
+
+def _config_text(value: str) -> bool:
+    """Whether an env var's value is configuration text worth reading (JSON, several lines):
+    SPRING_APPLICATION_JSON, a config file passed in a variable."""
+    return "\n" in value.strip() or value.lstrip()[:1] == "{"
+
+
+def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
+    """path -> what was found there, in a decoded object.
 
     One pre-order walk (a node before its children, children in order); the path is a list kept in
     step with the walk and copied only where something is found: every string of every object is
-    visited, so the walk builds nothing for the rest."""
-    out: dict[tuple[Any, ...], tuple[set[str], str | None]] = {}
+    visited, so the walk builds nothing for the rest. ConfigMap data values and env var values that
+    are configuration text are read by :func:`in_text`."""
+    out: dict[tuple[Any, ...], _Hit] = {}
     path: list[Any] = []
 
-    def add(at: tuple[Any, ...], kinds: list[str] | set[str], name: str | None) -> None:
-        entry = out.setdefault(at, (set(), None))
-        entry[0].update(kinds)
+    def add(
+        at: tuple[Any, ...],
+        kinds: Iterable[str],
+        name: str | None,
+        inside: Iterable[dict[str, Any]] = (),
+    ) -> None:
+        hit = out.get(at)
+        if hit is None:
+            hit = out[at] = _Hit()
+        hit.types.update(kinds)
         if name is not None:
-            out[at] = (entry[0], name)
+            hit.name = name
+        hit.found.extend(inside)
+
+    def text(at: tuple[Any, ...], value: str, key: str | None) -> None:
+        inside = in_text(value, key)
+        if inside:
+            add(at, {t for e in inside for t in e["types"]}, None, inside)
 
     search = _ANY.search
 
@@ -164,9 +500,12 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
         # strings are checked in their parent's loop (no call for the many that match no format);
         # exact types first: decoded objects hold dicts, lists and strings, and an ABC check is slow
         if type(value) is dict or isinstance(value, Mapping):
-            text = value.get("value")  # most mappings have none: checked before the name
-            if isinstance(text, str) and sensitive_name(name := value.get("name")) and plausible(text):
-                add((*path, "value"), {NAMED_VARIABLE}, name)
+            text_value = value.get("value")  # most mappings have none: checked before the name
+            if isinstance(text_value, str):
+                if sensitive_name(name := value.get("name")) and plausible(text_value):
+                    add((*path, "value"), {NAMED_VARIABLE}, name)
+                elif isinstance(name, str) and _config_text(text_value):
+                    text((*path, "value"), text_value, None)
             children: Iterable[tuple[Any, Any]] = value.items()
         elif isinstance(value, list):
             children = enumerate(value)
@@ -191,6 +530,8 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], tuple[set[str], 
         for key, value in node["data"].items():
             if sensitive_name(key) and plausible(value):
                 add(("data", key), {NAMED_KEY}, str(key))
+            if isinstance(value, str):
+                text(("data", key), value, str(key))
     return out
 
 
@@ -202,10 +543,7 @@ def facts(
     if not configmap and (pod if pod is not None else pod_template(obj)) is None:
         return {}
     found = _found({k: v for k, v in obj.items() if k != "status"}, configmap)
-    out = [
-        {"path": list(path), "types": sorted(kinds), "name": name, "inside": None}
-        for path, (kinds, name) in found.items()
-    ]
+    out = [hit.entry(list(path)) for path, hit in found.items()]
     md = obj.get("metadata")
     annotations = md.get("annotations") if isinstance(md, Mapping) else None
     applied = annotations.get(LAST_APPLIED) if isinstance(annotations, Mapping) else None
@@ -216,13 +554,10 @@ def facts(
         except orjson.JSONDecodeError:
             kinds = types_of(applied)  # not JSON: checked as text
             if kinds:
-                out.append({"path": where, "types": kinds, "name": None, "inside": None})
+                out.append({"path": where, "types": kinds, "name": None, "inside": None, "found": []})
         else:
             inner = _found(decoded, isinstance(decoded, Mapping) and decoded.get("kind") == "ConfigMap")
-            out += [
-                {"path": where, "types": sorted(kinds), "name": name, "inside": list(path)}
-                for path, (kinds, name) in inner.items()
-            ]
+            out += [hit.entry(where, list(path)) for path, hit in inner.items()]
     return {"credentials": out} if out else {}
 
 

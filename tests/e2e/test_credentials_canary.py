@@ -18,6 +18,7 @@ is a real credential.
 
 from __future__ import annotations
 
+import base64
 import json
 import logging
 from collections.abc import Iterator
@@ -62,12 +63,65 @@ CANARIES: dict[str, str] = {
 }
 PLAIN = {"AZURE_CLIENT_SECRET": "canary-plain-client-secret", "dbPassword": "canary-plain-db-pw"}
 CM_PLAIN = "canary-configmap-api-key"
-SECRET_PARTS = [*CANARIES.values(), *PLAIN.values(), CM_PLAIN, "Canary-Pw-42"]
+#: canaries inside configuration text (issue 37), one per format; a numeric one as redis allows
+TEXT_CANARIES = {
+    "redis": "5241590000004242",
+    "masterauth": "Ctx1-masterauth-pw",
+    "properties": "Ctx2-properties-pw",
+    "env": "Ctx3-dotenv-token",
+    "ini": "Ctx4-ini-password",
+    "yaml": "Ctx5-yaml-password",
+    "yaml-number": "7305550000001234",
+    "json": "Ctx6-json-secret",
+    "basic": "Ctx7-basic-pw",
+    "url": "Ctx8-url-pw",
+    "env-json": "Ctx9-env-json-pw",
+}
+BASIC_HEADER = base64.b64encode(f"admin:{TEXT_CANARIES['basic']}".encode()).decode()
+CONFIG_TEXT = {
+    "redis.conf": f"dir /data\nport 6379\nrequirepass {TEXT_CANARIES['redis']}\n"
+    f"masterauth {TEXT_CANARIES['masterauth']}\n",
+    "application.properties": f"db.user=app\ndb.password={TEXT_CANARIES['properties']}\n"
+    f"db.url=jdbc:postgresql://app:{TEXT_CANARIES['url']}@db:5432/runs\n",
+    ".env": f"LOG_LEVEL=debug\nexport API_TOKEN={TEXT_CANARIES['env']}\n",
+    "my.cnf": f"[client]\nuser = root\npassword = {TEXT_CANARIES['ini']}\n",
+    "app.yaml": f"db:\n  host: db\n  password: {TEXT_CANARIES['yaml']}\n"
+    f"cache:\n  secret: {TEXT_CANARIES['yaml-number']}\n",
+    "settings.json": '{\n  "auth": {\n    "clientSecret": "' + TEXT_CANARIES["json"] + '"\n  }\n}\n',
+    "default.conf": f'location / {{\n  proxy_set_header Authorization "Basic {BASIC_HEADER}";\n}}\n',
+}
+#: what each text holds: (key, line) of every entry
+CONFIG_FOUND = {
+    "redis.conf": [("requirepass", 3), ("masterauth", 4)],
+    "application.properties": [("db.password", 2), ("db.url", 3)],
+    ".env": [("API_TOKEN", 2)],
+    "my.cnf": [("[client] password", 3)],
+    "app.yaml": [("db.password", 3), ("cache.secret", 5)],
+    "settings.json": [("auth.clientSecret", 3)],
+    "default.conf": [("proxy_set_header Authorization", 2)],
+}
+SECRET_PARTS = [
+    *CANARIES.values(),
+    *PLAIN.values(),
+    CM_PLAIN,
+    "Canary-Pw-42",
+    *TEXT_CANARIES.values(),
+    BASIC_HEADER,
+    # no prefix of a value either
+    *(v[:8] for v in TEXT_CANARIES.values()),
+    BASIC_HEADER[:8],
+]
 
 
 def _deployment() -> dict[str, Any]:
     env = [{"name": f"V{i}", "value": v} for i, v in enumerate(CANARIES.values())]
     env += [{"name": k, "value": v} for k, v in PLAIN.items()]
+    env.append(
+        {
+            "name": "SPRING_APPLICATION_JSON",
+            "value": '{"spring":{"datasource":{"password":"' + TEXT_CANARIES["env-json"] + '"}}}',
+        }
+    )
     container = {
         "name": "app",
         "image": "registry.example/app:1.0",
@@ -100,16 +154,48 @@ CONFIGMAP = {
     "metadata": {"name": "settings", "namespace": "ml"},
     "data": {"api-key": CM_PLAIN, "storage": CANARIES["Azure storage account key"], "log-level": "debug"},
 }
+CONFIG_TEXT_MAP = {
+    "apiVersion": "v1",
+    "kind": "ConfigMap",
+    "metadata": {"name": "app-config", "namespace": "ml"},
+    "data": {**CONFIG_TEXT, "README": "Set the password in the Secret; never here.\n"},
+}
 NAMESPACE = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml"}}
-OBJECTS = [NAMESPACE, _deployment(), CONFIGMAP]
+OBJECTS = [NAMESPACE, _deployment(), CONFIGMAP, CONFIG_TEXT_MAP]
 EXPECTED_PATHS = {
-    *(("Deployment", ("spec", "template", "spec", "containers", 0, "env", i, "value")) for i in range(12)),
+    *(("Deployment", ("spec", "template", "spec", "containers", 0, "env", i, "value")) for i in range(13)),
+    *(("ConfigMap", ("data", key)) for key in CONFIG_TEXT),
     ("Deployment", ("spec", "template", "spec", "containers", 0, "args", 1)),
     ("Deployment", ("metadata", "annotations", "ci.example/token")),
     ("Deployment", ("metadata", "annotations", "kubectl.kubernetes.io/last-applied-configuration")),
     ("ConfigMap", ("data", "api-key")),
     ("ConfigMap", ("data", "storage")),
 }
+
+
+def _data_path(key: str) -> str:
+    """A data key's path as the json report writes it."""
+    return f"data.{key}"
+
+
+def test_every_config_text_format_is_one_finding_per_key() -> None:
+    """One finding per ConfigMap key holding credentials, listing each credential inside by key and
+    line; the README beside them (prose naming a password) is none."""
+    from stockade.policies.evaluate import InventoryFacts
+    from stockade.policies.facts import inventory_of
+    from stockade.policies.model import Operation, Resource
+
+    evaluator = Evaluator.default(parse_config(""))
+    facts = InventoryFacts(inventory_of(OBJECTS, complete=True))
+    found = evaluator.evaluate(
+        Resource(CONFIG_TEXT_MAP), operation=Operation.SCAN, facts=facts.facts(CONFIG_TEXT_MAP)
+    )
+    by_key = {f.path[1]: f for f in found if f.rule.id == "STK-CRED-001"}
+    assert set(by_key) == set(CONFIG_TEXT)
+    for key, entries in CONFIG_FOUND.items():
+        assert [(e["key"], e["line"]) for e in by_key[key].details["found"]] == entries, key
+    assert "requirepass (directive, line 3); masterauth (directive, line 4)" in by_key["redis.conf"].message
+    _assert_clean(json.dumps([[f.message, f.details] for f in found]), "the ConfigMap's findings")
 
 
 def _assert_clean(text: str, where: str) -> None:
@@ -158,6 +244,12 @@ def test_scan_reports_every_field_and_prints_no_value(manifests: Path, fmt: str)
         }
         assert len(found) == len(EXPECTED_PATHS)
         assert ("ConfigMap", "data.api-key") in found
+        inside = {
+            f["location"]["path"]: [(e["key"], e["line"]) for e in f["details"]["found"]]
+            for f in report["findings"]
+            if f["rule"]["id"] == "STK-CRED-001" and f["resource"]["name"] == "app-config"
+        }
+        assert inside == {_data_path(key): entries for key, entries in CONFIG_FOUND.items()}
 
 
 @pytest.fixture

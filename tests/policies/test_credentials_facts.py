@@ -6,13 +6,14 @@ real credential.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
 import pytest
 
 from stockade.policies.facts import inventory_of
-from stockade.policies.facts.credentials import facts, plausible, sensitive_name, types_of
+from stockade.policies.facts.credentials import facts, in_text, plausible, sensitive_name, types_of
 
 GITHUB = "gh" + "p_" + "R7wQ2mZ9xK4vT1nB8cJ3hL6sD0fG5aY2uE9i"
 HUGGING_FACE = "hf" + "_" + "QwErTyUiOpAsDfGhJkLzXcVbNmQwErTyUi"
@@ -100,7 +101,18 @@ def test_names(name: str, expected: bool) -> None:
         ("${TOKEN}", False),
         ("/var/run/secrets/token", False),
         ("<token>", False),
-        ("3600", False),
+        # under a credential's name, digits are a numeric password (issue 37: redis' requirepass
+        # 5241590000000000); decimals and versions are not
+        ("3600", True),
+        ("5241590000000000", True),
+        ("1.5", False),
+        ("10.0.0.1", False),
+        ("changeme", True),  # a known default is a real, weak credential in a deployed object
+        ("$DB_PASSWORD", False),
+        ("%(db_password)s", False),
+        ("@db.password@", False),
+        ("ENC(bXlzZWNyZXQ=)", False),
+        ("xxxxxx", True),  # a literal, however weak, is what the server accepts
         ("true", False),
         ("hi", False),
     ],
@@ -167,7 +179,8 @@ def test_configmap_data_keys_and_values() -> None:
     assert found == {
         ("data", "storage"): ["Azure storage account key"],
         ("data", "db-password"): ["value under a credential-named key"],
-        ("data", "app.yaml"): ["Hugging Face token"],
+        # the token's format, and the name it is under inside the YAML text
+        ("data", "app.yaml"): ["Hugging Face token", "value under a credential-named key"],
     }
 
 
@@ -199,3 +212,174 @@ def test_other_kinds_have_no_facts() -> None:
         "stringData": {"token": GITHUB},
     }
     assert _facts(secret) == []
+
+
+# ---- credentials inside configuration text (issue 37) ----------------------------------------------
+
+PW = "Canary-Text-Pw-7"  # a value no report may print
+DIRECTIVE, NAMED = "value of a password directive", "value under a credential-named key"
+
+
+def _configmap(data: dict[str, str]) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "cfg"}, "data": data}
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "expected"),
+    [
+        (  # kuberay's redis-config: a numeric requirepass
+            "redis.conf",
+            "dir /data\nport 6379\nbind 0.0.0.0\nappendonly yes\nprotected-mode no\n"
+            "requirepass 5241590000000000\n",
+            [("directive", "requirepass", 6, [DIRECTIVE])],
+        ),
+        (
+            "redis.conf",
+            'masterauth "' + PW + '"\n# requirepass old-pw-here\n',
+            [("directive", "masterauth", 1, [DIRECTIVE])],
+        ),
+        (
+            "sentinel.conf",
+            f"sentinel monitor m 10.0.0.1 6379 2\nsentinel auth-pass m {PW}\n",
+            [("directive", "sentinel auth-pass", 2, [DIRECTIVE])],
+        ),
+        (
+            "users.acl",
+            f"user default off\nuser app on >{PW} ~* +@all\n",
+            [("directive", "user app", 2, [DIRECTIVE])],
+        ),
+        (
+            "application.properties",
+            f"db.url=jdbc:postgresql://db/x\ndb.user=app\ndb.password={PW}\n! db.password=old-one\n",
+            [("properties/.env", "db.password", 3, [NAMED])],
+        ),
+        (
+            ".env",
+            f'export API_TOKEN="{PW}"\nLOG_LEVEL=debug\n',
+            [("properties/.env", "API_TOKEN", 1, [NAMED])],
+        ),
+        (
+            "my.cnf",
+            f"[mysqld]\nport = 3306\n[client]\nuser = root\npassword = {PW} ; set by ops\n",
+            [("INI", "[client] password", 5, [NAMED])],
+        ),
+        (
+            "app.yaml",
+            f"server:\n  port: 8080\ndatabase:\n  host: db\n  password: {PW}\n"
+            "  pin: 12345678\n  secret: 987654\n",
+            [("YAML", "database.password", 5, [NAMED]), ("YAML", "database.secret", 7, [NAMED])],
+        ),
+        (  # a YAML password of digits is decoded as a number: still a password
+            "values.yaml",
+            "redis:\n  auth:\n    password: 5241590000000000\n",
+            [("YAML", "redis.auth.password", 3, [NAMED])],
+        ),
+        (  # a pod spec inside a ConfigMap: name/value pairs, as in a manifest
+            "job.yaml",
+            f"env:\n- name: DB_PASSWORD\n  value: {PW}\n",
+            [("YAML", "env[0].value", 3, [NAMED])],
+        ),
+        (
+            "settings.json",
+            '{\n  "db": {\n    "user": "app",\n    "password": "' + PW + '"\n  },\n  "n": 1\n}',
+            [("JSON", "db.password", 4, [NAMED])],
+        ),
+        ("inline.json", '{"clientSecret": "' + PW + '"}', [("JSON", "clientSecret", 1, [NAMED])]),
+        (
+            "default.conf",
+            'location / {\n  proxy_pass http://up;\n  proxy_set_header Authorization "Basic '
+            + base64.b64encode(f"admin:{PW}".encode()).decode()
+            + '";\n}\n',
+            [("directive", "proxy_set_header Authorization", 3, ["HTTP basic credentials"])],
+        ),
+        (
+            "config",
+            f"DATABASE_URL=postgres://app:{PW}@db:5432/runs\n",
+            [("properties/.env", "DATABASE_URL", 1, ["URL with a password"])],
+        ),
+    ],
+)
+def test_credentials_inside_text(name: str, text: str, expected: list[tuple[Any, ...]]) -> None:
+    found = in_text(text, name)
+    assert [(e["format"], e["key"], e["line"], e["types"]) for e in found] == expected
+    dumped = json.dumps(found)
+    for secret in (PW, "5241590000000000", "12345678", "987654"):
+        assert secret not in dumped
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("redis.conf", 'requirepass ""\nmasterauth ${MASTER_AUTH}\n'),
+        ("nginx.conf", "auth_basic on;\nauth_basic_user_file /etc/nginx/.htpasswd;\n"),  # a path
+        ("app.properties", "db.password=${DB_PASSWORD}\ndb.token=$(TOKEN)\napi.key=\napi_key=<api-key>\n"),
+        ("app.properties", "db.password=@db.password@\nsecret=ENC(bXlzZWNyZXQ=)\npassword=$DB_PW\n"),
+        ("app.yaml", 'password: "{{ .Values.password }}"\ntoken_ttl: 3600\nsecret_name: db\n'),
+        ("sync.py", 'import os\npassword = os.environ["DB_PASSWORD"]\ntoken = get_token()\n'),
+        ("run", "#!/bin/sh\nPASSWORD=hunter2hunter2 exec app\n"),  # a program: formats only
+        ("notes", "Use basic authentication here, or basic auth with a token.\n"),
+        ("version.yaml", "secret: 1.5\npassword: 10.0.0.1\nsecret_key: true\n"),
+    ],
+)
+def test_not_credentials_inside_text(name: str, text: str) -> None:
+    assert in_text(text, name) == []
+
+
+def test_a_config_file_with_five_credentials_is_one_finding_with_five_entries() -> None:
+    text = (
+        "[main]\nuser = app\n"
+        f"password = {PW}1\napi_key = {PW}2\n"
+        f"[replica]\npassword = {PW}3\nurl = redis://default:{PW}4@replica:6379\nclient_secret = {PW}5\n"
+    )
+    cm = _configmap({"service.ini": text, "log-level": "debug"})
+    found = _facts(cm)
+    assert len(found) == 1
+    entry = found[0]
+    assert entry["path"] == ["data", "service.ini"]
+    assert [(e["key"], e["line"]) for e in entry["found"]] == [
+        ("[main] password", 3),
+        ("[main] api_key", 4),
+        ("[replica] password", 6),
+        ("[replica] url", 7),
+        ("[replica] client_secret", 8),
+    ]
+    assert entry["types"] == ["URL with a password", NAMED]
+    assert PW not in json.dumps(found)
+
+
+def test_env_var_values_that_are_configuration_text() -> None:
+    container = {
+        "name": "app",
+        "env": [
+            {
+                "name": "SPRING_APPLICATION_JSON",
+                "value": '{"spring":{"datasource":{"password":"' + PW + '"}}}',
+            },
+            {"name": "CONFIG", "value": f"user=app\npassword={PW}\n"},
+            {"name": "GREETING", "value": "hello\nworld"},
+        ],
+    }
+    found = {tuple(e["path"][-3:]): e for e in _facts(_deployment(container))}
+    assert set(found) == {("env", 0, "value"), ("env", 1, "value")}
+    keys = sorted(f["key"] for e in found.values() for f in e["found"])
+    assert keys == ["password", "spring.datasource.password"]
+    assert PW not in json.dumps(list(found.values()))
+
+
+def test_a_key_is_never_the_value_itself() -> None:
+    # the line's first word is the token: it is not printed as a key
+    found = in_text(f"{GITHUB} is the deploy token\n", "notes")
+    assert [e["types"] for e in found] == [["GitHub token"]]
+    assert GITHUB not in json.dumps(found)
+    # a YAML key holding the value, and a value that is part of its key
+    found = in_text(f"{HUGGING_FACE}:\n  token: {HUGGING_FACE}\nab-pw-cd-token: ab-pw\n", "odd.yaml")
+    assert HUGGING_FACE not in json.dumps(found) and 'ab-pw"' not in json.dumps(found)
+
+
+def test_the_last_applied_annotation_of_a_configmap_is_read_inside() -> None:
+    cm = _configmap({"redis.conf": "requirepass 5241590000000000\n"})
+    cm["metadata"]["annotations"] = {"kubectl.kubernetes.io/last-applied-configuration": json.dumps(cm)}
+    found = _facts(cm)
+    inside = [e for e in found if e["inside"] is not None]
+    assert [e["inside"] for e in inside] == [["data", "redis.conf"]]
+    assert inside[0]["found"][0]["key"] == "requirepass"

@@ -12,9 +12,13 @@
 #   Slack and Google API keys, private keys, JSON Web Tokens, URLs with a password), or a value under a
 #   credential's name (an env var or ConfigMap key whose last word is password, secret, token,
 #   api_key, access_key, connection_string...; references such as $(VAR) or {{ .Values.x }}, paths,
-#   placeholders, numbers and booleans are not credentials). Names listed in
-#   credentials.allowed_names (globs, case-insensitive) are never reported. The finding names the field
-#   and the type of credential, never the value. Found by policies/facts/credentials.py
+#   placeholders, decimal numbers and booleans are not credentials). Names listed in
+#   credentials.allowed_names (globs, case-insensitive) are never reported. ConfigMap values and env
+#   var values that are configuration text are read inside: properties and .env (key=value), INI,
+#   embedded YAML and JSON, password directives (redis requirepass, masterauth), Authorization
+#   headers (nginx proxy_set_header), URLs with a password; digits under a credential's name are a
+#   password. One finding per field, listing each credential inside by key or directive, format and
+#   line. The finding names the field and the type of credential, never the value. Found by policies/facts/credentials.py
 #   (input.facts.credentials), the same code in every gate.
 # custom:
 #   id: STK-CRED-001
@@ -45,9 +49,9 @@ deny contains v if {
 	entry.inside == null
 	not allowed(entry)
 	v := {
-		"msg": sprintf("plaintext credential (%s) at %s", [concat(", ", entry.types), path_text(entry.path)]),
+		"msg": sprintf("plaintext credential (%s) at %s%s", [concat(", ", entry.types), path_text(entry.path), inside_text(entry)]),
 		"path": entry.path,
-		"details": {"types": entry.types},
+		"details": object.union({"types": entry.types}, found_details(entry)),
 	}
 }
 
@@ -56,10 +60,42 @@ deny contains v if {
 	entry.inside != null
 	not allowed(entry)
 	v := {
-		"msg": sprintf("plaintext credential (%s) in the %s annotation, at %s", [concat(", ", entry.types), last_applied, path_text(entry.inside)]),
+		"msg": sprintf("plaintext credential (%s) in the %s annotation, at %s%s", [concat(", ", entry.types), last_applied, path_text(entry.inside), inside_text(entry)]),
 		"path": entry.path,
-		"details": {"types": entry.types, "field": path_text(entry.inside)},
+		"details": object.union({"types": entry.types, "field": path_text(entry.inside)}, found_details(entry)),
 	}
+}
+
+# What was found inside a configuration text (a ConfigMap value, an env var's value): the key or
+# directive, its format and line; one finding per field, however many credentials it holds.
+found(entry) := object.get(entry, "found", [])
+
+found_details(entry) := {"found": found(entry)} if count(found(entry)) > 0
+
+found_details(entry) := {} if count(found(entry)) == 0
+
+inside_text(entry) := "" if count(found(entry)) == 0
+
+inside_text(entry) := sprintf(": %s", [concat("; ", [describe(f) | some f in found(entry)])]) if count(found(entry)) > 0
+
+describe(f) := sprintf("%s (%s, line %d)", [f.key, f.format, f.line]) if {
+	is_string(f.key)
+	is_number(f.line)
+}
+
+describe(f) := sprintf("%s (%s)", [f.key, f.format]) if {
+	is_string(f.key)
+	not is_number(f.line)
+}
+
+describe(f) := sprintf("line %d (%s)", [f.line, f.format]) if {
+	not is_string(f.key)
+	is_number(f.line)
+}
+
+describe(f) := sprintf("across lines (%s)", [f.format]) if {
+	not is_string(f.key)
+	not is_number(f.line)
 }
 
 path_text(path) := concat("", [segment(i, x) | some i, x in path])
