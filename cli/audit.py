@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 import typer
 
-from stockade.cli.errors import EXIT_USAGE, fail
+from stockade.cli.errors import EXIT_USAGE, fail, resolve
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
@@ -177,8 +177,10 @@ def audit(
         workers = 1  # the server evaluates; worker processes would run the embedded engine
     options = ScanOptions(cfg, tuple(policy_dir or ()), workers if workers is not None else default_workers())
     if framework is not None:
-        from stockade.policies.compliance import FrameworkError, restrict_to_framework
+        from stockade.policies.compliance import FRAMEWORKS, FrameworkError, restrict_to_framework
 
+        # any spelling (NSA_CISA, cis-K8s), and "did you mean" otherwise, as `policy list --framework`
+        framework = resolve("framework", framework, FRAMEWORKS)
         try:
             evaluator = restrict_to_framework(evaluator, framework)
         except FrameworkError as exc:

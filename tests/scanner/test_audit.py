@@ -395,7 +395,14 @@ def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_p
     from stockade.policies.compliance import controls
 
     runner = CliRunner()
-    base = ["audit", "--kubeconfig", str(kubeconfig), "--all-contexts", "--framework", "cis-aks"]
+    base = [
+        "audit",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--all-contexts",
+        "--framework",
+        "CIS_AKS",
+    ]  # any spelling
     base += ["--no-fail-on-gaps"]
     as_json = runner.invoke(app, [*base, "--format", "json"])
     assert as_json.exit_code == 1, as_json.output
@@ -413,6 +420,8 @@ def test_framework_limits_the_audit_and_reports_controls(kubeconfig: Path, tmp_p
     assert re.search(r"4\.2\.1\s+fail\s+STK-POD-003", table.stdout)
     unknown = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--framework", "sox"])
     assert unknown.exit_code == 2 and "unknown framework 'sox'" in unknown.output
+    close = runner.invoke(app, ["audit", "--kubeconfig", str(kubeconfig), "--framework", "nsa-cisaa"])
+    assert close.exit_code == 2 and "did you mean nsa-cisa" in close.output
 
 
 def test_control_results_pass_fail_and_waivers() -> None:
