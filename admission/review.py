@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, PrivateAttr, model_validator
 
+from stockade.policies.model import json_type_name
+
 API_VERSION = "admission.k8s.io/v1"
 
 
@@ -69,7 +71,7 @@ class AdmissionRequest(_Model):
             for key in ("object", "oldObject"):
                 value = data.get(key)
                 if value is not None and not isinstance(value, dict):
-                    bad.append(f"request.{key} is {_json_type(value)}, not an object")
+                    bad.append(f"request.{key} is {json_type_name(value)}, not an object")
             if bad:
                 data = {
                     k: (None if k in ("object", "oldObject") and not isinstance(v, dict) else v)
@@ -90,19 +92,6 @@ class AdmissionRequest(_Model):
                 f"{article} {self.operation} request without its object (request.object is null or missing)"
             )
         return None
-
-
-def _json_type(value: object) -> str:
-    """The JSON type of a value, as a denial names it (never the value itself)."""
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
 
 
 class AdmissionReview(_Model):

@@ -451,7 +451,7 @@ def review_with(operation: str, **fields: Any) -> bytes:
         ("CREATE", {"object": None}, "a CREATE request without its object"),
         ("CREATE", {"object": ...}, "a CREATE request without its object"),
         ("UPDATE", {"object": None, "oldObject": POD}, "an UPDATE request without its object"),
-        ("CREATE", {"object": ["not", "an", "object"]}, "request.object is an array, not an object"),
+        ("CREATE", {"object": ["not", "an", "object"]}, "request.object is a list, not an object"),
         ("CREATE", {"object": "AZURE_CLIENT_SECRET=s3cr3t"}, "request.object is a string, not an object"),
         ("UPDATE", {"oldObject": 7}, "request.oldObject is a number, not an object"),
     ],
