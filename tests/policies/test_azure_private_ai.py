@@ -100,7 +100,12 @@ def test_arm_template() -> None:
         ("STK-AZ-031", "aks-ai-hardened/gpu", 291),
     } <= found
     # the private ones' endpoints are declared beside them (resourceId(...) resolved): no finding
-    assert not {n for _, n, _ in found} & {"kv-ai-private", "acraiprivate", "mlw-ai-private", "oai-ai-private"}
+    assert not {n for _, n, _ in found} & {
+        "kv-ai-private",
+        "acraiprivate",
+        "mlw-ai-private",
+        "oai-ai-private",
+    }
     assert not {r for r, n, _ in found if n == "aks-ai-hardened"}
     (pool,) = [f for f in result.findings if f.rule.id == "STK-AZ-031" and f.resource.name.endswith("/gpu")]
     assert pool.path == ("properties", "enableEncryptionAtHost")
@@ -135,6 +140,8 @@ def test_kms_with_a_public_key_vault_is_reported(tmp_path: Path) -> None:
     hardened["properties"]["securityProfile"]["azureKeyVaultKms"]["keyVaultNetworkAccess"] = "Public"
     path = tmp_path / "export.json"
     path.write_bytes(orjson.dumps(doc))
-    (kms,) = [f for f in _scan(path).findings if f.rule.id == "STK-AZ-032" and f.resource.name == "aks-ai-hardened"]
+    (kms,) = [
+        f for f in _scan(path).findings if f.rule.id == "STK-AZ-032" and f.resource.name == "aks-ai-hardened"
+    ]
     assert kms.details == {"keyVaultNetworkAccess": "Public"}
     assert kms.path == ("properties", "securityProfile", "azureKeyVaultKms", "keyVaultNetworkAccess")

@@ -464,9 +464,15 @@ def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path
     resources = _resources() + added
     arm = FakeArm(resources)
     live = _stage(arm, tmp_path)
-    assert live.errors == [] and [g.scope for g in live.gaps] == [f"azure/{SUB}/Microsoft.Network/azureFirewalls"]
+    assert live.errors == [] and [g.scope for g in live.gaps] == [
+        f"azure/{SUB}/Microsoft.Network/azureFirewalls"
+    ]
     for kind, version in REST_LISTS.items():
-        lists = [u for _, u in arm.requests if f"/providers/{kind}?" in u or f"/providers/{kind}".lower() in u.lower()]
+        lists = [
+            u
+            for _, u in arm.requests
+            if f"/providers/{kind}?" in u or f"/providers/{kind}".lower() in u.lower()
+        ]
         assert any(f"api-version={version}" in u for u in lists), kind
         assert any("skip=1" in u for u in lists), kind  # two resources of each type: the nextLink page
     assert all(u.startswith("https://management.azure.com/") for _, u in arm.requests)
