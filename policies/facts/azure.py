@@ -13,6 +13,10 @@ the ``STK-AZ-*`` rules as ``input.facts``:
         "clusterVnets": [...],         # VNets of the AKS clusters seen (ids, lower case)
         "complete": true,              # a live audit (absence means absent), not some files
     }
+    input.facts.privateLink = {        # for Key Vaults, container registries, Azure ML workspaces and
+        "statuses": ["Approved"],      # Azure AI services accounts (PRIVATE_LINK_TYPES): the status of
+        "complete": true,              # each private endpoint connection (own list, else the endpoints
+    }                                  # declared beside it)
     input.facts.aks = {                # for Microsoft.ContainerService/managedClusters
         "defaultRoute": {"found": true, "nextHopType": "VirtualAppliance",
                          "nextHopIpAddress": "10.0.1.4", "firewall": "fw-hub"} | null,
@@ -24,7 +28,8 @@ the ``STK-AZ-*`` rules as ``input.facts``:
 ARM types are case-insensitive; :func:`canonical_type` gives the spelling rules name in METADATA.
 Resource ids are compared in lower case; resources from templates and plans whose ids are not known
 yet carry ``/providers/<type>/<name>`` ids, matched by type and name (storage account names are
-globally unique).
+globally unique; so are Key Vault and registry names; ML workspaces and AI services accounts are
+matched by type and name too, which two resource groups of one plan could share).
 """
 
 from __future__ import annotations
@@ -52,6 +57,13 @@ ROUTE_TABLE = "Microsoft.Network/routeTables"
 FIREWALL = "Microsoft.Network/azureFirewalls"
 FIREWALL_POLICY = "Microsoft.Network/firewallPolicies"
 RULE_COLLECTION_GROUP = "Microsoft.Network/firewallPolicies/ruleCollectionGroups"
+KEY_VAULT = "Microsoft.KeyVault/vaults"
+CONTAINER_REGISTRY = "Microsoft.ContainerRegistry/registries"
+ML_WORKSPACE = "Microsoft.MachineLearningServices/workspaces"
+AI_ACCOUNT = "Microsoft.CognitiveServices/accounts"
+#: the resources holding models, images, secrets and inference endpoints whose private endpoints the
+#: STK-AZ private-link rules judge (input.facts.privateLink)
+PRIVATE_LINK_TYPES: tuple[str, ...] = (KEY_VAULT, CONTAINER_REGISTRY, ML_WORKSPACE, AI_ACCOUNT)
 
 #: the ARM types stockade reads, in their canonical spelling
 ARM_TYPES: tuple[str, ...] = (
@@ -69,6 +81,7 @@ ARM_TYPES: tuple[str, ...] = (
     FIREWALL,
     FIREWALL_POLICY,
     RULE_COLLECTION_GROUP,
+    *PRIVATE_LINK_TYPES,
 )
 _CANONICAL = {t.lower(): t for t in ARM_TYPES}
 
@@ -208,16 +221,19 @@ def _link_zone(link: Mapping[str, Any]) -> str:
     return name.split("/", 1)[0] if "/" in name else ""
 
 
-def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
-    key = ref_key(str(account.get("id") or f"/providers/{STORAGE_ACCOUNT}/{account.get('name')}"))
-    index = _index(inventory)
+def _connection_statuses(obj: Mapping[str, Any], kind: str, index: _Index) -> dict[str, list[str]]:
+    """The statuses of a resource's private endpoint connections, per sub-resource (group id).
+
+    A live resource (or a Resource Graph export) lists its connections, and the approval state lives
+    on the target's side; the endpoint resource, when seen, says which sub-resource each one serves.
+    Templates and plans have no such list: there the endpoints declared beside the resource count.
+    """
+    key = ref_key(str(obj.get("id") or f"/providers/{kind}/{obj.get('name')}"))
     connections = index.connections.get(key, [])
     groups_of = {pe_id: groups for pe_id, groups, _ in connections}
     statuses: dict[str, list[str]] = {}
-    own = [c for c in _list(_props(account).get("privateEndpointConnections")) if isinstance(c, Mapping)]
+    own = [c for c in _list(_props(obj).get("privateEndpointConnections")) if isinstance(c, Mapping)]
     if own:
-        # A live account lists its connections, and the approval state lives on the storage side;
-        # the endpoint resource, when seen, says which sub-resource each one serves.
         for conn in own:
             cprops = _props(conn)
             pe_id = str(_get(cprops, "privateEndpoint", "id") or "").lower()
@@ -225,10 +241,15 @@ def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str,
             for group in groups_of.get(pe_id) or ["unknown"]:
                 statuses.setdefault(group, []).append(status)
     else:
-        # templates and plans: the endpoints declared beside the account
         for _, groups, status in connections:
             for group in groups or ["unknown"]:
                 statuses.setdefault(group, []).append(status)
+    return statuses
+
+
+def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
+    index = _index(inventory)
+    statuses = _connection_statuses(account, STORAGE_ACCOUNT, index)
     zones, links, vnets = index.zones, index.links, index.vnets
     dns: dict[str, Any] = {}
     for group, zone in PRIVATELINK_ZONES.items():
@@ -243,6 +264,21 @@ def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str,
             "privateEndpoints": {g: sorted(s) for g, s in sorted(statuses.items())},
             "dnsZones": dns,
             "clusterVnets": vnets,
+            "complete": inventory.complete,
+        }
+    }
+
+
+# --- Key Vaults, registries, ML workspaces, AI services accounts -----------------------------------
+
+
+def private_link_facts(obj: Mapping[str, Any], kind: str, inventory: Inventory) -> dict[str, Any]:
+    """The statuses of every private endpoint connection of the resource (each has one sub-resource:
+    vault, registry, amlworkspace, account), sorted."""
+    statuses = _connection_statuses(obj, kind, _index(inventory))
+    return {
+        "privateLink": {
+            "statuses": sorted(s for group in statuses.values() for s in group),
             "complete": inventory.complete,
         }
     }
@@ -358,4 +394,6 @@ def facts(
         return storage_facts(obj, inventory)
     if kind == MANAGED_CLUSTER:
         return aks_facts(obj, inventory)
+    if kind in PRIVATE_LINK_TYPES:
+        return private_link_facts(obj, kind, inventory)
     return {}

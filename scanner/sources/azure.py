@@ -8,13 +8,18 @@
 - **Only list operations** of the management clients are called (storage accounts and the blob
   containers of each account that has a blob service, Storage Sync Services, private endpoints,
   VNets, route tables, firewalls, firewall policy rule collection groups, private DNS zones and their
-  VNet links, AKS clusters). Containers cost one call per account: their ``publicAccess`` is not in
+  VNet links, AKS clusters; Key Vaults, container registries, Azure Machine Learning workspaces and
+  Azure AI services accounts). Containers cost one call per account: their ``publicAccess`` is not in
   the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
   operation: stockade needs no data-plane access and asks for none (Reader is enough).
 - **Paging and throttling** are the SDK's: ``nextLink`` pages are followed by its pagers, and its
   retry policy retries 429 and 5xx with ``Retry-After`` honoured (``retry_total`` attempts).
 - **Raw ARM JSON**: every model is turned back into its REST shape (``as_dict()``), the shape the
-  rules read from ARM templates and Resource Graph exports too.
+  rules read from ARM templates and Resource Graph exports too. Key Vaults, registries, ML
+  workspaces and AI services accounts are listed without a management SDK of their own: the
+  subscription-wide list operation of their REST API (:data:`REST_LISTS`, api-versions pinned) through
+  azure-mgmt-core's ARM pipeline (the same credential, retry policy and transport as the clients),
+  whose ``value`` items already are that shape; ``nextLink`` pages are followed.
 - **Gaps, not crashes**: a list that is forbidden (403) or keeps failing becomes a
   :class:`~stockade.scanner.result.CoverageGap`; a 404 (a resource provider not registered, a zone
   deleted while listing) means nothing of that type exists.
@@ -23,7 +28,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +52,16 @@ AUTH_HELP = {
     ),
 }
 HTTP_NOT_FOUND, HTTP_FORBIDDEN = 404, 403
+ARM_ENDPOINT = "https://management.azure.com"
+#: ARM types listed through their REST API (no management SDK dependency): type -> api-version of the
+#: subscription-wide list operation (GET /subscriptions/{id}/providers/{type}); the rules' property
+#: names are those of these versions
+REST_LISTS: dict[str, str] = {
+    "Microsoft.KeyVault/vaults": "2023-07-01",
+    "Microsoft.ContainerRegistry/registries": "2023-07-01",
+    "Microsoft.MachineLearningServices/workspaces": "2024-04-01",
+    "Microsoft.CognitiveServices/accounts": "2023-05-01",
+}
 
 
 class AzureAuthError(Exception):
@@ -109,9 +124,10 @@ class AzureReader:
         self.dns = PrivateDnsManagementClient(credential, subscription, **options)
         self.aks = ContainerServiceClient(credential, subscription, **options)
         self.sync = StorageSyncMgmtClient(credential, subscription, **options)
+        self.arm = _arm_client(credential, **options)
 
     def close(self) -> None:
-        for client in (self.storage, self.network, self.dns, self.aks, self.sync):
+        for client in (self.storage, self.network, self.dns, self.aks, self.sync, self.arm):
             client.close()
 
     def __enter__(self) -> AzureReader:
@@ -136,6 +152,9 @@ class AzureReader:
                 "Microsoft.StorageSync/storageSyncServices",
                 sync.list_by_subscription,
             ),
+        ]
+        listings += [
+            (kind, functools.partial(self._rest_list, kind, version)) for kind, version in REST_LISTS.items()
         ]
         for kind, call in listings:
             snap.resources.extend(self._list(snap, kind, call))
@@ -167,6 +186,23 @@ class AzureReader:
                 )
         return snap
 
+    def _rest_list(self, kind: str, api_version: str) -> Iterator[dict[str, Any]]:
+        """The resources of one ARM type in the subscription, page by page (REST shape)."""
+        from azure.core.rest import HttpRequest
+
+        url: str | None = (
+            f"{ARM_ENDPOINT}/subscriptions/{self.subscription}/providers/{kind}?api-version={api_version}"
+        )
+        while url:
+            response = self.arm.send_request(HttpRequest("GET", url))
+            response.raise_for_status()
+            body = response.json()
+            for item in body.get("value") or []:
+                if isinstance(item, dict):
+                    yield item
+            next_link = body.get("nextLink")
+            url = next_link if isinstance(next_link, str) and next_link else None
+
     def _list(
         self, snap: SubscriptionSnapshot, kind: str, call: Callable[[], Iterable[Any]]
     ) -> list[dict[str, Any]]:
@@ -190,6 +226,29 @@ class AzureReader:
             )
             return []
         return out
+
+
+def _arm_client(credential: Any, **options: Any) -> Any:
+    """An ARM pipeline with the management clients' policies: bearer token for ARM, retries (429 and
+    5xx, ``Retry-After`` honoured), the same transport and options."""
+    from azure.core.pipeline import policies
+    from azure.mgmt.core import ARMPipelineClient
+    from azure.mgmt.core.policies import ARMChallengeAuthenticationPolicy, ARMHttpLoggingPolicy
+
+    transport = options.pop("transport", None)
+    chain = [
+        policies.RequestIdPolicy(**options),
+        policies.HeadersPolicy(**options),
+        policies.UserAgentPolicy(sdk_moniker="stockade", **options),
+        policies.ProxyPolicy(**options),
+        policies.ContentDecodePolicy(**options),
+        policies.RetryPolicy(**options),
+        ARMChallengeAuthenticationPolicy(credential, ARM_SCOPE),
+        policies.CustomHookPolicy(**options),
+        ARMHttpLoggingPolicy(**options),
+    ]
+    extra = {"transport": transport} if transport is not None else {}
+    return ARMPipelineClient(base_url=ARM_ENDPOINT, policies=chain, **extra)
 
 
 def _has_blob_service(account: dict[str, Any]) -> bool:

@@ -47,6 +47,8 @@ EXPORT = ROOT / "examples" / "azure" / "resource-graph-export.json"
 CONFIG = load_config(ROOT / "examples" / "stockade.yaml")
 SUB = "3f2a9c71-5d4e-4b8a-9e61-2c7d0f1a8b35"
 AKS_HOST = "aks-prod-eastus-7h2k9x.privatelink.eastus.azmk8s.io"
+#: the AKS baseline controls, which the example cluster does not set (tests/policies/test_azure_private_ai.py)
+_AKS_BASELINE = frozenset({"STK-AZ-030", "STK-AZ-031", "STK-AZ-032", "STK-AZ-033", "STK-AZ-034"})
 PAGE = 1  # one resource per page: every list with more than one resource pages through nextLink
 
 
@@ -197,7 +199,11 @@ def test_live_audit_decides_as_the_offline_scan_of_the_same_resources(arm: FakeA
         (f.rule.id, f.resource.kind, f.resource.name) for f in offline.findings
     }
     # the AKS cluster's findings carry the kubeconfig context whose API server is its private FQDN
-    (aks,) = [f for f in live.findings if f.resource.kind.endswith("managedClusters")]
+    (aks,) = [
+        f
+        for f in live.findings
+        if f.resource.kind.endswith("managedClusters") and f.rule.id not in _AKS_BASELINE
+    ]
     assert aks.resource.cluster == "aks-prod-eastus"
     assert {f.resource.cluster for f in live.findings if "storageAccounts" in f.resource.kind} == {None}
 
@@ -442,3 +448,41 @@ def test_rules_about_a_kind_that_could_not_be_listed_are_not_scored() -> None:
     ]
     assert view.clusters[0].areas["rbac"] == (100 if readable else None)
     assert "n/a" in get_report("html").render(result) or readable
+
+
+def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path: Path) -> None:
+    """STK-AZ-018…029 decide live resources too: the four types are listed through their REST list
+    operation (api-versions pinned in REST_LISTS) on the same credential, retry policy and transport
+    as the management clients, with nextLink paging; the verdicts equal an offline scan of the same
+    resources as a Resource Graph export."""
+    from stockade.scanner.sources.azure import REST_LISTS
+
+    fixture = ROOT / "tests" / "policies" / "data" / "azure" / "private-ai-export.json"
+    text = fixture.read_text().replace("5b1d7f0e-2c4a-4e8b-9d3f-7a6c0e1b2d48", SUB)
+    kinds = {k.lower() for k in REST_LISTS} | {"microsoft.network/privateendpoints"}
+    added = [r for r in orjson.loads(text)["data"] if r["type"] in kinds]
+    resources = _resources() + added
+    arm = FakeArm(resources)
+    live = _stage(arm, tmp_path)
+    assert live.errors == [] and [g.scope for g in live.gaps] == [
+        f"azure/{SUB}/Microsoft.Network/azureFirewalls"
+    ]
+    for kind, version in REST_LISTS.items():
+        lists = [
+            u
+            for _, u in arm.requests
+            if f"/providers/{kind}?" in u or f"/providers/{kind}".lower() in u.lower()
+        ]
+        assert any(f"api-version={version}" in u for u in lists), kind
+        assert any("skip=1" in u for u in lists), kind  # two resources of each type: the nextLink page
+    assert all(u.startswith("https://management.azure.com/") for _, u in arm.requests)
+    found = {(f.rule.id, f.resource.name) for f in live.findings}
+    assert {("STK-AZ-018", "kv-ai-open"), ("STK-AZ-021", "acraiopen"), ("STK-AZ-026", "mlw-ai-open")} <= found
+    assert ("STK-AZ-028", "oai-ai-open") in found
+    assert not {n for _, n in found} & {"kv-ai-private", "acraiprivate", "mlw-ai-private", "oai-ai-private"}
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps({"data": resources}))
+    offline = run_scan(
+        FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert found == {(f.rule.id, f.resource.name) for f in offline.findings}

@@ -1,0 +1,16 @@
+package stockade.azure.acr_admin_user_test
+
+import data.stockade.azure.acr_admin_user as rule
+import rego.v1
+
+acr(props) := {"object": {"type": "Microsoft.ContainerRegistry/registries", "name": "acr", "properties": props}}
+
+test_disabled_allowed if {
+	count(rule.deny) == 0 with input as acr({"adminUserEnabled": false})
+	count(rule.deny) == 0 with input as acr({})
+}
+
+test_enabled_denied if {
+	some v in rule.deny with input as acr({"adminUserEnabled": true})
+	v.path == ["properties", "adminUserEnabled"]
+}

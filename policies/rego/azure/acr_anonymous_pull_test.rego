@@ -1,0 +1,16 @@
+package stockade.azure.acr_anonymous_pull_test
+
+import data.stockade.azure.acr_anonymous_pull as rule
+import rego.v1
+
+acr(props) := {"object": {"type": "Microsoft.ContainerRegistry/registries", "name": "acr", "properties": props}}
+
+test_disabled_allowed if {
+	count(rule.deny) == 0 with input as acr({"anonymousPullEnabled": false})
+	count(rule.deny) == 0 with input as acr({})
+}
+
+test_enabled_denied if {
+	some v in rule.deny with input as acr({"anonymousPullEnabled": true})
+	v.path == ["properties", "anonymousPullEnabled"]
+}
