@@ -124,7 +124,7 @@ class _Parser:
                 break
             m = _TOKEN.match(text, pos)
             if m is None or m.end() == pos:
-                raise ExpressionError(f"unexpected {text[pos:pos + 10]!r}")
+                raise ExpressionError(f"unexpected {text[pos : pos + 10]!r}")
             kind = m.lastgroup or ""
             self.tokens.append((kind, m.group(kind), m.start(kind), m.end()))
             pos = m.end()
@@ -183,7 +183,12 @@ class _Parser:
 
 
 def is_expression(value: Any) -> bool:
-    return isinstance(value, str) and value.startswith("[") and value.endswith("]") and not value.startswith("[[")
+    return (
+        isinstance(value, str)
+        and value.startswith("[")
+        and value.endswith("]")
+        and not value.startswith("[[")
+    )
 
 
 # --- evaluation ---------------------------------------------------------------------------------------
@@ -237,9 +242,11 @@ def _format(fmt: str, args: list[Any]) -> str:
             return str(value).zfill(int(spec[1:]))
         return _to_string(value)
 
-    return re.sub(r"\{(\d+)(?::([^}]*))?\}", one, fmt.replace("{{", "\0").replace("}}", "\1")).replace(
-        "\0", "{"
-    ).replace("\1", "}")
+    return (
+        re.sub(r"\{(\d+)(?::([^}]*))?\}", one, fmt.replace("{{", "\0").replace("}}", "\1"))
+        .replace("\0", "{")
+        .replace("\1", "}")
+    )
 
 
 @dataclass

@@ -102,9 +102,7 @@ def _is_arm(item: Any) -> bool:
     )
 
 
-def iac_resources(
-    value: Any, name: str, lazy: LazyFile
-) -> Iterator[Resource | InputError | Skipped] | None:
+def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError | Skipped] | None:
     """The Azure resources of one parsed JSON file, or None when it is not Azure IaC."""
     shape = detect(value)
     if shape == "template":
@@ -219,7 +217,7 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
             yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
             return
         if not isinstance(given, Mapping) or not isinstance(given.get("parameters"), Mapping):
-            yield InputError(str(params_file), "not an ARM parameters file (no \"parameters\" object)")
+            yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return
         values = _parameter_values(given["parameters"], params_file.name)
     yield from _deploy(value, Scope.of(value, values), (), at)
@@ -252,7 +250,7 @@ def _deploy(
 def _instances(
     raw: Any, scope: Scope, path: JSONPath, parent: Mapping[str, Any] | None, at: _Deploying
 ) -> Iterator[Resource | InputError]:
-    """Every instance a resource declaration deploys: its copy loop, without those whose condition is false."""
+    """Every instance a resource declaration deploys: its copy loop, less those whose condition is false."""
     if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str) or raw.get("existing") is True:
         return
     scopes = [scope]
@@ -290,8 +288,10 @@ def _instances(
 def _nested(
     raw: Mapping[str, Any], scope: Scope, path: JSONPath, at: _Deploying
 ) -> Iterator[Resource | InputError]:
-    """A ``Microsoft.Resources/deployments`` resource: its inline template, in its own scope or the parent's."""
-    props = raw.get("properties") if isinstance(raw.get("properties"), Mapping) else {}
+    """A ``Microsoft.Resources/deployments`` resource: its inline template, in its own scope (inner)
+    or the parent's (outer)."""
+    given = raw.get("properties")
+    props: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
     name = concrete(scope.resolve(raw.get("name")))
     link = props.get("templateLink")
     if isinstance(link, Mapping):

@@ -242,7 +242,9 @@ def test_copy_loops_conditions_outer_scope_and_gaps(tmp_path: Path) -> None:
                     "copy": {"name": "accounts", "count": "[length(parameters('zones'))]"},
                     "condition": "[not(equals(copyIndex(), 1))]",
                     "properties": {
-                        "publicNetworkAccess": "[if(equals(parameters('zones')[copyIndex()], 'public'), 'Enabled', 'Disabled')]",
+                        "publicNetworkAccess": (
+                            "[if(equals(parameters('zones')[copyIndex()], 'public'), 'Enabled', 'Disabled')]"
+                        ),
                         "allowBlobPublicAccess": False,
                         "allowSharedKeyAccess": False,
                         "minimumTlsVersion": "TLS1_2",
@@ -303,10 +305,14 @@ def test_copy_loops_conditions_outer_scope_and_gaps(tmp_path: Path) -> None:
         ("[environment().name]", "AzureCloud"),
         ("[resourceGroup().location]", "resource-group-location"),
         ("[subscription().subscriptionId]", "00000000-0000-0000-0000-000000000000"),
-        ("[resourceId('Microsoft.Network/virtualNetworks/subnets', 'v', 's')]",
-         "/providers/Microsoft.Network/virtualNetworks/v/subnets/s"),
-        ("[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', 'r')]",
-         "/providers/Microsoft.Authorization/roleDefinitions/r"),
+        (
+            "[resourceId('Microsoft.Network/virtualNetworks/subnets', 'v', 's')]",
+            "/providers/Microsoft.Network/virtualNetworks/v/subnets/s",
+        ),
+        (
+            "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', 'r')]",
+            "/providers/Microsoft.Authorization/roleDefinitions/r",
+        ),
         ("[string(parameters('zones'))]", '["1","2"]'),
         ("[int('42')]", 42),
         ("[bool('true')]", True),
@@ -340,8 +346,14 @@ def test_placeholders_are_deterministic_and_say_what_they_are() -> None:
     assert scope.resolve("[guid('a')]").startswith("guid-") and scope.resolve("[guid('a')]") != scope.resolve(
         "[guid('b')]"
     )
-    for text in ("[reference('x').y]", "[listKeys('x', '1').keys[0].value]", "[utcNow()]", "[nosuch(1)]",
-                 "[concat('a', reference('x').y)]", "[if(reference('x').on, 'a', 'b')]"):
+    for text in (
+        "[reference('x').y]",
+        "[listKeys('x', '1').keys[0].value]",
+        "[utcNow()]",
+        "[nosuch(1)]",
+        "[concat('a', reference('x').y)]",
+        "[if(reference('x').on, 'a', 'b')]",
+    ):
         value = concrete(scope.resolve(text))
         assert isinstance(value, str) and value.startswith(UNKNOWN_PREFIX), text
     # if() on an unknown condition whose branches agree is known
