@@ -12,7 +12,8 @@ other files are still read. A repository is read as it is:
   as YAML;
 - FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
   than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
-  "unsupported input" errors naming what to scan instead;
+  "unsupported input" errors naming what to scan instead (found in a directory, they are
+  :class:`Skipped` items with the same words: counted, not errors);
 - ``kind: List`` (and ``*List``) objects are expanded into their items.
 
 Listing files (:meth:`FileSource.targets`) and reading one file (:func:`read_file`) are separate so
@@ -129,6 +130,9 @@ class FileSource:
                     continue
                 if any(fnmatch.fnmatch(fname, p) or fnmatch.fnmatch(rel, p) for p in self.include):
                     yield _regular(Path(dirpath) / fname)
+                elif why := _unsupported(fname):
+                    # counted, never dropped: the scan says what it did not read and what to give it
+                    yield Skipped(str(Path(dirpath) / fname), f"unsupported input: {why}")
 
     def _excluded(self, name: str, rel: str) -> bool:
         return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in self.exclude)
@@ -150,11 +154,15 @@ def render_chart(chart: Chart) -> Iterator[Item]:
     yield from HelmSource(str(chart.directory), found=True)
 
 
+def _unsupported(name: str) -> str | None:
+    """What to scan instead of a file stockade does not read (terraform HCL, Bicep), or None."""
+    return next((why for suffix, why in UNSUPPORTED.items() if name.endswith(suffix)), None)
+
+
 def read_file(path: Path) -> list[Item]:
     """Every object of one file, or an error saying why (and where) the file could not be read."""
-    for suffix, why in UNSUPPORTED.items():
-        if path.name.endswith(suffix):
-            return [InputError(str(path), f"unsupported input: {why}")]
+    if why := _unsupported(path.name):
+        return [InputError(str(path), f"unsupported input: {why}")]
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:

@@ -4,10 +4,17 @@
 --azure-subscription` applies to a live subscription, so every resource is turned into the one shape
 the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``, ``properties``).
 
-- **ARM templates** (``$schema`` …deploymentTemplate.json): top-level and nested child resources.
-  Template expressions that can be decided from the file alone are evaluated (``parameters()`` with
-  their default values, ``variables()``, ``concat()``, ``format()``, ``resourceId()``); others stay
-  as the expression text, which no rule mistakes for a compliant value.
+- **ARM templates** (``$schema`` …deploymentTemplate.json) read as Resource Manager deploys them:
+  expressions evaluated (:mod:`stockade.scanner.sources.arm`) with the values of the parameters file
+  beside the template (``X.parameters.json`` for ``X.json``) or the defaults; ``copy`` loops on
+  resources and properties; resources whose ``condition`` is false are not deployed, so not judged;
+  child resources at any depth; nested inline deployments (``Microsoft.Resources/deployments`` with
+  ``properties.template``, every Bicep module) recursively, in their own parameter scope when
+  ``expressionEvaluationOptions.scope`` is ``inner``. What the file cannot decide is a gap that is
+  said: a property set by ``reference()``/``listKeys()`` carries the "unknown" marker the rules read
+  as the worst case and quote; a linked template (``templateLink``), a copy count or a whole
+  ``properties`` that cannot be evaluated is an input error naming it. A parameters file
+  (…deploymentParameters.json) is never judged itself: it is skipped, and counted.
 - **Resource Graph exports / ARM list responses**: a JSON array of resources, or ``{"data": [...]}``
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
@@ -27,7 +34,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from stockade.policies.decoding.yamlpos import LazyFile
 from stockade.policies.facts.azure import (
@@ -48,6 +58,8 @@ from stockade.policies.facts.azure import (
     canonical_type,
 )
 from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
+from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, Unknown, concrete
+from stockade.scanner.sources.base import Skipped
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
 #: the types rules judge: an export of them without properties is an input error
@@ -65,10 +77,12 @@ def arm_id(kind: str, name: str) -> str:
 
 
 def detect(value: Any) -> str | None:
-    """ "template", "export", "plan" or None (not Azure IaC: read as Kubernetes manifests)."""
+    """ "template", "parameters", "export", "plan" or None (not Azure IaC: read as Kubernetes manifests)."""
     if isinstance(value, Mapping):
         if _ARM_SCHEMA.search(str(value.get("$schema") or "")) and "resources" in value:
             return "template"
+        if _PARAMS_SCHEMA.search(str(value.get("$schema") or "")) and "parameters" in value:
+            return "parameters"
         if "format_version" in value and ("planned_values" in value or "resource_changes" in value):
             return "plan"
         items = value.get("data") if "data" in value else value.get("value")
@@ -88,11 +102,13 @@ def _is_arm(item: Any) -> bool:
     )
 
 
-def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError] | None:
+def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError | Skipped] | None:
     """The Azure resources of one parsed JSON file, or None when it is not Azure IaC."""
     shape = detect(value)
     if shape == "template":
         return _template(value, name, lazy)
+    if shape == "parameters":
+        return _parameters_file(value, name)
     if shape == "export":
         return _export(value, name, lazy)
     if shape == "plan":
@@ -142,135 +158,179 @@ def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputE
 
 # --- ARM templates ---------------------------------------------------------------------------------
 
+_PARAMS_SCHEMA = re.compile(r"deploymentParameters\.json", re.I)
+_DEPLOYMENTS = "microsoft.resources/deployments"
 
-class _Expressions:
-    """The part of the ARM template language a file alone decides."""
 
-    _CALL = re.compile(r"\s*([A-Za-z]+)\s*\(")
+def _parameters_file_of(template: str) -> Path | None:
+    """The parameters file beside a template: ``X.parameters.json`` for ``X.json``."""
+    path = Path(template)
+    if path.suffix.lower() != ".json" or not path.is_file():
+        return None
+    candidate = path.with_name(f"{path.stem}.parameters.json")
+    return candidate if candidate.is_file() else None
 
-    def __init__(self, template: Mapping[str, Any]) -> None:
-        self.parameters = {
-            k: v.get("defaultValue")
-            for k, v in (template.get("parameters") or {}).items()
-            if isinstance(v, Mapping)
-        }
-        self.variables = dict(template.get("variables") or {})
 
-    def resolve(self, value: Any) -> Any:
-        if (
-            isinstance(value, str)
-            and value.startswith("[")
-            and value.endswith("]")
-            and not value.startswith("[[")
-        ):
-            try:
-                result, rest = self._expr(value[1:-1])
-            except (ValueError, IndexError, KeyError, TypeError):
-                return value
-            return result if not rest.strip() else value
-        if isinstance(value, Mapping):
-            return {k: self.resolve(v) for k, v in value.items()}
-        if isinstance(value, list):
-            return [self.resolve(v) for v in value]
-        return value
+def _template_of(parameters: str) -> Path | None:
+    """The template a parameters file ``X.parameters.json`` belongs to: ``X.json`` beside it."""
+    path = Path(parameters)
+    stem = path.name[: -len(".parameters.json")] if path.name.lower().endswith(".parameters.json") else ""
+    candidate = path.with_name(f"{stem}.json") if stem else None
+    return candidate if candidate is not None and candidate.is_file() else None
 
-    def _expr(self, text: str) -> tuple[Any, str]:
-        text = text.lstrip()
-        if text.startswith("'"):
-            end = text.index("'", 1)
-            while text[end + 1 : end + 2] == "'":  # '' escapes a quote
-                end = text.index("'", end + 2)
-            return text[1:end].replace("''", "'"), text[end + 1 :]
-        literal = re.match(r"(-?\d+|true|false)\b", text)
-        if literal:
-            word = literal.group(1)
-            return (
-                {"true": True, "false": False}.get(
-                    word, word if not word.lstrip("-").isdigit() else int(word)
-                ),
-                text[literal.end() :],
+
+def _parameter_values(parameters: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """``{"name": {"value": v}}`` (a parameters file, a nested deployment) as ``{"name": v}``."""
+    values: dict[str, Any] = {}
+    for key, entry in parameters.items():
+        if isinstance(entry, Mapping) and "value" in entry:
+            values[key] = entry["value"]
+        elif isinstance(entry, Mapping) and "reference" in entry:
+            values[key] = Unknown(f"parameters('{key}'): a Key Vault reference in {where}")
+        else:
+            values[key] = Unknown(f"parameters('{key}'): no value in {where}")
+    return values
+
+
+@dataclass(slots=True)
+class _Deploying:
+    """One template file being deployed: where findings point, and the gaps met on the way."""
+
+    file: str
+    lazy: LazyFile
+
+    def origin(self, path: JSONPath, rid: str) -> Origin:
+        return _origin(self.file, self.lazy, path, rid)
+
+    def gap(self, path: JSONPath, message: str) -> InputError:
+        return InputError(self.file, message, self.lazy.locator(0).line_of(path))
+
+
+def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resource | InputError]:
+    at = _Deploying(name, lazy)
+    values: dict[str, Any] = {}
+    params_file = _parameters_file_of(name)
+    if params_file is not None:
+        try:
+            given = orjson.loads(params_file.read_bytes())
+        except (OSError, orjson.JSONDecodeError) as exc:
+            yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
+            return
+        if not isinstance(given, Mapping) or not isinstance(given.get("parameters"), Mapping):
+            yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
+            return
+        values = _parameter_values(given["parameters"], params_file.name)
+    yield from _deploy(value, Scope.of(value, values), (), at)
+
+
+def _parameters_file(value: Mapping[str, Any], name: str) -> Iterator[Skipped]:
+    template = _template_of(name)
+    if template is not None:
+        yield Skipped(name, f"ARM parameters file: its values are used when {template.name} is read")
+    else:
+        yield Skipped(name, "ARM parameters file with no template beside it (X.json for X.parameters.json)")
+
+
+def _entries(template: Mapping[str, Any], path: JSONPath) -> list[tuple[JSONPath, Any]]:
+    resources = template.get("resources")
+    if isinstance(resources, Mapping):  # languageVersion 2.0: symbolic names
+        return [((*path, "resources", k), r) for k, r in resources.items()]
+    if isinstance(resources, list):
+        return [((*path, "resources", i), r) for i, r in enumerate(resources)]
+    return []
+
+
+def _deploy(
+    template: Mapping[str, Any], scope: Scope, path: JSONPath, at: _Deploying
+) -> Iterator[Resource | InputError]:
+    for rpath, raw in _entries(template, path):
+        yield from _instances(raw, scope, rpath, None, at)
+
+
+def _instances(
+    raw: Any, scope: Scope, path: JSONPath, parent: Mapping[str, Any] | None, at: _Deploying
+) -> Iterator[Resource | InputError]:
+    """Every instance a resource declaration deploys: its copy loop, less those whose condition is false."""
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str) or raw.get("existing") is True:
+        return
+    scopes = [scope]
+    loop = raw.get("copy")
+    if isinstance(loop, Mapping):
+        count = scope.resolve(loop.get("count"))
+        if isinstance(count, Unknown) or not isinstance(count, int) or isinstance(count, bool):
+            shown = count.text if isinstance(count, Unknown) else repr(count)
+            yield at.gap(
+                path,
+                f"{raw['type']}: copy count set by an expression stockade cannot evaluate: {shown}; "
+                "its instances are not judged",
             )
-        call = self._CALL.match(text)
-        if call is None:
-            raise ValueError(text)
-        fn, rest = call.group(1).lower(), text[call.end() :]
-        args: list[Any] = []
-        while True:
-            rest = rest.lstrip()
-            if rest.startswith(")"):
-                rest = rest[1:]
-                break
-            arg, rest = self._expr(rest)
-            args.append(arg)
-            rest = rest.lstrip()
-            if rest.startswith(","):
-                rest = rest[1:]
-        if rest.startswith((".", "[")):
-            # reference(...).x is decided at deployment only: keep it, with its target resolved, so
-            # that analyzers can still tell which resource it names
-            if fn == "reference" and len(args) == 1:
-                return f"[reference('{args[0]}'){rest}]", ""
-            raise ValueError("property access")
-        return self._call(fn, args), rest
-
-    def _call(self, fn: str, args: list[Any]) -> Any:
-        if fn == "parameters":
-            value = self.parameters[args[0]]
-            if value is None:
-                raise KeyError(args[0])
-            return self.resolve(value)
-        if fn == "variables":
-            return self.resolve(self.variables[args[0]])
-        if fn == "concat":
-            return "".join(str(a) for a in args)
-        if fn == "format":
-            return re.sub(r"\{(\d+)\}", lambda m: str(args[1 + int(m.group(1))]), str(args[0]))
-        if fn == "resourceid":
-            strs = [str(a) for a in args]
-            kinds = [i for i, a in enumerate(strs) if arm_type({"type": a}) is not None]
-            if not kinds:
-                raise ValueError("resourceId without a type")
-            at = kinds[-1]
-            return arm_id(canonical_type(strs[at]), "/".join(strs[at + 1 :]))
-        if fn in ("tolower", "toupper"):
-            return str(args[0]).lower() if fn == "tolower" else str(args[0]).upper()
-        raise ValueError(f"unsupported function {fn}")
-
-
-def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[Resource]:
-    expr = _Expressions(value)
-    resources = value.get("resources")
-    entries: list[tuple[JSONPath, Any]] = (
-        [(("resources", k), r) for k, r in resources.items()]
-        if isinstance(resources, Mapping)
-        else [(("resources", i), r) for i, r in enumerate(resources or [])]
-    )
-    for path, raw in entries:
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("type"), str):
+            return
+        scopes = [scope.looping(str(loop.get("name") or ""), i) for i in range(count)]
+    for each in scopes:
+        if "condition" in raw:
+            condition = each.resolve(raw["condition"])
+            if not isinstance(condition, Unknown) and not condition:
+                continue  # not deployed; an unknown condition is judged as deployed
+        if raw["type"].lower() == _DEPLOYMENTS:
+            yield from _nested(raw, each, path, at)
             continue
-        obj = _template_resource(raw, expr, parent=None)
+        obj = _template_resource(raw, each, parent)
         if obj is None:
             continue
-        yield Resource(obj, _origin(name, lazy, path, obj["id"]))
+        if isinstance(obj.get("properties"), str) and obj["properties"].startswith(UNKNOWN_PREFIX):
+            yield at.gap(path, f"{obj['type']} {obj['name']}: properties {obj['properties']}; not judged")
+            continue
+        yield Resource(obj, at.origin(path, obj["id"]))
         for j, child in enumerate(raw.get("resources") or []):
-            if isinstance(child, Mapping) and isinstance(child.get("type"), str):
-                sub = _template_resource(child, expr, parent=obj)
-                if sub is not None:
-                    yield Resource(sub, _origin(name, lazy, (*path, "resources", j), sub["id"]))
+            yield from _instances(child, each, (*path, "resources", j), obj, at)
+
+
+def _nested(
+    raw: Mapping[str, Any], scope: Scope, path: JSONPath, at: _Deploying
+) -> Iterator[Resource | InputError]:
+    """A ``Microsoft.Resources/deployments`` resource: its inline template, in its own scope (inner)
+    or the parent's (outer)."""
+    given = raw.get("properties")
+    props: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    name = concrete(scope.resolve(raw.get("name")))
+    link = props.get("templateLink")
+    if isinstance(link, Mapping):
+        target = concrete(scope.resolve(link.get("uri") or link.get("id") or link.get("relativePath")))
+        yield at.gap(
+            path,
+            f"deployment {name}: linked template {target} not read (stockade reads inline templates); "
+            "scan that template too, with the parameters this deployment passes",
+        )
+        return
+    template = props.get("template")
+    if not isinstance(template, Mapping):
+        yield at.gap(path, f"deployment {name}: no inline template; not judged")
+        return
+    options = props.get("expressionEvaluationOptions")
+    inner = isinstance(options, Mapping) and str(options.get("scope") or "").lower() == "inner"
+    if inner:
+        passed = scope.resolve(props.get("parameters") or {})
+        values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
+        child = Scope.of(template, values)
+    else:
+        child = scope  # outer (the default): the parent's parameters and variables
+    yield from _deploy(template, child, (*path, "properties", "template"), at)
 
 
 def _template_resource(
-    raw: Mapping[str, Any], expr: _Expressions, parent: Mapping[str, Any] | None
+    raw: Mapping[str, Any], scope: Scope, parent: Mapping[str, Any] | None
 ) -> dict[str, Any] | None:
     kind = str(raw["type"])
-    rname = str(expr.resolve(raw.get("name")) or "")
+    rname = concrete(scope.resolve(raw.get("name")))
+    rname = str(rname) if rname is not None else ""
     if parent is not None and "/" not in kind and "." not in kind:
         kind = f"{parent['type']}/{kind}"  # a nested child: type and name relative to the parent
         rname = f"{parent['name']}/{rname}"
     kind = canonical_type(kind)
     if arm_type({"type": kind}) is None:
         return None
-    obj = {k: expr.resolve(v) for k, v in raw.items() if k not in ("resources", "dependsOn", "copy")}
+    skip = ("resources", "dependsOn", "copy", "condition", "name", "type")
+    obj = {k: concrete(scope.resolve(v)) for k, v in raw.items() if k not in skip}
     obj["type"], obj["name"] = kind, rname
     obj["id"] = arm_id(kind, rname)
     if kind == VNET:

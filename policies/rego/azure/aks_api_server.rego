@@ -24,7 +24,7 @@ deny contains v if {
 	not private
 	count(ranges) == 0
 	v := {
-		"msg": "the API server is public: not a private cluster and no authorized IP ranges",
+		"msg": sprintf("the API server is public: not a private cluster and no authorized IP ranges%s", [arm.why(["apiServerAccessProfile", "enablePrivateCluster"])]),
 		"path": arm.path(["apiServerAccessProfile"]),
 		"details": {},
 	}
@@ -36,6 +36,27 @@ deny contains v if {
 	r in {"0.0.0.0/0", "0.0.0.0/1", "128.0.0.0/1", "*"}
 	v := {
 		"msg": sprintf("authorized IP range %s lets the whole internet reach the API server", [r]),
+		"path": arm.path(["apiServerAccessProfile", "authorizedIPRanges", i]),
+		"details": {"range": r},
+	}
+}
+
+deny contains v if {
+	not private
+	arm.unknown(ranges)
+	v := {
+		"msg": sprintf("the API server may be public: not a private cluster, and authorizedIPRanges%s", [arm.why(["apiServerAccessProfile", "authorizedIPRanges"])]),
+		"path": arm.path(["apiServerAccessProfile", "authorizedIPRanges"]),
+		"details": {},
+	}
+}
+
+deny contains v if {
+	not private
+	some i, r in ranges
+	arm.unknown(r)
+	v := {
+		"msg": sprintf("authorized IP range %s may let the whole internet reach the API server", [r]),
 		"path": arm.path(["apiServerAccessProfile", "authorizedIPRanges", i]),
 		"details": {"range": r},
 	}

@@ -15,11 +15,11 @@ package stockade.azure.aks_entra_rbac
 import data.stockade.lib.arm
 import rego.v1
 
-missing contains "Kubernetes RBAC (enableRBAC)" if arm.prop(["enableRBAC"], true) != true
+missing contains sprintf("Kubernetes RBAC (enableRBAC)%s", [arm.why(["enableRBAC"])]) if arm.prop(["enableRBAC"], true) != true
 
-missing contains "Entra ID integration (aadProfile.managed)" if arm.prop(["aadProfile", "managed"], false) != true
+missing contains sprintf("Entra ID integration (aadProfile.managed)%s", [arm.why(["aadProfile", "managed"])]) if arm.prop(["aadProfile", "managed"], false) != true
 
-missing contains "Azure RBAC (aadProfile.enableAzureRBAC)" if arm.prop(["aadProfile", "enableAzureRBAC"], false) != true
+missing contains sprintf("Azure RBAC (aadProfile.enableAzureRBAC)%s", [arm.why(["aadProfile", "enableAzureRBAC"])]) if arm.prop(["aadProfile", "enableAzureRBAC"], false) != true
 
 deny contains v if {
 	count(missing) > 0

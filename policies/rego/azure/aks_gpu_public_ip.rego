@@ -42,3 +42,32 @@ deny contains v if {
 		"details": {"pool": name, "vmSize": size},
 	}
 }
+
+# a pool whose public IP setting or size is set by an expression stockade cannot evaluate: the worst case
+deny contains v if {
+	some [pool, path] in pools
+	ip := object.get(pool, "enableNodePublicIP", false)
+	size := object.get(pool, "vmSize", "")
+	unsure(ip, size)
+	name := object.get(pool, "name", object.get(input.object, "name", ""))
+	v := {
+		"msg": sprintf("node pool %s may be a GPU pool with public node IPs: enableNodePublicIP %v, vmSize %v", [name, ip, size]),
+		"path": array.concat(path, ["enableNodePublicIP"]),
+		"details": {"pool": name, "vmSize": size},
+	}
+}
+
+unsure(ip, size) if {
+	arm.unknown(ip)
+	arm.unknown(size)
+}
+
+unsure(ip, size) if {
+	arm.unknown(ip)
+	gpu(size)
+}
+
+unsure(ip, size) if {
+	ip == true
+	arm.unknown(size)
+}

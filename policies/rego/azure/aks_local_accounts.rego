@@ -17,7 +17,7 @@ import rego.v1
 deny contains v if {
 	arm.prop(["disableLocalAccounts"], false) != true
 	v := {
-		"msg": "local accounts are enabled (disableLocalAccounts is not true)",
+		"msg": sprintf("local accounts are enabled (disableLocalAccounts is not true)%s", [arm.why(["disableLocalAccounts"])]),
 		"path": arm.path(["disableLocalAccounts"]),
 		"details": {},
 	}

@@ -16,9 +16,9 @@ package stockade.azure.aks_workload_identity
 import data.stockade.lib.arm
 import rego.v1
 
-missing contains "OIDC issuer (oidcIssuerProfile.enabled)" if arm.prop(["oidcIssuerProfile", "enabled"], false) != true
+missing contains sprintf("OIDC issuer (oidcIssuerProfile.enabled)%s", [arm.why(["oidcIssuerProfile", "enabled"])]) if arm.prop(["oidcIssuerProfile", "enabled"], false) != true
 
-missing contains "workload identity (securityProfile.workloadIdentity.enabled)" if {
+missing contains sprintf("workload identity (securityProfile.workloadIdentity.enabled)%s", [arm.why(["securityProfile", "workloadIdentity", "enabled"])]) if {
 	arm.prop(["securityProfile", "workloadIdentity", "enabled"], false) != true
 }
 

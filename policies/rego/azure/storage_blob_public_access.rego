@@ -17,7 +17,7 @@ import rego.v1
 deny contains v if {
 	arm.prop(["allowBlobPublicAccess"], true) != false
 	v := {
-		"msg": "storage account allows anonymous (public) blob access: allowBlobPublicAccess is not false",
+		"msg": sprintf("storage account allows anonymous (public) blob access: allowBlobPublicAccess is not false%s", [arm.why(["allowBlobPublicAccess"])]),
 		"path": arm.path(["allowBlobPublicAccess"]),
 		"details": {"allowBlobPublicAccess": arm.prop(["allowBlobPublicAccess"], null)},
 	}

@@ -27,3 +27,12 @@ deny contains v if {
 		"details": {"publicAccess": access},
 	}
 }
+
+deny contains v if {
+	arm.unknown(arm.prop(["publicAccess"], "None"))
+	v := {
+		"msg": sprintf("blob container may allow anonymous read access: publicAccess%s", [arm.why(["publicAccess"])]),
+		"path": arm.path(["publicAccess"]),
+		"details": {"publicAccess": arm.prop(["publicAccess"], null)},
+	}
+}

@@ -25,3 +25,12 @@ deny contains v if {
 		"details": {"supportsHttpsTrafficOnly": false},
 	}
 }
+
+deny contains v if {
+	arm.unknown(arm.prop(["supportsHttpsTrafficOnly"], true))
+	v := {
+		"msg": sprintf("storage account may accept unencrypted HTTP: supportsHttpsTrafficOnly%s", [arm.why(["supportsHttpsTrafficOnly"])]),
+		"path": arm.path(["supportsHttpsTrafficOnly"]),
+		"details": {"supportsHttpsTrafficOnly": arm.prop(["supportsHttpsTrafficOnly"], null)},
+	}
+}

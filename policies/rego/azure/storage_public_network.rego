@@ -22,7 +22,7 @@ access := arm.prop(["publicNetworkAccess"], "Enabled")
 
 default_action := arm.prop(["networkAcls", "defaultAction"], "Allow")
 
-rules := array.concat(arm.prop(["networkAcls", "ipRules"], []), arm.prop(["networkAcls", "virtualNetworkRules"], []))
+rules := array.concat(arm.list(["networkAcls", "ipRules"]), arm.list(["networkAcls", "virtualNetworkRules"]))
 
 closed if access == "Disabled"
 
@@ -45,7 +45,7 @@ deny contains v if {
 	not closed
 	default_action == "Deny"
 	v := {
-		"msg": sprintf("storage account is reachable from %d public IP or virtual-network rule(s)", [count(rules)]),
+		"msg": sprintf("storage account is reachable from %d public IP or virtual-network rule(s)%s%s", [count(rules), arm.why(["networkAcls", "ipRules"]), arm.why(["networkAcls", "virtualNetworkRules"])]),
 		"path": arm.path(["networkAcls"]),
 		"details": {"rules": count(rules)},
 	}

@@ -27,3 +27,13 @@ deny contains v if {
 		"details": {"isSftpEnabled": true},
 	}
 }
+
+deny contains v if {
+	arm.unknown(arm.prop(["isSftpEnabled"], false))
+	arm.prop(["isLocalUserEnabled"], true) != false
+	v := {
+		"msg": sprintf("storage account may serve SFTP to local users: isSftpEnabled%s", [arm.why(["isSftpEnabled"])]),
+		"path": arm.path(["isSftpEnabled"]),
+		"details": {"isSftpEnabled": arm.prop(["isSftpEnabled"], null)},
+	}
+}

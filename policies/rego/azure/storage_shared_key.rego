@@ -20,7 +20,7 @@ import rego.v1
 deny contains v if {
 	arm.prop(["allowSharedKeyAccess"], true) != false
 	v := {
-		"msg": "storage account accepts shared key authorization: allowSharedKeyAccess is not false (null means allowed)",
+		"msg": sprintf("storage account accepts shared key authorization: allowSharedKeyAccess is not false (null means allowed)%s", [arm.why(["allowSharedKeyAccess"])]),
 		"path": arm.path(["allowSharedKeyAccess"]),
 		"details": {"allowSharedKeyAccess": arm.prop(["allowSharedKeyAccess"], null)},
 	}

@@ -37,3 +37,23 @@ file_for_blob(g) := "file" if {
 	g == "blob"
 	lower(object.get(input.object, "kind", "")) == "filestorage"
 } else := g
+
+# A property set by a template expression stockade cannot evaluate (reference(), listKeys(), a
+# parameter without a value): scanner/sources/arm.py writes it as this marker. Rules treat it as the
+# worst case and quote it.
+unknown(v) if {
+	is_string(v)
+	startswith(v, "[unknown: set by an expression stockade cannot evaluate: ")
+}
+
+# " (set by an expression stockade cannot evaluate: …)" when the property at path is unknown, else "".
+why(path) := sprintf(" (%s)", [trim_suffix(trim_prefix(v, "[unknown: "), "]")]) if {
+	v := object.get(props, path, null)
+	unknown(v)
+} else := ""
+
+# An array property as a list; an unknown one is one unknown entry (never an empty list).
+list(path) := v if {
+	v := prop(path, [])
+	is_array(v)
+} else := [prop(path, [])]

@@ -1,0 +1,637 @@
+"""The ARM template expression language, evaluated as Azure Resource Manager evaluates it.
+
+A template string ``"[fn(args)…]"`` is an expression (``"[[…"`` is the literal text ``"[…"``);
+:class:`Scope` evaluates one against a template's parameters (values from a parameters file, else
+``defaultValue``) and variables, with the functions templates use in practice: logical (``if``
+evaluates only the branch taken, ``and``/``or`` stop early), comparison, string, array and object
+functions, ``resourceId`` and friends, ``resourceGroup()``, ``subscription()``, ``environment()``
+(the AzureCloud values), ``copyIndex()``, property access and indexing.
+
+Deployment-time facts have stable stand-ins: resource ids are ``/providers/<type>/<name>`` (what
+:func:`stockade.scanner.sources.iac.arm_id` gives every template resource, so references match);
+the subscription is ``00000000-0000-0000-0000-000000000000`` and the resource group
+``resource-group`` in ``resource-group-location``; ``uniqueString()`` and ``guid()`` give
+deterministic placeholders that say what they are (``uniquestring-3f2a9c1e``).
+
+What only the deployment decides (``reference()``, ``list*()``, ``utcNow()``, a parameter with no
+value, a Key Vault reference, an unknown function) is :class:`Unknown`. Functions handed an unknown
+value give an unknown value, unless the answer does not depend on it (``if`` on a known condition,
+``or(true, …)``, ``coalesce`` of a known first value). A resource property left unknown is written
+as :func:`marker` text, which the ``STK-AZ-*`` rules (``data.stockade.lib.arm.unknown``) treat as the
+worst case and quote: "set by an expression stockade cannot evaluate: …".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from stockade.policies.facts.azure import canonical_type
+from stockade.policies.model import arm_type
+
+#: what a resource property that stockade cannot evaluate starts with (the rules look for it)
+UNKNOWN_PREFIX = "[unknown: set by an expression stockade cannot evaluate: "
+SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
+RESOURCE_GROUP = "resource-group"
+LOCATION = "resource-group-location"
+#: environment() in the public cloud (AzureCloud), as the ARM reference lists it
+ENVIRONMENT: dict[str, Any] = {
+    "name": "AzureCloud",
+    "gallery": "https://gallery.azure.com/",
+    "graph": "https://graph.windows.net/",
+    "portal": "https://portal.azure.com",
+    "graphAudience": "https://graph.windows.net/",
+    "activeDirectoryDataLake": "https://datalake.azure.net/",
+    "batch": "https://batch.core.windows.net/",
+    "media": "https://rest.media.azure.net",
+    "sqlManagement": "https://management.core.windows.net:8443/",
+    "vmImageAliasDoc": (
+        "https://raw.githubusercontent.com/Azure/azure-rest-api-specs/master/arm-compute/"
+        "quickstart-templates/aliases.json"
+    ),
+    "resourceManager": "https://management.azure.com/",
+    "authentication": {
+        "loginEndpoint": "https://login.microsoftonline.com/",
+        "audiences": ["https://management.core.windows.net/", "https://management.azure.com/"],
+        "tenant": "common",
+        "identityProvider": "AAD",
+    },
+    "suffixes": {
+        "acrLoginServer": ".azurecr.io",
+        "azureDatalakeAnalyticsCatalogAndJob": "azuredatalakeanalytics.net",
+        "azureDatalakeStoreFileSystem": "azuredatalakestore.net",
+        "azureFrontDoorEndpointSuffix": "azurefd.net",
+        "keyvaultDns": ".vault.azure.net",
+        "sqlServerHostname": ".database.windows.net",
+        "storage": "core.windows.net",
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Unknown:
+    """A value only the deployment decides; ``text`` says which expression."""
+
+    text: str
+
+
+def marker(value: Unknown) -> str:
+    return f"{UNKNOWN_PREFIX}{value.text}]"
+
+
+class ExpressionError(ValueError):
+    """Text that is not an expression of the template language (one line, no traceback)."""
+
+
+# --- parsing -----------------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"\s*(?:(?P<str>'(?:[^']|'')*')|(?P<num>-?\d+(?:\.\d+)?)|(?P<name>[A-Za-z_][A-Za-z0-9_.]*?)(?=\s*\()"
+    r"|(?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)|(?P<punct>[(),.\[\]]))"
+)
+
+
+@dataclass(slots=True)
+class _Lit:
+    value: Any
+
+
+@dataclass(slots=True)
+class _Call:
+    name: str
+    args: list[Any]
+    text: str
+
+
+@dataclass(slots=True)
+class _Prop:
+    target: Any
+    key: Any  # a node
+    text: str
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.tokens: list[tuple[str, str, int, int]] = []
+        pos = 0
+        while pos < len(text):
+            if not text[pos:].strip():
+                break
+            m = _TOKEN.match(text, pos)
+            if m is None or m.end() == pos:
+                raise ExpressionError(f"unexpected {text[pos : pos + 10]!r}")
+            kind = m.lastgroup or ""
+            self.tokens.append((kind, m.group(kind), m.start(kind), m.end()))
+            pos = m.end()
+        self.i = 0
+
+    def peek(self) -> tuple[str, str, int, int] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self, punct: str | None = None) -> tuple[str, str, int, int]:
+        tok = self.peek()
+        if tok is None or (punct is not None and tok[1] != punct):
+            raise ExpressionError(f"expected {punct or 'more'} in {self.text!r}")
+        self.i += 1
+        return tok
+
+    def parse(self) -> Any:
+        node = self.expr()
+        if self.peek() is not None:
+            raise ExpressionError(f"unexpected {self.peek()[1]!r} in {self.text!r}")  # type: ignore[index]
+        return node
+
+    def expr(self) -> Any:
+        kind, value, start, _ = self.take()
+        node: Any
+        if kind == "str":
+            node = _Lit(value[1:-1].replace("''", "'"))
+        elif kind == "num":
+            node = _Lit(float(value) if "." in value else int(value))
+        elif kind == "name":
+            self.take("(")
+            args: list[Any] = []
+            if self.peek() is not None and self.peek()[1] == ")":  # type: ignore[index]
+                self.take(")")
+            else:
+                while True:
+                    args.append(self.expr())
+                    if self.take()[1] == ")":
+                        break
+            node = _Call(value.lower(), args, self.text[start : self.tokens[self.i - 1][3]].strip())
+        elif kind == "ident" and value.lower() in ("true", "false", "null"):
+            node = _Lit({"true": True, "false": False, "null": None}[value.lower()])
+        else:
+            raise ExpressionError(f"unexpected {value!r} in {self.text!r}")
+        while (tok := self.peek()) is not None and tok[1] in (".", "["):
+            self.take()
+            if tok[1] == ".":
+                key_tok = self.take()
+                if key_tok[0] not in ("ident", "name"):
+                    raise ExpressionError(f"expected a property name in {self.text!r}")
+                key: Any = _Lit(key_tok[1])
+            else:
+                key = self.expr()
+                self.take("]")
+            node = _Prop(node, key, self.text[start : self.tokens[self.i - 1][3]].strip())
+        return node
+
+
+def is_expression(value: Any) -> bool:
+    return (
+        isinstance(value, str)
+        and value.startswith("[")
+        and value.endswith("]")
+        and not value.startswith("[[")
+    )
+
+
+# --- evaluation ---------------------------------------------------------------------------------------
+
+
+def _lookup(obj: Mapping[str, Any], key: str) -> Any:
+    """Object keys are case-insensitive in templates."""
+    if key in obj:
+        return obj[key]
+    low = key.lower()
+    for k, v in obj.items():
+        if k.lower() == low:
+            return v
+    raise KeyError(key)
+
+
+def _placeholder(kind: str, args: list[Any]) -> str:
+    digest = hashlib.sha256(json.dumps(args, sort_keys=True, default=str).encode()).hexdigest()
+    return f"{kind}-{digest[:8]}" if kind == "uniquestring" else f"guid-{digest[:8]}-{digest[8:12]}"
+
+
+def resource_id(args: list[Any]) -> str:
+    """``resourceId([subscription], [group], type, name…)`` as ``/providers/<type>/<names…>``."""
+    strs = [str(a) for a in args]
+    kinds = [i for i, a in enumerate(strs) if "/" in a and "." in a.split("/", 1)[0]]
+    if not kinds:
+        raise ExpressionError("resourceId without a resource type")
+    at = kinds[-1]
+    kind = canonical_type(strs[at]) if arm_type({"type": strs[at]}) is not None else strs[at]
+    namespace, *types = kind.split("/")
+    names = [n for a in strs[at + 1 :] for n in a.split("/")]
+    parts = [f"/providers/{namespace}"]
+    for t, n in zip(types, names, strict=False):
+        parts += [t, n]
+    return "/".join(parts)
+
+
+def _to_string(value: Any) -> str:
+    if isinstance(value, bool):
+        return "True" if value else "False"
+    if isinstance(value, Mapping | list):
+        return json.dumps(value, separators=(",", ":"))
+    return "" if value is None else str(value)
+
+
+def _format(fmt: str, args: list[Any]) -> str:
+    def one(m: re.Match[str]) -> str:
+        value = args[int(m.group(1))]
+        spec = m.group(2) or ""
+        if spec[:1] in ("D", "d") and isinstance(value, int) and spec[1:].isdigit():
+            return str(value).zfill(int(spec[1:]))
+        return _to_string(value)
+
+    return (
+        re.sub(r"\{(\d+)(?::([^}]*))?\}", one, fmt.replace("{{", "\0").replace("}}", "\1"))
+        .replace("\0", "{")
+        .replace("\1", "}")
+    )
+
+
+@dataclass
+class Scope:
+    """One template's parameters and variables (an inner-scope nested template has its own)."""
+
+    parameter_defs: Mapping[str, Any]
+    variable_defs: Mapping[str, Any]
+    values: Mapping[str, Any] = field(default_factory=dict)  # from a parameters file / the parent
+    copy_index: dict[str, int] = field(default_factory=dict)  # loop name ("" for the current) -> index
+    _params: dict[str, Any] = field(default_factory=dict)
+    _vars: dict[str, Any] = field(default_factory=dict)
+    _busy: set[str] = field(default_factory=set)
+
+    @classmethod
+    def of(cls, template: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> Scope:
+        params = template.get("parameters")
+        variables = template.get("variables")
+        return cls(
+            params if isinstance(params, Mapping) else {},
+            variables if isinstance(variables, Mapping) else {},
+            dict(values or {}),
+        )
+
+    def looping(self, name: str, index: int) -> Scope:
+        """The same scope inside iteration ``index`` of the copy loop ``name``."""
+        inner = Scope(self.parameter_defs, self.variable_defs, self.values, {**self.copy_index})
+        inner._params, inner._vars = self._params, self._vars
+        inner.copy_index[""] = index
+        inner.copy_index[name.lower()] = index
+        return inner
+
+    # values
+
+    def resolve(self, value: Any) -> Any:
+        """A JSON value with every expression in it evaluated (unknown parts are :class:`Unknown`)."""
+        if isinstance(value, str):
+            if is_expression(value):
+                return self.evaluate(value[1:-1])
+            return value[1:] if value.startswith("[[") else value
+        if isinstance(value, Mapping):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                if k == "copy" and isinstance(v, list) and all(isinstance(c, Mapping) for c in v):
+                    out.update(self.property_copies(v))
+                else:
+                    out[k] = self.resolve(v)
+            return out
+        if isinstance(value, list):
+            return [self.resolve(v) for v in value]
+        return value
+
+    def property_copies(self, loops: list[Mapping[str, Any]]) -> dict[str, Any]:
+        """``"copy": [{"name", "count", "input"}]`` inside properties or variables: arrays."""
+        out: dict[str, Any] = {}
+        for loop in loops:
+            name = str(loop.get("name") or "")
+            count = self.resolve(loop.get("count"))
+            if not isinstance(count, int) or isinstance(count, bool):
+                out[name] = Unknown(f"copy count of {name}: {loop.get('count')!r}")
+                continue
+            out[name] = [self.looping(name, i).resolve(loop.get("input")) for i in range(count)]
+        return out
+
+    def evaluate(self, text: str) -> Any:
+        try:
+            node = _Parser(text).parse()
+        except ExpressionError as exc:
+            return Unknown(f"[{text}] ({exc})")
+        return self._eval(node)
+
+    def parameter(self, name: str) -> Any:
+        key = name.lower()
+        if key in self._params:
+            return self._params[key]
+        try:
+            given = _lookup(self.values, name)
+        except KeyError:
+            given = None
+            found = False
+        else:
+            found = True
+        if found:
+            value = given
+        else:
+            try:
+                spec = _lookup(self.parameter_defs, name)
+            except KeyError:
+                return Unknown(f"parameters('{name}'): the template declares no such parameter")
+            if not isinstance(spec, Mapping) or "defaultValue" not in spec:
+                return Unknown(f"parameters('{name}'): no defaultValue and no value in a parameters file")
+            if key in self._busy:
+                return Unknown(f"parameters('{name}'): its default refers to itself")
+            self._busy.add(key)
+            try:
+                value = self.resolve(spec["defaultValue"])
+            finally:
+                self._busy.discard(key)
+        self._params[key] = value
+        return value
+
+    def variable(self, name: str) -> Any:
+        key = name.lower()
+        if key in self._vars:
+            return self._vars[key]
+        if key in self._busy:
+            return Unknown(f"variables('{name}'): refers to itself")
+        if key == "copy" or name.lower() == "copy":
+            raise KeyError(name)
+        try:
+            raw = _lookup(self.variable_defs, name)
+        except KeyError:
+            loops = self.variable_defs.get("copy")
+            if isinstance(loops, list):
+                for loop in loops:
+                    if isinstance(loop, Mapping) and str(loop.get("name") or "").lower() == key:
+                        value = self.property_copies([loop])[str(loop.get("name"))]
+                        self._vars[key] = value
+                        return value
+            return Unknown(f"variables('{name}'): the template declares no such variable")
+        self._busy.add(key)
+        try:
+            value = self.resolve(raw)
+        finally:
+            self._busy.discard(key)
+        self._vars[key] = value
+        return value
+
+    def _eval(self, node: Any) -> Any:
+        if isinstance(node, _Lit):
+            return node.value
+        if isinstance(node, _Prop):
+            target = self._eval(node.target)
+            key = self._eval(node.key)
+            if isinstance(target, Unknown):
+                if target.text.startswith("reference("):  # keep the path: analyzers read its target
+                    return Unknown(f"{target.text}{node.text[len(node.target.text) :]}")
+                return target
+            if isinstance(key, Unknown):
+                return key
+            try:
+                if isinstance(target, list) and isinstance(key, int) and not isinstance(key, bool):
+                    return target[key]
+                if isinstance(target, Mapping):
+                    return _lookup(target, str(key))
+            except (KeyError, IndexError):
+                return Unknown(f"{node.text}: no such property or index")
+            return Unknown(f"{node.text}: not an object or array")
+        assert isinstance(node, _Call)
+        return self._call(node)
+
+    def _call(self, node: _Call) -> Any:
+        name = node.name
+        lazy = _LAZY.get(name)
+        if lazy is not None:
+            return lazy(self, node)
+        args = [self._eval(a) for a in node.args]
+        if name == "reference":
+            shown = ", ".join(f"'{a}'" if isinstance(a, str) else repr(a) for a in args)
+            return Unknown(f"reference({shown})")
+        if name.startswith("list") or name in _DEPLOY_TIME:
+            return Unknown(node.text)
+        unknown = next((a for a in args if isinstance(a, Unknown)), None)
+        if unknown is not None:
+            return unknown
+        fn = _FUNCTIONS.get(name)
+        if fn is None:
+            return Unknown(f"{node.text} (a function stockade does not evaluate)")
+        try:
+            return fn(self, args)
+        except (ExpressionError, ValueError, TypeError, IndexError, KeyError) as exc:
+            return Unknown(f"{node.text} ({type(exc).__name__})")
+
+
+# --- the functions ------------------------------------------------------------------------------------
+
+_DEPLOY_TIME = frozenset({"utcnow", "newguid", "deployer", "managementgroup", "pickzones", "providers"})
+
+
+def _if(scope: Scope, node: _Call) -> Any:
+    cond = scope._eval(node.args[0])
+    if isinstance(cond, Unknown):
+        a, b = scope._eval(node.args[1]), scope._eval(node.args[2])
+        return a if a == b else cond
+    return scope._eval(node.args[1] if cond else node.args[2])
+
+
+def _and_or(stop: bool) -> Callable[[Scope, _Call], Any]:
+    def fn(scope: Scope, node: _Call) -> Any:
+        unknown: Unknown | None = None
+        for arg in node.args:
+            value = scope._eval(arg)
+            if isinstance(value, Unknown):
+                unknown = unknown or value
+            elif bool(value) is stop:
+                return stop
+        return unknown if unknown is not None else not stop
+
+    return fn
+
+
+def _coalesce(scope: Scope, node: _Call) -> Any:
+    for arg in node.args:
+        value = scope._eval(arg)
+        if value is not None:
+            return value
+    return None
+
+
+def _copy_index(scope: Scope, node: _Call) -> Any:
+    args = [scope._eval(a) for a in node.args]
+    loop, offset = "", 0
+    for a in args:
+        if isinstance(a, str):
+            loop = a.lower()
+        elif isinstance(a, int):
+            offset = a
+    if loop not in scope.copy_index:
+        return Unknown(f"{node.text}: outside its copy loop")
+    return scope.copy_index[loop] + offset
+
+
+_LAZY: dict[str, Callable[[Scope, _Call], Any]] = {
+    "if": _if,
+    "and": _and_or(False),
+    "or": _and_or(True),
+    "coalesce": _coalesce,
+    "copyindex": _copy_index,
+}
+
+
+def _equals(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b  # true is not 1
+    return bool(a == b)
+
+
+def _contains(container: Any, item: Any) -> bool:
+    if isinstance(container, str):
+        return _to_string(item) in container
+    if isinstance(container, Mapping):
+        return str(item).lower() in {k.lower() for k in container}
+    return item in container
+
+
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, str | list | Mapping) and len(value) == 0)
+
+
+def _concat(args: list[Any]) -> Any:
+    if args and all(isinstance(a, list) for a in args):
+        return [x for a in args for x in a]
+    return "".join(_to_string(a) for a in args)
+
+
+def _union(args: list[Any]) -> Any:
+    if all(isinstance(a, Mapping) for a in args):
+        out: dict[str, Any] = {}
+        for a in args:
+            for k, v in a.items():
+                if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+                    v = _union([out[k], v])
+                out[k] = v
+        return out
+    items: list[Any] = []
+    for a in args:
+        items += [x for x in a if x not in items]
+    return items
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        raise TypeError("int of a bool")
+    return int(value)
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, str):
+        if value.lower() not in ("true", "false"):
+            raise ValueError(value)
+        return value.lower() == "true"
+    return bool(value)
+
+
+def _substring(s: str, start: int = 0, length: int | None = None) -> str:
+    if start < 0 or start > len(s) or (length is not None and (length < 0 or start + length > len(s))):
+        raise IndexError("substring out of range")
+    return s[start:] if length is None else s[start : start + length]
+
+
+def _split(s: str, delim: Any) -> list[str]:
+    delims = delim if isinstance(delim, list) else [delim]
+    return re.split("|".join(re.escape(str(d)) for d in delims), s) if delims else [s]
+
+
+def _resource_group(scope: Scope, args: list[Any]) -> dict[str, Any]:
+    return {
+        "id": f"/subscriptions/{SUBSCRIPTION_ID}/resourceGroups/{RESOURCE_GROUP}",
+        "name": RESOURCE_GROUP,
+        "type": "Microsoft.Resources/resourceGroups",
+        "location": LOCATION,
+        "tags": {},
+        "properties": {"provisioningState": "Succeeded"},
+    }
+
+
+def _subscription(scope: Scope, args: list[Any]) -> dict[str, Any]:
+    return {
+        "id": f"/subscriptions/{SUBSCRIPTION_ID}",
+        "subscriptionId": SUBSCRIPTION_ID,
+        "tenantId": SUBSCRIPTION_ID,
+        "displayName": "subscription",
+    }
+
+
+_FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
+    "parameters": lambda s, a: s.parameter(str(a[0])),
+    "variables": lambda s, a: s.variable(str(a[0])),
+    "not": lambda s, a: not a[0],
+    "equals": lambda s, a: _equals(a[0], a[1]),
+    "greater": lambda s, a: a[0] > a[1],
+    "greaterorequals": lambda s, a: a[0] >= a[1],
+    "less": lambda s, a: a[0] < a[1],
+    "lessorequals": lambda s, a: a[0] <= a[1],
+    "empty": lambda s, a: _empty(a[0]),
+    "contains": lambda s, a: _contains(a[0], a[1]),
+    "concat": lambda s, a: _concat(a),
+    "format": lambda s, a: _format(str(a[0]), a[1:]),
+    "tolower": lambda s, a: str(a[0]).lower(),
+    "toupper": lambda s, a: str(a[0]).upper(),
+    "trim": lambda s, a: str(a[0]).strip(),
+    "split": lambda s, a: _split(str(a[0]), a[1]),
+    "first": lambda s, a: a[0][0] if a[0] else None,
+    "last": lambda s, a: a[0][-1] if a[0] else None,
+    "length": lambda s, a: len(a[0]),
+    "substring": lambda s, a: _substring(str(a[0]), *a[1:]),
+    "replace": lambda s, a: str(a[0]).replace(str(a[1]), str(a[2])),
+    "startswith": lambda s, a: str(a[0]).lower().startswith(str(a[1]).lower()),
+    "endswith": lambda s, a: str(a[0]).lower().endswith(str(a[1]).lower()),
+    "indexof": lambda s, a: str(a[0]).lower().find(str(a[1]).lower()),
+    "take": lambda s, a: a[0][: max(a[1], 0)],
+    "skip": lambda s, a: a[0][max(a[1], 0) :],
+    "padleft": lambda s, a: _to_string(a[0]).rjust(a[1], str(a[2]) if len(a) > 2 else " "),
+    "min": lambda s, a: min(a[0] if len(a) == 1 and isinstance(a[0], list) else a),
+    "max": lambda s, a: max(a[0] if len(a) == 1 and isinstance(a[0], list) else a),
+    "add": lambda s, a: a[0] + a[1],
+    "sub": lambda s, a: a[0] - a[1],
+    "mul": lambda s, a: a[0] * a[1],
+    "div": lambda s, a: int(a[0] / a[1]),
+    "mod": lambda s, a: a[0] % a[1],
+    "range": lambda s, a: list(range(a[0], a[0] + a[1])),
+    "resourceid": lambda s, a: resource_id(a),
+    "subscriptionresourceid": lambda s, a: resource_id(a),
+    "tenantresourceid": lambda s, a: resource_id(a),
+    "extensionresourceid": lambda s, a: f"{a[0]}{resource_id(a[1:])}",
+    "resourcegroup": _resource_group,
+    "subscription": _subscription,
+    "tenant": lambda s, a: {"tenantId": SUBSCRIPTION_ID, "countryCode": "US", "displayName": "tenant"},
+    "deployment": lambda s, a: {"name": "deployment", "properties": {}},
+    "environment": lambda s, a: ENVIRONMENT,
+    "uniquestring": lambda s, a: _placeholder("uniquestring", a),
+    "guid": lambda s, a: _placeholder("guid", a),
+    "string": lambda s, a: _to_string(a[0]),
+    "int": lambda s, a: _int(a[0]),
+    "bool": lambda s, a: _bool(a[0]),
+    "json": lambda s, a: json.loads(str(a[0])),
+    "array": lambda s, a: a[0] if isinstance(a[0], list) else [a[0]],
+    "createarray": lambda s, a: list(a),
+    "createobject": lambda s, a: {str(a[i]): a[i + 1] for i in range(0, len(a) - 1, 2)},
+    "union": lambda s, a: _union(a),
+    "intersection": lambda s, a: [x for x in a[0] if all(x in o for o in a[1:])],
+    "true": lambda s, a: True,
+    "false": lambda s, a: False,
+    "null": lambda s, a: None,
+    "uri": lambda s, a: str(a[0]).rsplit("/", 1)[0] + "/" + str(a[1]).lstrip("/"),
+    "uricomponent": lambda s, a: str(a[0]),
+}
+
+
+def concrete(value: Any) -> Any:
+    """A resolved value as resource properties carry it: every :class:`Unknown` becomes its marker."""
+    if isinstance(value, Unknown):
+        return marker(value)
+    if isinstance(value, Mapping):
+        return {k: concrete(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [concrete(v) for v in value]
+    return value

@@ -1,0 +1,361 @@
+"""ARM templates read as Azure Resource Manager deploys them (issue 38).
+
+Real parts only: the fixtures under tests/scanner/arm/ are trimmed copies of Azure quickstart
+templates (provenance and licence beside them), scanned through the whole `stockade scan` pipeline
+with the real policy library; the expression evaluator is checked against the values the ARM
+template language reference gives.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from stockade.policies.config.settings import load_config
+from stockade.policies.evaluate import Evaluator
+from stockade.scanner.result import Result
+from stockade.scanner.scan import ScanOptions, run_scan
+from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, concrete
+from stockade.scanner.sources.files import FileSource
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = load_config(ROOT / "examples" / "stockade.yaml")
+
+
+def _scan(*paths: Path | str) -> Result:
+    files = FileSource([str(p) for p in paths])
+    return run_scan(files, [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+
+
+def test_bicep_and_terraform_in_a_directory_are_counted_with_what_to_scan_instead(tmp_path: Path) -> None:
+    (tmp_path / "sc.yaml").write_text(
+        "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: blob}\n"
+        "provisioner: blob.csi.azure.com\n"
+    )
+    for name in ("main.bicep", "main.bicepparam", "main.tf", "prod.tfvars", "terragrunt.hcl"):
+        (tmp_path / name).write_text("x = 1\n")
+    result = _scan(tmp_path)
+    assert result.errors == [] and result.files == 1 and result.resources == 1
+    reasons = {Path(s.file).name: s.reason for s in result.skipped}
+    assert set(reasons) == {"main.bicep", "main.bicepparam", "main.tf", "prod.tfvars", "terragrunt.hcl"}
+    assert all(r.startswith("unsupported input: ") for r in reasons.values())
+    assert "az bicep build" in reasons["main.bicep"]
+    assert "terraform show -json" in reasons["main.tf"]
+    # named explicitly, the same file stays an error (a pre-commit hook must not pass it silently)
+    (error,) = _scan(tmp_path / "main.bicep").errors
+    assert "az bicep build" in error.message
+
+
+ARM = Path(__file__).resolve().parent / "arm"
+
+
+def _verdicts(result: Result) -> set[tuple[str, str]]:
+    return {(f.rule.id, f.resource.name) for f in result.findings}
+
+
+def test_parameters_file_beside_the_template_gives_the_values_and_is_not_judged() -> None:
+    """aks-vmss-systemassigned-identity: dnsPrefix has no default, the parameters file names the cluster."""
+    result = _scan(ARM / "aks-vmss")
+    assert result.errors == [] and result.resources == 1
+    (skipped,) = result.skipped
+    assert skipped.file.endswith("azuredeploy.parameters.json") and "azuredeploy.json" in skipped.reason
+    assert {name for _, name in _verdicts(result)} == {"GEN-UNIQUE"}  # the file's value, not the default
+    assert {rule for rule, _ in _verdicts(result)} == {
+        "STK-AZ-010",  # no private cluster, no authorized ranges
+        "STK-AZ-011",  # local accounts not disabled
+        "STK-AZ-012",  # no aadProfile
+        "STK-AZ-013",
+        "STK-AZ-014",
+        "STK-AZ-015",
+    }
+    # the template alone, named without its directory's parameters file being there, uses defaults
+    alone = _scan(ARM / "aks-vmss" / "azuredeploy.parameters.json")
+    assert alone.resources == 0 and alone.errors == [] and len(alone.skipped) == 1
+
+
+def test_a_cluster_inside_a_bicep_module_is_judged_with_its_if_and_copy_values() -> None:
+    """Before: the cluster inside the inline deployment was never read (1 resource: the storage
+    account whose condition is false, 5 wrong findings); the linked deployment passed silently."""
+    result = _scan(ARM / "aks-module")
+    assert result.resources == 1  # only the cluster: the storage account's condition is false
+    assert _verdicts(result) == {
+        ("STK-AZ-010", "aks101cluster-vmss"),
+        ("STK-AZ-013", "aks101cluster-vmss"),
+        ("STK-AZ-014", "aks101cluster-vmss"),
+        ("STK-AZ-015", "aks101cluster-vmss"),
+        ("STK-AZ-016", "aks101cluster-vmss"),  # pool2 of the copy loop: an A100 with public node IPs
+    }
+    (gpu,) = [f for f in result.findings if f.rule.id == "STK-AZ-016"]
+    assert gpu.details == {"pool": "pool2", "vmSize": "Standard_NC24ads_A100_v4"}
+    # a finding inside the nested template points into the cluster there (the pool comes from a
+    # property copy loop, so at the cluster's properties)
+    lines = (ARM / "aks-module" / "main.json").read_text().splitlines()
+    cluster = next(i for i, t in enumerate(lines, 1) if "Microsoft.ContainerService/managedClusters" in t)
+    assert gpu.line is not None and gpu.line > cluster and lines[gpu.line - 1].strip() == '"properties": {'
+    (linked,) = result.errors
+    assert "linked template https://example.com/templates/network.json not read" in linked.message
+    assert linked.line is not None and '"name": "network"' in lines[linked.line + 2]  # the resource's "{"
+
+
+def test_module_parameters_decide_the_cluster(tmp_path: Path) -> None:
+    """With enableAAD false the same module has no aadProfile (if() takes the other branch) and the
+    storage account is deployed."""
+    template = orjson.loads((ARM / "aks-module" / "main.json").read_bytes())
+    template["parameters"]["enableAAD"]["defaultValue"] = False
+    template["parameters"]["agentCount"]["defaultValue"] = 2
+    path = tmp_path / "main.json"
+    path.write_bytes(orjson.dumps(template, option=orjson.OPT_INDENT_2))
+    rules = {rule for rule, _ in _verdicts(_scan(path))}
+    assert {"STK-AZ-011", "STK-AZ-012", "STK-AZ-001"} <= rules
+    assert "STK-AZ-016" not in rules  # two pools: no GPU pool
+    # the parameters file beside it wins over the defaults
+    (tmp_path / "main.parameters.json").write_bytes(
+        orjson.dumps(
+            {
+                "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#",
+                "parameters": {"enableAAD": {"value": True}, "agentCount": {"value": 3}},
+            }
+        )
+    )
+    with_file = _scan(tmp_path)
+    assert {rule for rule, _ in _verdicts(with_file)} == {
+        "STK-AZ-010",
+        "STK-AZ-013",
+        "STK-AZ-014",
+        "STK-AZ-015",
+        "STK-AZ-016",
+    }
+    assert [Path(s.file).name for s in with_file.skipped] == ["main.parameters.json"]
+
+
+def test_zone_names_built_with_environment_are_found_and_linked(tmp_path: Path) -> None:
+    """blob-storage-private-endpoint: the privatelink zones are concat('privatelink', '.blob.',
+    environment().suffixes.storage). With a cluster in that VNet, STK-AZ-006 now judges them: found
+    and linked, so no finding (before, the zone names stayed expression text: "no private DNS zone")."""
+    result = _scan(ARM / "blob-private-endpoint")
+    assert result.errors == []
+    names = {name for _, name in _verdicts(result)}
+    assert all(n.startswith(("adlsuniquestring-", "bootuniquestring-")) for n in names)
+    # the blob account's endpoint (resourceId of the account named by a parameter default) is Approved
+    assert ("STK-AZ-005", next(n for n in names if n.startswith("boot"))) not in _verdicts(result)
+
+    template = orjson.loads((ARM / "blob-private-endpoint" / "azuredeploy.json").read_bytes())
+    template["resources"].append(
+        {
+            "type": "Microsoft.ContainerService/managedClusters",
+            "name": "aks",
+            "properties": {"agentPoolProfiles": [{"name": "sys", "vnetSubnetID": "[variables('subnetId')]"}]},
+        }
+    )
+    path = tmp_path / "azuredeploy.json"
+    path.write_bytes(orjson.dumps(template, option=orjson.OPT_INDENT_2))
+    with_cluster = _scan(path)
+    assert "STK-AZ-006" not in {rule for rule, _ in _verdicts(with_cluster)}
+    # and without the blob zone's link, it is reported
+    template["resources"] = [
+        r for r in template["resources"] if "blobPrivateDnsZoneName'), '/link_to_" not in str(r.get("name"))
+    ]
+    path.write_bytes(orjson.dumps(template, option=orjson.OPT_INDENT_2))
+    unlinked = [f for f in _scan(path).findings if f.rule.id == "STK-AZ-006"]
+    assert len(unlinked) == 2  # both accounts need blob (the configured sub-resource)
+    assert {f.details["zone"] for f in unlinked} == {"privatelink.blob.core.windows.net"}
+
+
+def _template(resources: list[dict[str, Any]], **extra: Any) -> bytes:
+    return orjson.dumps(
+        {
+            "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+            "contentVersion": "1.0.0.0",
+            **extra,
+            "resources": resources,
+        },
+        option=orjson.OPT_INDENT_2,
+    )
+
+
+UNKNOWN = "set by an expression stockade cannot evaluate"
+
+
+def test_values_stockade_cannot_evaluate_are_the_worst_case_and_say_so(tmp_path: Path) -> None:
+    ref = "[reference(resourceId('Microsoft.Resources/deployments', 'settings')).outputs.{0}.value]"
+    path = tmp_path / "t.json"
+    path.write_bytes(
+        _template(
+            [
+                {
+                    "type": "Microsoft.Storage/storageAccounts",
+                    "name": "st",
+                    "properties": {
+                        "publicNetworkAccess": "Disabled",
+                        "allowBlobPublicAccess": ref.format("blob"),
+                        "allowSharedKeyAccess": "[parameters('sharedKey')]",
+                        "supportsHttpsTrafficOnly": ref.format("https"),
+                        "isSftpEnabled": "[listKeys('x', '2021').sftp]",
+                        "minimumTlsVersion": "TLS1_2",
+                    },
+                },
+                {
+                    "type": "Microsoft.Storage/storageAccounts/blobServices/containers",
+                    "name": "st/default/models",
+                    "properties": {"publicAccess": ref.format("access")},
+                },
+                {
+                    "type": "Microsoft.ContainerService/managedClusters",
+                    "name": "aks",
+                    "properties": {
+                        "enableRBAC": True,
+                        "disableLocalAccounts": ref.format("local"),
+                        "aadProfile": {"managed": True, "enableAzureRBAC": ref.format("rbac")},
+                        "apiServerAccessProfile": {"authorizedIPRanges": ref.format("ranges")},
+                        "agentPoolProfiles": [
+                            {"name": "gpu", "vmSize": "Standard_NC6", "enableNodePublicIP": ref.format("ip")}
+                        ],
+                    },
+                },
+            ],
+            parameters={"sharedKey": {"type": "bool"}},
+        )
+    )
+    result = _scan(path)
+    by_rule = {f.rule.id: f for f in result.findings}
+    for rule in ("STK-AZ-002", "STK-AZ-003", "STK-AZ-007", "STK-AZ-008", "STK-AZ-009"):
+        assert UNKNOWN in by_rule[rule].message, rule
+    for rule in ("STK-AZ-010", "STK-AZ-011", "STK-AZ-012", "STK-AZ-016"):
+        assert UNKNOWN in by_rule[rule].message, rule
+    assert "STK-AZ-001" not in by_rule and "STK-AZ-004" not in by_rule  # known, compliant values
+    assert "parameters('sharedKey'): no defaultValue" in by_rule["STK-AZ-003"].message
+    # never the expression text itself as a value
+    assert not any("[reference(" in f.message or "[parameters(" in f.message for f in result.findings)
+
+
+def test_copy_loops_conditions_outer_scope_and_gaps(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_bytes(
+        _template(
+            [
+                {
+                    "type": "Microsoft.Storage/storageAccounts",
+                    "name": "[format('st{0}{1}', variables('env'), copyIndex(1))]",
+                    "copy": {"name": "accounts", "count": "[length(parameters('zones'))]"},
+                    "condition": "[not(equals(copyIndex(), 1))]",
+                    "properties": {
+                        "publicNetworkAccess": (
+                            "[if(equals(parameters('zones')[copyIndex()], 'public'), 'Enabled', 'Disabled')]"
+                        ),
+                        "allowBlobPublicAccess": False,
+                        "allowSharedKeyAccess": False,
+                        "minimumTlsVersion": "TLS1_2",
+                    },
+                },
+                {
+                    "type": "Microsoft.Resources/deployments",
+                    "name": "outer",
+                    "properties": {
+                        "template": {
+                            "resources": [
+                                {
+                                    "type": "Microsoft.Storage/storageAccounts",
+                                    "name": "[concat('stouter', variables('env'))]",
+                                    "properties": {"publicNetworkAccess": "[parameters('access')]"},
+                                }
+                            ]
+                        }
+                    },
+                },
+                {
+                    "type": "Microsoft.Storage/storageAccounts",
+                    "name": "stmany",
+                    "copy": {"name": "many", "count": "[reference('x').count]"},
+                },
+            ],
+            parameters={
+                "zones": {"type": "array", "defaultValue": ["public", "private", "private"]},
+                "access": {"type": "string", "defaultValue": "Enabled"},
+            },
+            variables={"env": "prod"},
+        )
+    )
+    result = _scan(path)
+    public = {name for rule, name in _verdicts(result) if rule == "STK-AZ-001"}
+    assert public == {"stprod1", "stouterprod"}  # stprod2's condition is false; stprod3 is Disabled
+    assert {name for _, name in _verdicts(result)} == {"stprod1", "stprod3", "stouterprod"}
+    (gap,) = result.errors
+    assert "copy count" in gap.message and UNKNOWN in gap.message and "reference('x')" in gap.message
+
+
+@pytest.mark.parametrize(
+    ("expression", "value"),
+    [
+        ("[if(parameters('on'), 'a', 'b')]", "a"),
+        ("[not(parameters('on'))]", False),
+        ("[and(parameters('on'), equals(1, 1), not(empty('x')))]", True),
+        ("[or(false, contains(createArray('a', 'b'), 'b'))]", True),
+        ("[coalesce(json('null'), parameters('name'))]", "Cluster-1"),
+        ("[toLower(concat(parameters('name'), '-', 'X'))]", "cluster-1-x"),
+        ("[format('{0}.{1}', toUpper('a'), 7)]", "A.7"),
+        ("[last(split(parameters('id'), '/'))]", "vnet"),
+        ("[first(split(parameters('id'), '/'))]", ""),
+        ("[length(parameters('zones'))]", 2),
+        ("[substring('privatelink', 0, 7)]", "private"),
+        ("[replace('a.b.c', '.', '-')]", "a-b-c"),
+        ("[environment().suffixes.storage]", "core.windows.net"),
+        ("[environment().name]", "AzureCloud"),
+        ("[resourceGroup().location]", "resource-group-location"),
+        ("[subscription().subscriptionId]", "00000000-0000-0000-0000-000000000000"),
+        (
+            "[resourceId('Microsoft.Network/virtualNetworks/subnets', 'v', 's')]",
+            "/providers/Microsoft.Network/virtualNetworks/v/subnets/s",
+        ),
+        (
+            "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', 'r')]",
+            "/providers/Microsoft.Authorization/roleDefinitions/r",
+        ),
+        ("[string(parameters('zones'))]", '["1","2"]'),
+        ("[int('42')]", 42),
+        ("[bool('true')]", True),
+        ("[json('{\"a\": [1, 2]}').a[1]]", 2),
+        ("[createObject('k', createArray(1))['k'][0]]", 1),
+        ("[union(createObject('a', 1), createObject('b', 2))]", {"a": 1, "b": 2}),
+        ("[parameters('obj').Inner.X]", "y"),  # property names are case-insensitive
+        ("[[literal]", "[literal]"),
+        ("[concat('it''s')]", "it's"),
+    ],
+)
+def test_expression_values(expression: str, value: Any) -> None:
+    scope = Scope.of(
+        {
+            "parameters": {
+                "on": {"type": "bool", "defaultValue": True},
+                "name": {"type": "string", "defaultValue": "Cluster-1"},
+                "id": {"type": "string", "defaultValue": "/providers/Microsoft.Network/virtualNetworks/vnet"},
+                "zones": {"type": "array", "defaultValue": ["1", "2"]},
+                "obj": {"type": "object", "defaultValue": {"inner": {"x": "y"}}},
+            }
+        }
+    )
+    assert concrete(scope.resolve(expression)) == value
+
+
+def test_placeholders_are_deterministic_and_say_what_they_are() -> None:
+    scope = Scope.of({})
+    first = scope.resolve("[uniqueString(resourceGroup().id)]")
+    assert first == scope.resolve("[uniqueString(resourceGroup().id)]") and first.startswith("uniquestring-")
+    assert scope.resolve("[guid('a')]").startswith("guid-") and scope.resolve("[guid('a')]") != scope.resolve(
+        "[guid('b')]"
+    )
+    for text in (
+        "[reference('x').y]",
+        "[listKeys('x', '1').keys[0].value]",
+        "[utcNow()]",
+        "[nosuch(1)]",
+        "[concat('a', reference('x').y)]",
+        "[if(reference('x').on, 'a', 'b')]",
+    ):
+        value = concrete(scope.resolve(text))
+        assert isinstance(value, str) and value.startswith(UNKNOWN_PREFIX), text
+    # if() on an unknown condition whose branches agree is known
+    assert scope.resolve("[if(reference('x').on, 'Disabled', 'Disabled')]") == "Disabled"
+    assert scope.resolve("[or(reference('x').on, true())]") is True
