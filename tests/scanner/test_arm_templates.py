@@ -52,8 +52,13 @@ def test_bicep_and_terraform_in_a_directory_are_counted_with_what_to_scan_instea
 ARM = Path(__file__).resolve().parent / "arm"
 
 
+#: the AKS baseline controls (Defender, encryption at host, KMS, run command, image cleaner), which no
+#: fixture here sets: left out of the verdicts these tests are about (tests/policies/test_azure_private_ai.py)
+AKS_BASELINE = frozenset({"STK-AZ-030", "STK-AZ-031", "STK-AZ-032", "STK-AZ-033", "STK-AZ-034"})
+
+
 def _verdicts(result: Result) -> set[tuple[str, str]]:
-    return {(f.rule.id, f.resource.name) for f in result.findings}
+    return {(f.rule.id, f.resource.name) for f in result.findings if f.rule.id not in AKS_BASELINE}
 
 
 def test_parameters_file_beside_the_template_gives_the_values_and_is_not_judged() -> None:
