@@ -322,8 +322,9 @@ def _baseline_outcome(
     if baseline is not None:
         ran = {rid for rid in result.rules if (s := config.rules.get(rid)) is None or s.enabled}
         fixed = matcher.fixed(ran)
+        accepted = matcher.baselined - matcher.new if write_baseline else matcher.baselined
         typer.echo(
-            f"stockade: baseline {baseline}: {matcher.baselined - matcher.new if write_baseline else matcher.baselined} "
+            f"stockade: baseline {baseline}: {accepted} "
             f"baselined, {matcher.new} new, "
             f"{len(fixed)} no longer found"
             + (f" (fixed, or not scanned): refresh with --write-baseline {baseline}" if fixed else ""),

@@ -14,7 +14,7 @@ new.
 The file is JSON, sorted, one entry per line, so that it diffs and merges well::
 
     {"version": 1, "findings": [
-    {"group": "apps", "kind": "Deployment", "name": "web", "namespace": "shop", "path": "...", "rule": "STK-POD-003", "template": null}
+    {"group": "apps", "kind": "Deployment", "name": "web", "namespace": "shop", "path": "...", ...}
     ]}
 """
 
@@ -100,8 +100,10 @@ def fingerprint(resource: Resource, finding: Finding) -> Entry:
 def dumps(entries: Counter[Entry]) -> str:
     lines = [e.to_json() for e in sorted(entries.elements(), key=Entry._key)]
     body = ",\n".join(lines)
-    return f'{{"version": {BASELINE_VERSION}, "findings": [\n{body}\n]}}\n' if lines else (
-        f'{{"version": {BASELINE_VERSION}, "findings": []}}\n'
+    return (
+        f'{{"version": {BASELINE_VERSION}, "findings": [\n{body}\n]}}\n'
+        if lines
+        else (f'{{"version": {BASELINE_VERSION}, "findings": []}}\n')
     )
 
 
@@ -112,10 +114,13 @@ def loads(text: str, source: str) -> Counter[Entry]:
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{source}:{exc.lineno}: not valid JSON: {exc.msg}") from None
     if not isinstance(data, dict) or not isinstance(data.get("findings"), list):
-        raise BaselineError(f"{source}: not a stockade baseline (expected {{\"version\": 1, \"findings\": [...]}})")
+        raise BaselineError(
+            f'{source}: not a stockade baseline (expected {{"version": 1, "findings": [...]}})'
+        )
     if data.get("version") != BASELINE_VERSION:
         raise BaselineError(
-            f"{source}: baseline version {data.get('version')!r} is not supported (expected {BASELINE_VERSION})"
+            f"{source}: baseline version {data.get('version')!r} is not supported "
+            f"(expected {BASELINE_VERSION})"
         )
     out: Counter[Entry] = Counter()
     for i, item in enumerate(data["findings"]):

@@ -170,7 +170,8 @@ class SuppressionBook:
             if s.problem is not None:
                 f.message = f"{f.message} ({s.key} not honoured: {s.problem})"
             elif not self.allows(s.rule, ref.namespace):
-                f.message = f"{f.message} ({s.key} not honoured at {self.gate}: {self._refusal(s.rule, ref.namespace)})"
+                why = self._refusal(s.rule, ref.namespace)
+                f.message = f"{f.message} ({s.key} not honoured at {self.gate}: {why})"
             elif s.expires is not None and self.today > s.expires:
                 f.message = f"{f.message} ({s.key} expired on {s.expires.isoformat()})"
             else:
@@ -191,7 +192,9 @@ class SuppressionBook:
         """Every honoured suppression seen, as exceptions are reported: active, expired or unused (its
         rule found nothing on its object). One without an expiry has 9999-12-31."""
         out = []
-        for (ref, rule), (s, used) in sorted(self._seen.items(), key=lambda kv: (kv[0][0].display(), kv[0][1])):
+        for (ref, rule), (s, used) in sorted(
+            self._seen.items(), key=lambda kv: (kv[0][0].display(), kv[0][1])
+        ):
             spec = ExceptionSpec(
                 name=f"{s.key} on {ref.display()}",
                 rules=(rule,),
@@ -202,8 +205,6 @@ class SuppressionBook:
                 reason=s.reason,
                 expires=s.expires or dt.date.max,
             )
-            status: Status = (
-                "expired" if spec.expired(self.today) else "active" if used else "unused"
-            )
+            status: Status = "expired" if spec.expired(self.today) else "active" if used else "unused"
             out.append(ExceptionStatus(spec, status, used))
         return out

@@ -65,10 +65,17 @@ def pod003(report: dict[str, Any]) -> dict[str, Any]:
 
 def test_the_annotation_form() -> None:
     s = parse_suppression(KEY, "reads the GPU devices; expires=2027-01-31")
-    assert (s.rule, s.reason, s.expires, s.problem) == ("STK-POD-003", "reads the GPU devices", dt.date(2027, 1, 31), None)
+    assert (s.rule, s.reason, s.expires, s.problem) == (
+        "STK-POD-003",
+        "reads the GPU devices",
+        dt.date(2027, 1, 31),
+        None,
+    )
     assert parse_suppression(KEY, "  ").problem == "it gives no reason"
     assert parse_suppression(KEY, "expires=2027-01-31").problem == "it gives no reason"
-    assert parse_suppression(KEY, "why; expires=31.01.2027").problem == "its expires= is not a date YYYY-MM-DD"
+    assert (
+        parse_suppression(KEY, "why; expires=31.01.2027").problem == "its expires= is not a date YYYY-MM-DD"
+    )
     assert parse_suppression("stockade.io/ignore-stk-pod-003", "a; b").reason == "a; b"
 
 
@@ -83,7 +90,9 @@ def test_scan_honours_a_suppression_with_its_reason(tmp_path: Path) -> None:
         "expires": "2999-01-31",
     }
     (status,) = report["exceptions"]
-    assert status["status"] == "active" and status["matched"] == 1 and status["owner"] == "manifest annotation"
+    assert (
+        status["status"] == "active" and status["matched"] == 1 and status["owner"] == "manifest annotation"
+    )
 
 
 def test_scan_does_not_honour_an_expired_one_and_reports_it_expired(tmp_path: Path) -> None:
@@ -129,7 +138,7 @@ def only_pod003() -> str:
     """A config under which the test pod violates STK-POD-003 alone (every other rule it trips, off)."""
     findings = Evaluator.default(Config()).evaluate(Resource(pod()))
     others = sorted({f.rule.id for f in findings if f.rule.id != "STK-POD-003"})
-    return "rules: {%s}\n" % ", ".join(f"{rid}: {{enabled: false}}" for rid in others)
+    return "rules: {" + ", ".join(f"{rid}: {{enabled: false}}" for rid in others) + "}\n"
 
 
 def test_the_webhook_does_not_honour_them_by_default(only_pod003: str) -> None:
@@ -141,12 +150,16 @@ def test_the_webhook_does_not_honour_them_by_default(only_pod003: str) -> None:
 
 
 def test_the_webhook_honours_them_where_the_config_allows(only_pod003: str) -> None:
-    config = parse_config(only_pod003 + "suppressions: {admission: {namespaces: [ml], rules: [STK-POD-003]}}\n")
+    config = parse_config(
+        only_pod003 + "suppressions: {admission: {namespaces: [ml], rules: [STK-POD-003]}}\n"
+    )
     assert _admit(config, pod({KEY: "reason"}))["allowed"] is True
     # another namespace, another rule, or no reason: not honoured
     other_ns = _admit(config, pod({KEY: "reason"}, namespace="web"))
     assert other_ns["allowed"] is False and "in namespace web" in other_ns["status"]["message"]
-    narrower = parse_config(only_pod003 + "suppressions: {admission: {namespaces: ['*'], rules: [STK-RBAC-*]}}\n")
+    narrower = parse_config(
+        only_pod003 + "suppressions: {admission: {namespaces: ['*'], rules: [STK-RBAC-*]}}\n"
+    )
     assert _admit(narrower, pod({KEY: "reason"}))["allowed"] is False
     no_reason = _admit(config, pod({KEY: " "}))
     assert no_reason["allowed"] is False and "it gives no reason" in no_reason["status"]["message"]

@@ -30,10 +30,10 @@ spec:
     spec:
       containers:
         - name: app
-          image: registry.example.com/web@sha256:0000000000000000000000000000000000000000000000000000000000000000
+          image: registry.example.com/web@sha256:%s
           securityContext:
             privileged: true
-"""
+""" % ("0" * 64)
 
 INTRUDER = """\
 ---
@@ -138,7 +138,9 @@ def test_a_container_added_before_the_baselined_one_is_the_only_new_finding(repo
     sidecar = "        - name: debug\n          image: registry.example.com/dbg:1\n" + (
         "          securityContext: {privileged: true}\n"
     )
-    (repo / "k8s" / "web.yaml").write_text(WEB.replace("      containers:\n", "      containers:\n" + sidecar))
+    (repo / "k8s" / "web.yaml").write_text(
+        WEB.replace("      containers:\n", "      containers:\n" + sidecar)
+    )
     code, out, err = scan(repo / "k8s", "--rule", "STK-POD-003", "--baseline", base, "-f", "json")
     assert code == 1, err
     (new,) = active(json.loads(out))
