@@ -2,7 +2,8 @@
 
 The decision is the scan's decision: the same :class:`Evaluator` (rules, actions, overrides,
 exceptions) evaluates the same input shape, with namespace labels and facts taken from the
-inventory cache instead of the scanned set. Only the presentation differs:
+inventory cache instead of the scanned set; suppression annotations count only where
+`suppressions.admission` allows. Only the presentation differs:
 
 - `deny` findings reject the request; `status.message` lists every denying rule id and message;
 - `warn` findings become `warnings` (kubectl prints them);
@@ -17,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
+from stockade.policies.config.waivers import SuppressionBook
 from stockade.policies.evaluate import Evaluator, FactsSource, namespace_for
 from stockade.policies.model import Action, Finding, Operation, Origin, Resource, format_path
 
@@ -62,7 +64,7 @@ def evaluate(
     resource = resource_of(request, cluster)
     if resource is None:
         return []
-    return evaluator.evaluate(
+    findings = evaluator.evaluate(
         resource,
         operation=Operation(request.operation),
         namespace=namespace_for(resource, facts),
@@ -70,6 +72,10 @@ def evaluate(
         old_object=request.old_object,
         user_info=request.user_info.model_dump(by_alias=True),
     )
+    # stockade.io/ignore-<RULE> annotations: only where `suppressions.admission` allows (by default
+    # nowhere), since whoever submits the object writes them; one not honoured says so in the message
+    book = SuppressionBook(evaluator.config.suppressions, "admission", evaluator.exceptions.today)
+    return book.apply(resource, findings)
 
 
 def _line(f: Finding) -> str:

@@ -16,6 +16,7 @@ from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_ev
 if TYPE_CHECKING:  # the pipeline is imported when a scan runs, not for `scan --help`
     from stockade.policies.config.settings import Config
     from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.baseline import BaselineMatcher
     from stockade.scanner.result import Result
     from stockade.scanner.sources.base import Item
 
@@ -189,6 +190,22 @@ def scan(
             help="Exit 0 when a directory, stdin or a render holds no Kubernetes object (else exit 2).",
         ),
     ] = False,
+    baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--baseline",
+            help="Accept the findings this baseline file records (shown as waived by it); fail only on "
+            "new ones, and list the entries no longer found.",
+        ),
+    ] = None,
+    write_baseline: Annotated[
+        Path | None,
+        typer.Option(
+            "--write-baseline",
+            help="Record every finding no exception covers in this baseline file (and accept them in "
+            "this run); not written when the scan has input errors.",
+        ),
+    ] = None,
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library.
 
@@ -198,7 +215,10 @@ def scan(
     one that hold none (a pre-commit hook given ci.yml and package.json) pass with a note. Invalid
     YAML or an object the API server would refuse is exit 2 either way.
 
-    --rule/--skip-rule select the rules before evaluation (as stockade.yaml `rules:` does)."""
+    --rule/--skip-rule select the rules before evaluation (as stockade.yaml `rules:` does).
+
+    --write-baseline FILE records today's findings; later scans with --baseline FILE fail only on
+    findings not in it (by rule, object and field: not by file or line)."""
     if not paths and not kustomize and not helm:
         fail("nothing to scan: give a PATH, `-` for stdin, --kustomize DIR or --helm CHART")
     if values and not helm:
@@ -210,6 +230,7 @@ def scan(
     from stockade.scanner.sources.files import FileSource
     from stockade.scanner.sources.render import HelmSource, KustomizeSource
 
+    matcher = _baseline_matcher(baseline, write_baseline)
     remote = remote_url(engine, opa_url)
     evaluator, cfg = _evaluator(config, policy_dir or [], remote, rule or [], skip_rule or [])
     if remote is not None:
@@ -225,6 +246,7 @@ def scan(
         workers if workers is not None else default_workers(),
         cluster,
         namespace,
+        matcher,
     )
     result = _with_progress(
         lambda progress: run_scan(
@@ -254,6 +276,8 @@ def scan(
             "give --namespace NS for the namespace they are deployed to",
             err=True,
         )
+    if matcher is not None:
+        _baseline_outcome(result, cfg, matcher, baseline, write_baseline)
     fmt = format.value
     report = get_report(fmt)
     if output is not None:
@@ -264,6 +288,61 @@ def scan(
         text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     raise typer.Exit(exit_code(result, fail_on, fail_on_severity))
+
+
+def _baseline_matcher(baseline: Path | None, write_baseline: Path | None) -> BaselineMatcher | None:
+    """What --baseline/--write-baseline need during the scan; an unreadable or invalid baseline is
+    exit 2 before anything is scanned."""
+    if baseline is None and write_baseline is None:
+        return None
+    from stockade.scanner.baseline import BaselineError, BaselineMatcher, load
+
+    entries = None
+    if baseline is not None:
+        try:
+            entries = load(baseline)
+        except BaselineError as exc:
+            fail(str(exc))
+    source = str(write_baseline if write_baseline is not None else baseline)
+    return BaselineMatcher(entries, source, accept_all=write_baseline is not None)
+
+
+def _baseline_outcome(
+    result: Result,
+    config: Config,
+    matcher: BaselineMatcher,
+    baseline: Path | None,
+    write_baseline: Path | None,
+) -> None:
+    """On stderr: how many findings the baseline accepted, how many are new, and the entries no finding
+    matched any more (of the rules that ran); then write the new baseline, unless input errors left
+    some manifest unchecked."""
+    from stockade.scanner.baseline import dumps
+
+    if baseline is not None:
+        ran = {rid for rid in result.rules if (s := config.rules.get(rid)) is None or s.enabled}
+        fixed = matcher.fixed(ran)
+        accepted = matcher.baselined - matcher.new if write_baseline else matcher.baselined
+        typer.echo(
+            f"stockade: baseline {baseline}: {accepted} "
+            f"baselined, {matcher.new} new, "
+            f"{len(fixed)} no longer found"
+            + (f" (fixed, or not scanned): refresh with --write-baseline {baseline}" if fixed else ""),
+            err=True,
+        )
+        for entry in fixed:
+            typer.echo(f"stockade:   no longer found: {entry.display()}", err=True)
+    if write_baseline is None:
+        return
+    if result.errors:
+        typer.echo(f"stockade: baseline {write_baseline} not written: the scan had input errors", err=True)
+        return
+    try:
+        write_baseline.parent.mkdir(parents=True, exist_ok=True)
+        write_baseline.write_text(dumps(matcher.seen), encoding="utf-8")
+    except OSError as exc:
+        fail(f"{write_baseline}: cannot write baseline: {exc.strerror or exc}")
+    typer.echo(f"stockade: wrote baseline {write_baseline}: {matcher.baselined} findings", err=True)
 
 
 def _summary_line(result: Result) -> None:

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import orjson
 
+from stockade.policies.config.waivers import SuppressionBook
 from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
 from stockade.policies.engines.library import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
@@ -352,14 +353,21 @@ def evaluate_snapshot(
     result: Result,
     progress: AuditProgress,
     workers: Workers | None = None,
+    suppressions: SuppressionBook | None = None,
 ) -> None:
     """Evaluate one cluster's snapshot into `result` (findings, errors, stats).
+
+    Suppression annotations (`stockade.io/ignore-<RULE>`) are honoured only as `suppressions.audit`
+    allows (by default nowhere: whoever can write a manifest could otherwise exempt it);
+    ``suppressions`` keeps what became of them across clusters.
 
     Inputs (namespace, facts) are built here, from the cluster's inventory; the engine runs in the
     scan's worker processes when `workers` allows (regorus holds the GIL), and decisions are made
     here, so exception usage is counted once.
     """
     source = InventoryFacts(snap.inventory)
+    if suppressions is None:
+        suppressions = SuppressionBook(evaluator.config.suppressions, "audit", evaluator.exceptions.today)
     todo = []
     for t in _evaluable(snap):
         if not evaluator.in_scope(t[0]):
@@ -398,7 +406,8 @@ def evaluate_snapshot(
             continue
         if enabled is not None:  # workers run the whole library; --framework narrows it here
             outcome = [v for v in outcome if v.rule.id in enabled]
-        for finding in evaluator.decide(owner or resource, outcome):
+        decided = owner or resource
+        for finding in suppressions.apply(decided, evaluator.decide(decided, outcome)):
             finding.replicas = replicas if replicas else None
             key = (finding.resource, finding.rule.id, finding.message, finding.path)
             if key in seen:  # two templates of one workload during a rollout: report once
@@ -455,6 +464,7 @@ def run_audit(
             reader.name = target.name
             return collect(reader, kinds, progress)
 
+    suppressions = SuppressionBook(evaluator.config.suppressions, "audit", evaluator.exceptions.today)
     options = options or ScanOptions(evaluator.config, workers=1)
     workers = Workers(options)
     if options.workers > 1:
@@ -467,12 +477,12 @@ def run_audit(
                 result.gaps.extend(snap.gaps)
                 result.clusters.append(snap.stats)
                 if snap.failed is None:
-                    evaluate_snapshot(snap, evaluator, result, progress, workers)
+                    evaluate_snapshot(snap, evaluator, result, progress, workers, suppressions)
                     if on_snapshot is not None:
                         on_snapshot(snap, result)
                 progress.finished(snap.name, snap.failed is None, snap.failed or "")
                 result.resources += snap.stats.evaluated
-    result.exceptions = evaluator.exceptions.statuses()
+    result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
     return result
 
 

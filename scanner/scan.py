@@ -11,7 +11,8 @@ parsing is CPU-bound:
 3. workers forked from this process, so they share what was read and derived without copying it,
    build the rule inputs (facts), evaluate, and resolve the line of every violation by composing
    that file from disk; only the violations come back;
-4. this process decides (actions, exceptions), so exception usage is counted exactly once.
+4. this process decides (actions, exceptions, suppression annotations, the baseline), so exception usage
+   is counted exactly once.
 
 Where processes cannot be forked, step 3's inputs are built here and sent to the workers.
 
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.config.settings import Config
+from stockade.policies.config.waivers import SuppressionBook
 from stockade.policies.decoding.yamlpos import LazyFile, LazyFileLocator, Span
 from stockade.policies.engines.base import EngineInput, RuleEvaluationError, evaluate_inputs
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
@@ -47,6 +49,7 @@ from stockade.policies.model import (
     StaticLocator,
     Violation,
 )
+from stockade.scanner.baseline import BaselineMatcher
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
@@ -67,6 +70,8 @@ class ScanOptions:
     cluster: str | None = None
     #: `--namespace`: the namespace of namespaced objects that name none, as `kubectl apply -n` does
     namespace: str | None = None
+    #: `--baseline`/`--write-baseline`: marks the findings a baseline accepts, records the others
+    baseline: BaselineMatcher | None = None
 
 
 @functools.cache
@@ -249,6 +254,8 @@ def scan(
     result.namespaceless = namespaceless
     if evaluator.set_inventory(r.obj for r in resources):
         options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
+    # the stockade.io/ignore-<RULE> annotations, as `suppressions.scan` allows (by default: honoured)
+    suppressions = SuppressionBook(evaluator.config.suppressions, "scan", evaluator.exceptions.today)
     own_pool = workers is None
     workers = workers or Workers(options)
     try:
@@ -271,12 +278,15 @@ def scan(
             if lines is not None:
                 resource.origin.locator = StaticLocator(lines)
                 resource.origin.prefix = ()
-            result.findings.extend(evaluator.decide(resource, outcome))
+            findings = suppressions.apply(resource, evaluator.decide(resource, outcome))
+            if options.baseline is not None:
+                findings = options.baseline.apply(resource, findings)
+            result.findings.extend(findings)
     finally:
         if own_pool:
             workers.close()
     result.resources = len(todo)
-    result.exceptions = evaluator.exceptions.statuses()
+    result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
     return result
 
 

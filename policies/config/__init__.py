@@ -2,7 +2,8 @@
 
 Owns: :mod:`.settings` (the pydantic model of stockade.yaml: allowlists, sandbox selectors, rule
 settings, overrides, scope, workload kinds; errors name the key's path and line) and :mod:`.waivers`
-(which findings an exception covers; expired and unused exceptions).
+(which findings an exception covers; expired and unused exceptions; the `stockade.io/ignore-<RULE>`
+suppression annotations and which gate honours them).
 
 May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
 :mod:`stockade.policies.decoding`.

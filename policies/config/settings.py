@@ -595,6 +595,32 @@ class ExceptionSpec(_Model):
         return today > self.expires
 
 
+class SuppressionGate(_Model):
+    """Where a gate honours in-manifest suppressions (`stockade.io/ignore-<RULE>` annotations): the
+    objects' namespaces and the rules (shell-style globs; empty: none), and cluster-scoped objects."""
+
+    namespaces: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()
+    cluster_scoped: bool = False
+
+    def allows(self, rule_id: str, namespace: str | None) -> bool:
+        if not self.rules or not glob_match(self.rules, rule_id):
+            return False
+        if namespace is None:
+            return self.cluster_scoped
+        return bool(self.namespaces) and glob_match(self.namespaces, namespace)
+
+
+class SuppressionsConfig(_Model):
+    """Which gates honour suppression annotations. Anyone who can write a manifest can write one, so
+    by default only `scan` (where a reviewer reads the diff) honours them; the webhook and the audit
+    honour them only where `admission` and `audit` allow."""
+
+    scan: bool = True
+    admission: SuppressionGate = SuppressionGate()
+    audit: SuppressionGate = SuppressionGate()
+
+
 class WorkloadKind(_Model):
     """A custom resource whose objects hold pods (``workloads:``), beside the built-in kinds."""
 
@@ -648,6 +674,7 @@ class Config(_Model):
     rules: dict[str, RuleSetting] = Field(default_factory=dict)
     overrides: tuple[Override, ...] = ()
     exceptions: tuple[ExceptionSpec, ...] = ()
+    suppressions: SuppressionsConfig = SuppressionsConfig()
 
     @field_validator("exceptions")
     @classmethod
@@ -683,7 +710,16 @@ class Config(_Model):
         return self.model_dump(
             mode="json",
             by_alias=True,
-            exclude={"rules", "overrides", "exceptions", "api_version", "kind", "admission", "workloads"},
+            exclude={
+                "rules",
+                "overrides",
+                "exceptions",
+                "suppressions",
+                "api_version",
+                "kind",
+                "admission",
+                "workloads",
+            },
         )
 
 
@@ -928,4 +964,14 @@ exceptions: []
 #    owner: platform-gpu@example.com
 #    reason: DCGM needs the NVIDIA device files to export GPU metrics.
 #    expires: 2027-06-30
+
+# In-manifest suppressions: an annotation on the object itself,
+#   stockade.io/ignore-STK-POD-003: "DCGM reads the GPU devices; expires=2027-06-30"
+# (a reason is required, the expiry optional). Whoever writes a manifest can write one, so
+# `stockade scan` honours them (a reviewer sees them in the diff) but the webhook and the audit
+# only in the namespaces and for the rules listed here (globs; empty: nowhere).
+suppressions:
+  scan: true
+  admission: {namespaces: [], rules: [], cluster_scoped: false}
+  audit: {namespaces: [], rules: [], cluster_scoped: false}
 """
