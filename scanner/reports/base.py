@@ -23,3 +23,9 @@ class Report(abc.ABC):
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """`1 file`, `2 files`: report text never says "1 files"."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def until(expires: object) -> str:
+    """` until DATE` for a waiver that expires; nothing for one that does not (a baseline entry, an
+    annotation without an expiry)."""
+    return f" until {expires}" if expires else ""

@@ -16,7 +16,7 @@ from pathlib import Path
 import jinja2
 
 from stockade.policies.model import Finding, InputError, Rule, Severity, format_path
-from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.base import Report, until
 from stockade.scanner.reports.fleet import fleet_view
 from stockade.scanner.reports.names import shown, shown_or_none
 from stockade.scanner.reports.names import text as utf8
@@ -123,7 +123,7 @@ def _groups(findings: list[Finding]) -> list[Group]:
                 message=f.message,
                 waiver=None
                 if f.exception is None
-                else f"waived by {f.exception.name} ({f.exception.owner}) until {f.exception.expires}: "
+                else f"waived by {f.exception.name} ({f.exception.owner}){until(f.exception.expires)}: "
                 f"{f.exception.reason}",
             )
         )

@@ -16,7 +16,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from stockade.policies.model import Finding, ResourceRef, Rule, format_path
-from stockade.scanner.reports.base import Report
+from stockade.scanner.reports.base import Report, until
 from stockade.scanner.reports.names import shown, text
 from stockade.scanner.result import Result
 
@@ -124,7 +124,7 @@ def _count(element: ET.Element, parts: Sequence[ET.Element]) -> None:
 def _body(rule: Rule, findings: list[Finding]) -> str:
     lines = []
     for f in findings:
-        state = f"waived by {f.exception.name} until {f.exception.expires}" if f.exception else f.action.value
+        state = f"waived by {f.exception.name}{until(f.exception.expires)}" if f.exception else f.action.value
         where = " ".join(p for p in (_where(f.file, f.line), format_path(f.path)) if p)
         lines.append(f"[{state}] {where}: {f.message}" if where else f"[{state}] {f.message}")
     lines.append(f"severity: {rule.severity.label}")
