@@ -10,6 +10,13 @@ other files are still read. A repository is read as it is:
 - a directory holding a ``Chart.yaml`` is a Helm chart: it is rendered with ``helm template`` (the
   real helm) and its findings point at the chart's template files, instead of reading its templates
   as YAML;
+- a directory holding a ``kustomization.yaml`` (``.yml``, ``Kustomization``) is rendered with
+  ``kubectl kustomize`` when no other kustomization of the scan builds on it (a root: each overlay;
+  a base its overlays use is rendered through them, a ``kind: Component`` through the kustomizations
+  that use it), and the files a kustomization of the scan composes (resources, patches, generators'
+  sources) are not read on their own: a patch is not an object. A kustomization file named on the
+  command line stands for its directory, and so does a named file the kustomization of its own
+  directory composes (a pre-commit hook given a changed patch checks what the patch produces);
 - FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
   than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
   "unsupported input" errors naming what to scan instead;
@@ -28,10 +35,18 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from stockade.policies.model import InputError
 from stockade.scanner.sources.base import Item, Skipped
-from stockade.scanner.sources.render import HelmSource
+from stockade.scanner.sources.render import (
+    KUSTOMIZATION_FILES,
+    Composition,
+    HelmSource,
+    KustomizeSource,
+    composition,
+    kustomization_file,
+)
 from stockade.scanner.sources.text import parse_text
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
@@ -51,13 +66,29 @@ UNSUPPORTED = {
 
 
 @dataclass(frozen=True, slots=True)
-class Chart:
-    """A Helm chart found in a scanned tree (a directory holding Chart.yaml)."""
+class Rendered:
+    """A directory rendered whole by the real tool instead of read file by file: a Helm chart (it
+    holds Chart.yaml; `helm template`) or a kustomization root (`kubectl kustomize`)."""
 
     directory: Path
+    tool: Literal["helm", "kustomize"] = "helm"
+    kubectl: str | None = None  # `--kubectl PATH` for a kustomization
 
 
-Target = Path | Chart | InputError | Skipped
+#: The name the scan pipeline knows rendered directories by.
+Chart = Rendered
+
+
+@dataclass(frozen=True, slots=True)
+class _Kustomization:
+    """A directory holding a kustomization, found by the walk or named; resolved into a root (a
+    :class:`Rendered`), a base another kustomization builds on (dropped), or an unused Component."""
+
+    directory: Path
+    named: Path | None = None  # a file named on the command line that stands for it
+
+
+Target = Path | Rendered | InputError | Skipped
 
 
 class FileSource:
@@ -69,29 +100,76 @@ class FileSource:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         stdin_text: str | None = None,
+        kubectl: str | None = None,
     ) -> None:
         self.paths = list(paths)
+        self.kubectl = kubectl
         self.include = tuple(include) or DEFAULT_INCLUDE
         self.exclude = DEFAULT_EXCLUDE + tuple(exclude)
         self._stdin_text = stdin_text
         self.files_read = 0
 
     def targets(self) -> Iterator[Target]:
-        """The files (and charts) to read, in a stable order (directories sorted); missing paths are
-        errors, non-regular files are skipped."""
+        """The files (and charts, kustomizations) to read, in a stable order (directories sorted);
+        missing paths are errors, non-regular files are skipped."""
+        found: list[Target | _Kustomization] = []
         for name in self.paths:
             path = Path(name)
             if name == STDIN:
                 continue
             if path.is_dir():
                 if (path / CHART_FILE).is_file():
-                    yield Chart(path)
+                    found.append(Rendered(path))
                 else:
-                    yield from self._walk(path)
+                    found.extend(self._walk(path))
             elif path.exists():
-                yield _regular(path)  # a file named explicitly is read whatever its suffix
+                if path.name in KUSTOMIZATION_FILES:
+                    found.append(_Kustomization(path.parent, named=path))
+                    continue
+                found.append(_regular(path))  # a file named explicitly is read whatever its suffix
+                if kustomization_file(path.parent) is not None:
+                    found.append(_Kustomization(path.parent, named=path))  # if it composes the file
             else:
-                yield InputError(name, "no such file or directory")
+                found.append(InputError(name, "no such file or directory"))
+        yield from self._composed(found)
+
+    def _composed(self, found: list[Target | _Kustomization]) -> Iterator[Target]:
+        """`found` with each kustomization root rendered and the files kustomizations compose left
+        out: a kustomization another one of the scan builds on is not rendered alone."""
+        compositions: dict[Path, Composition | None] = {}
+        for t in found:
+            if isinstance(t, _Kustomization) and t.directory.resolve() not in compositions:
+                compositions[t.directory.resolve()] = composition(t.directory)
+        bases: set[Path] = set()
+        composed: set[Path] = set()
+        for c in compositions.values():
+            if c is not None:
+                bases |= c.directories
+                composed |= c.files | {c.file}
+        done: set[Path] = set()
+        for t in found:
+            if isinstance(t, Path) and t.resolve() in composed:
+                continue  # read in its kustomization's render
+            if not isinstance(t, _Kustomization):
+                yield t
+                continue
+            key = t.directory.resolve()
+            c = compositions[key]
+            named_file = t.named is not None and t.named.name not in KUSTOMIZATION_FILES
+            if (
+                key in done
+                or key in bases
+                or (named_file and (c is None or t.named.resolve() not in c.files))
+            ):
+                continue  # rendered already, built through another one, or not the named file's
+            done.add(key)
+            if c is not None and c.component:
+                yield Skipped(
+                    str(t.named or t.directory),
+                    "a kustomize Component, built only by the kustomizations that use it; scan one of them",
+                )
+            else:
+                yield Rendered(t.directory, "kustomize", self.kubectl)
 
     def stdin_items(self) -> Iterator[Item]:
         if STDIN in self.paths:
@@ -104,13 +182,13 @@ class FileSource:
         for target in self.targets():
             if isinstance(target, InputError | Skipped):
                 yield target
-            elif isinstance(target, Chart):
+            elif isinstance(target, Rendered):
                 yield from render_chart(target)
             else:
                 self.files_read += 1
                 yield from read_file(target)
 
-    def _walk(self, root: Path) -> Iterator[Target]:
+    def _walk(self, root: Path) -> Iterator[Target | _Kustomization]:
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = os.path.relpath(dirpath, root)
             kept = []
@@ -119,10 +197,12 @@ class FileSource:
                     continue
                 sub = Path(dirpath) / d
                 if (sub / CHART_FILE).is_file():
-                    yield Chart(sub)  # rendered whole; its templates are not YAML on their own
+                    yield Rendered(sub)  # rendered whole; its templates are not YAML on their own
                 else:
                     kept.append(d)
             dirnames[:] = kept
+            if kustomization_file(Path(dirpath)) is not None:
+                yield _Kustomization(Path(dirpath))  # its files are left out if it composes them
             for fname in sorted(filenames):
                 rel = os.path.normpath(os.path.join(rel_dir, fname))
                 if self._excluded(fname, rel):
@@ -145,9 +225,13 @@ def _regular(path: Path) -> Path | Skipped | InputError:
     return path
 
 
-def render_chart(chart: Chart) -> Iterator[Item]:
-    """A Helm chart found in a scanned tree, rendered with the real `helm template`."""
-    yield from HelmSource(str(chart.directory), found=True)
+def render_chart(target: Rendered) -> Iterator[Item]:
+    """A Helm chart or a kustomization found in a scanned tree, rendered with the real `helm
+    template` or `kubectl kustomize`."""
+    if target.tool == "kustomize":
+        yield from KustomizeSource(str(target.directory), target.kubectl, found=True)
+    else:
+        yield from HelmSource(str(target.directory), found=True)
 
 
 def read_file(path: Path) -> list[Item]:
