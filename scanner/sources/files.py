@@ -14,9 +14,11 @@ other files are still read. A repository is read as it is:
   ``kubectl kustomize`` when no other kustomization of the scan builds on it (a root: each overlay;
   a base its overlays use is rendered through them, a ``kind: Component`` through the kustomizations
   that use it), and the files a kustomization of the scan composes (resources, patches, generators'
-  sources) are not read on their own: a patch is not an object. A kustomization file named on the
-  command line stands for its directory, and so does a named file the kustomization of its own
-  directory composes (a pre-commit hook given a changed patch checks what the patch produces);
+  sources) are not read on their own: a patch is not an object; nor are the files of a
+  kustomization's folder it does not use (a patch not enabled), which are skipped and counted unless
+  named one by one. A kustomization file named on the command line stands for its directory, and so
+  does a named file the kustomization of its own directory composes (a pre-commit hook given a
+  changed patch checks what the patch produces);
 - FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
   than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
   "unsupported input" errors naming what to scan instead;
@@ -55,6 +57,10 @@ STDIN = "-"
 #: Larger files are not read (one pull request must not take a CI runner's memory).
 MAX_FILE_BYTES = 64 * 1024 * 1024
 CHART_FILE = "Chart.yaml"
+UNUSED_BY_KUSTOMIZATION = (
+    "in a kustomization's folder but not used by it (a patch not enabled?); name the file to scan it alone"
+)
+COMPONENT_ALONE = "a kustomize Component, built only by the kustomizations that use it; scan one of them"
 #: Inputs stockade does not read, and what to give it instead.
 UNSUPPORTED = {
     ".tf": "terraform HCL: scan the JSON of `terraform show -json PLAN` instead",
@@ -113,6 +119,7 @@ class FileSource:
         """The files (and charts, kustomizations) to read, in a stable order (directories sorted);
         missing paths are errors, non-regular files are skipped."""
         found: list[Target | _Kustomization] = []
+        named: set[Path] = set()  # files named one by one: read whatever their folder
         for name in self.paths:
             path = Path(name)
             if name == STDIN:
@@ -127,15 +134,17 @@ class FileSource:
                     found.append(_Kustomization(path.parent, named=path))
                     continue
                 found.append(_regular(path))  # a file named explicitly is read whatever its suffix
+                named.add(path.resolve())
                 if kustomization_file(path.parent) is not None:
                     found.append(_Kustomization(path.parent, named=path))  # if it composes the file
             else:
                 found.append(InputError(name, "no such file or directory"))
-        yield from self._composed(found)
+        yield from self._composed(found, named)
 
-    def _composed(self, found: list[Target | _Kustomization]) -> Iterator[Target]:
+    def _composed(self, found: list[Target | _Kustomization], named: set[Path]) -> Iterator[Target]:
         """`found` with each kustomization root rendered and the files kustomizations compose left
-        out: a kustomization another one of the scan builds on is not rendered alone."""
+        out: a kustomization another one of the scan builds on is not rendered alone, and a file in a
+        kustomization's folder that it does not use (a patch not enabled) is skipped unless named."""
         compositions: dict[Path, Composition | None] = {}
         for t in found:
             if isinstance(t, _Kustomization) and t.directory.resolve() not in compositions:
@@ -148,26 +157,26 @@ class FileSource:
                 composed |= c.files | {c.file}
         done: set[Path] = set()
         for t in found:
-            if isinstance(t, Path) and t.resolve() in composed:
-                continue  # read in its kustomization's render
+            if isinstance(t, Path):
+                resolved = t.resolve()
+                if resolved in composed:
+                    continue  # read in its kustomization's render
+                if resolved not in named and compositions.get(resolved.parent) is not None:
+                    yield Skipped(str(t), UNUSED_BY_KUSTOMIZATION)
+                    continue
             if not isinstance(t, _Kustomization):
                 yield t
                 continue
             key = t.directory.resolve()
             c = compositions[key]
-            named_file = t.named is not None and t.named.name not in KUSTOMIZATION_FILES
-            if (
-                key in done
-                or key in bases
-                or (named_file and (c is None or t.named.resolve() not in c.files))
-            ):
-                continue  # rendered already, built through another one, or not the named file's
+            if key in done or key in bases:
+                continue  # rendered already, or built through the kustomization that uses it
+            alone = t.named is not None and t.named.name not in KUSTOMIZATION_FILES
+            if alone and (c is None or t.named is None or t.named.resolve() not in c.files):
+                continue  # a named file its folder's kustomization does not use: read alone
             done.add(key)
             if c is not None and c.component:
-                yield Skipped(
-                    str(t.named or t.directory),
-                    "a kustomize Component, built only by the kustomizations that use it; scan one of them",
-                )
+                yield Skipped(str(t.named or t.directory), COMPONENT_ALONE)
             else:
                 yield Rendered(t.directory, "kustomize", self.kubectl)
 

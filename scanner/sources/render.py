@@ -38,6 +38,8 @@ from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
+#: kubectl's log framing of an error: `E1128 06:05:13.063954 10226 run.go:72] "command failed" err=...`
+_KLOG_RE = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ", re.M)
 
 
 class RenderError(RuntimeError):
@@ -52,7 +54,10 @@ def _run(cmd: list[str], what: str) -> str:
     except subprocess.TimeoutExpired:
         raise RenderError(f"{what}: {cmd[0]} did not finish within 300 s") from None
     if proc.returncode != 0:
-        detail = " ".join(proc.stderr.split())[:500] or f"exit code {proc.returncode}"
+        detail = " ".join(_KLOG_RE.sub(" ", proc.stderr).split()).removeprefix("Error: ")
+        if detail.startswith('"command failed" err='):  # kubectl's structured log of the error
+            detail = detail.removeprefix('"command failed" err=').strip('<>" ')
+        detail = detail[:500] or f"exit code {proc.returncode}"
         raise RenderError(f"{what}: {' '.join(cmd[:2])} failed: {detail}")
     return proc.stdout
 
