@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from stockade.scanner.sources.base import Skipped
 from stockade.scanner.sources.files import FileSource, Rendered
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -67,7 +68,9 @@ def base_and_overlays(root: Path) -> None:
         {
             "base/deployment.yaml": DEPLOYMENT,
             "base/kustomization.yaml": "resources: [deployment.yaml]\n",
-            "overlays/prod/kustomization.yaml": "resources: [../../base]\nnamespace: prod\npatches:\n- path: sa.yaml\n",
+            "overlays/prod/kustomization.yaml": (
+                "resources: [../../base]\nnamespace: prod\npatches:\n- path: sa.yaml\n"
+            ),
             "overlays/prod/sa.yaml": SA_PATCH,
             "overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: dev\n",
         },
@@ -235,8 +238,10 @@ def test_walk_renders_roots_and_leaves_composed_and_unused_files_out(tmp_path: P
     assert all(t.tool == "kustomize" for t in targets if isinstance(t, Rendered))
     read = [t.relative_to(tmp_path).as_posix() for t in targets if isinstance(t, Path)]
     assert read == ["plain/pod.yaml"]
-    skipped = [t for t in targets if not isinstance(t, Path | Rendered)]
-    assert [Path(s.file).name for s in skipped] == ["disabled_patch.yaml"]  # type: ignore[union-attr]
+    assert [t for t in targets if not isinstance(t, Path | Rendered | Skipped)] == []
+    skipped = [t for t in targets if isinstance(t, Skipped)]
+    assert [Path(s.file).name for s in skipped] == ["disabled_patch.yaml"]
+    assert "not used by it" in skipped[0].reason
     # named one by one, it is read alone (the user asked for it)
     named = list(FileSource([str(tmp_path / "overlays/prod/disabled_patch.yaml")]).targets())
     assert named == [tmp_path / "overlays/prod/disabled_patch.yaml"]
