@@ -164,6 +164,10 @@ def scan(
         list[str] | None, typer.Option("--exclude", help="Glob of files/dirs to skip.")
     ] = None,
     kustomize: Annotated[list[str] | None, typer.Option("--kustomize", help="Render DIR first.")] = None,
+    kubectl: Annotated[
+        str | None,
+        typer.Option("--kubectl", help="kubectl that renders kustomizations (default: kubectl on PATH)."),
+    ] = None,
     helm: Annotated[list[str] | None, typer.Option("--helm", help="Render CHART with helm template.")] = None,
     values: Annotated[list[str] | None, typer.Option("--values", help="Values file for --helm.")] = None,
     workers: Annotated[int | None, typer.Option("--workers", help="Evaluation processes.")] = None,
@@ -209,7 +213,8 @@ def scan(
 ) -> None:
     """Scan Kubernetes manifests (YAML/JSON, Helm and Kustomize output) against the policy library.
 
-    Helm charts found in the paths (a Chart.yaml) are rendered with `helm template`; files holding no
+    Helm charts found in the paths (a Chart.yaml) are rendered with `helm template`, kustomizations
+    no other kustomization of the scan builds on (each overlay) with `kubectl kustomize`; files holding no
     Kubernetes object are skipped and counted. Finding no object in a directory, stdin or a render is
     an error (a mistyped path in CI must not pass) unless --allow-empty is given; files named one by
     one that hold none (a pre-commit hook given ci.yml and package.json) pass with a note. Invalid
@@ -235,8 +240,8 @@ def scan(
     evaluator, cfg = _evaluator(config, policy_dir or [], remote, rule or [], skip_rule or [])
     if remote is not None:
         workers = 1  # the server evaluates; worker processes would run the embedded engine
-    files = FileSource(paths or [], include or (), exclude or ())
-    others: list[Iterable[Item]] = [KustomizeSource(d) for d in kustomize or ()]
+    files = FileSource(paths or [], include or (), exclude or (), kubectl=kubectl)
+    others: list[Iterable[Item]] = [KustomizeSource(d, kubectl) for d in kustomize or ()]
     others += [HelmSource(c, tuple(values or ())) for c in helm or ()]
     from stockade.cli.main import tool_version
 

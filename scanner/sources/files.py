@@ -10,6 +10,15 @@ other files are still read. A repository is read as it is:
 - a directory holding a ``Chart.yaml`` is a Helm chart: it is rendered with ``helm template`` (the
   real helm) and its findings point at the chart's template files, instead of reading its templates
   as YAML;
+- a directory holding a ``kustomization.yaml`` (``.yml``, ``Kustomization``) is rendered with
+  ``kubectl kustomize`` when no other kustomization of the scan builds on it (a root: each overlay;
+  a base its overlays use is rendered through them, a ``kind: Component`` through the kustomizations
+  that use it), and the files a kustomization of the scan composes (resources, patches, generators'
+  sources) are not read on their own: a patch is not an object; nor are the files of a
+  kustomization's folder it does not use (a patch not enabled), which are skipped and counted unless
+  named one by one. A kustomization file named on the command line stands for its directory, and so
+  does a named file the kustomization of its own directory composes (a pre-commit hook given a
+  changed patch checks what the patch produces);
 - FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
   than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
   "unsupported input" errors naming what to scan instead (found in a directory, they are
@@ -29,10 +38,18 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from stockade.policies.model import InputError
 from stockade.scanner.sources.base import Item, Skipped
-from stockade.scanner.sources.render import HelmSource
+from stockade.scanner.sources.render import (
+    KUSTOMIZATION_FILES,
+    Composition,
+    HelmSource,
+    KustomizeSource,
+    composition,
+    kustomization_file,
+)
 from stockade.scanner.sources.text import parse_text
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
@@ -41,6 +58,10 @@ STDIN = "-"
 #: Larger files are not read (one pull request must not take a CI runner's memory).
 MAX_FILE_BYTES = 64 * 1024 * 1024
 CHART_FILE = "Chart.yaml"
+UNUSED_BY_KUSTOMIZATION = (
+    "in a kustomization's folder but not used by it (a patch not enabled?); name the file to scan it alone"
+)
+COMPONENT_ALONE = "a kustomize Component, built only by the kustomizations that use it; scan one of them"
 #: Inputs stockade does not read, and what to give it instead.
 UNSUPPORTED = {
     ".tf": "terraform HCL: scan the JSON of `terraform show -json PLAN` instead",
@@ -52,13 +73,29 @@ UNSUPPORTED = {
 
 
 @dataclass(frozen=True, slots=True)
-class Chart:
-    """A Helm chart found in a scanned tree (a directory holding Chart.yaml)."""
+class Rendered:
+    """A directory rendered whole by the real tool instead of read file by file: a Helm chart (it
+    holds Chart.yaml; `helm template`) or a kustomization root (`kubectl kustomize`)."""
 
     directory: Path
+    tool: Literal["helm", "kustomize"] = "helm"
+    kubectl: str | None = None  # `--kubectl PATH` for a kustomization
 
 
-Target = Path | Chart | InputError | Skipped
+#: The name the scan pipeline knows rendered directories by.
+Chart = Rendered
+
+
+@dataclass(frozen=True, slots=True)
+class _Kustomization:
+    """A directory holding a kustomization, found by the walk or named; resolved into a root (a
+    :class:`Rendered`), a base another kustomization builds on (dropped), or an unused Component."""
+
+    directory: Path
+    named: Path | None = None  # a file named on the command line that stands for it
+
+
+Target = Path | Rendered | InputError | Skipped
 
 
 class FileSource:
@@ -70,29 +107,79 @@ class FileSource:
         include: Sequence[str] = (),
         exclude: Sequence[str] = (),
         stdin_text: str | None = None,
+        kubectl: str | None = None,
     ) -> None:
         self.paths = list(paths)
+        self.kubectl = kubectl
         self.include = tuple(include) or DEFAULT_INCLUDE
         self.exclude = DEFAULT_EXCLUDE + tuple(exclude)
         self._stdin_text = stdin_text
         self.files_read = 0
 
     def targets(self) -> Iterator[Target]:
-        """The files (and charts) to read, in a stable order (directories sorted); missing paths are
-        errors, non-regular files are skipped."""
+        """The files (and charts, kustomizations) to read, in a stable order (directories sorted);
+        missing paths are errors, non-regular files are skipped."""
+        found: list[Target | _Kustomization] = []
+        named: set[Path] = set()  # files named one by one: read whatever their folder
         for name in self.paths:
             path = Path(name)
             if name == STDIN:
                 continue
             if path.is_dir():
                 if (path / CHART_FILE).is_file():
-                    yield Chart(path)
+                    found.append(Rendered(path))
                 else:
-                    yield from self._walk(path)
+                    found.extend(self._walk(path))
             elif path.exists():
-                yield _regular(path)  # a file named explicitly is read whatever its suffix
+                if path.name in KUSTOMIZATION_FILES:
+                    found.append(_Kustomization(path.parent, named=path))
+                    continue
+                found.append(_regular(path))  # a file named explicitly is read whatever its suffix
+                named.add(path.resolve())
+                if kustomization_file(path.parent) is not None:
+                    found.append(_Kustomization(path.parent, named=path))  # if it composes the file
             else:
-                yield InputError(name, "no such file or directory")
+                found.append(InputError(name, "no such file or directory"))
+        yield from self._composed(found, named)
+
+    def _composed(self, found: list[Target | _Kustomization], named: set[Path]) -> Iterator[Target]:
+        """`found` with each kustomization root rendered and the files kustomizations compose left
+        out: a kustomization another one of the scan builds on is not rendered alone, and a file in a
+        kustomization's folder that it does not use (a patch not enabled) is skipped unless named."""
+        compositions: dict[Path, Composition | None] = {}
+        for t in found:
+            if isinstance(t, _Kustomization) and t.directory.resolve() not in compositions:
+                compositions[t.directory.resolve()] = composition(t.directory)
+        bases: set[Path] = set()
+        composed: set[Path] = set()
+        for c in compositions.values():
+            if c is not None:
+                bases |= c.directories
+                composed |= c.files | {c.file}
+        done: set[Path] = set()
+        for t in found:
+            if isinstance(t, Path):
+                resolved = t.resolve()
+                if resolved in composed:
+                    continue  # read in its kustomization's render
+                if resolved not in named and compositions.get(resolved.parent) is not None:
+                    yield Skipped(str(t), UNUSED_BY_KUSTOMIZATION)
+                    continue
+            if not isinstance(t, _Kustomization):
+                yield t
+                continue
+            key = t.directory.resolve()
+            c = compositions[key]
+            if key in done or key in bases:
+                continue  # rendered already, or built through the kustomization that uses it
+            alone = t.named is not None and t.named.name not in KUSTOMIZATION_FILES
+            if alone and (c is None or t.named is None or t.named.resolve() not in c.files):
+                continue  # a named file its folder's kustomization does not use: read alone
+            done.add(key)
+            if c is not None and c.component:
+                yield Skipped(str(t.named or t.directory), COMPONENT_ALONE)
+            else:
+                yield Rendered(t.directory, "kustomize", self.kubectl)
 
     def stdin_items(self) -> Iterator[Item]:
         if STDIN in self.paths:
@@ -105,13 +192,13 @@ class FileSource:
         for target in self.targets():
             if isinstance(target, InputError | Skipped):
                 yield target
-            elif isinstance(target, Chart):
+            elif isinstance(target, Rendered):
                 yield from render_chart(target)
             else:
                 self.files_read += 1
                 yield from read_file(target)
 
-    def _walk(self, root: Path) -> Iterator[Target]:
+    def _walk(self, root: Path) -> Iterator[Target | _Kustomization]:
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = os.path.relpath(dirpath, root)
             kept = []
@@ -120,10 +207,12 @@ class FileSource:
                     continue
                 sub = Path(dirpath) / d
                 if (sub / CHART_FILE).is_file():
-                    yield Chart(sub)  # rendered whole; its templates are not YAML on their own
+                    yield Rendered(sub)  # rendered whole; its templates are not YAML on their own
                 else:
                     kept.append(d)
             dirnames[:] = kept
+            if kustomization_file(Path(dirpath)) is not None:
+                yield _Kustomization(Path(dirpath))  # its files are left out if it composes them
             for fname in sorted(filenames):
                 rel = os.path.normpath(os.path.join(rel_dir, fname))
                 if self._excluded(fname, rel):
@@ -149,9 +238,13 @@ def _regular(path: Path) -> Path | Skipped | InputError:
     return path
 
 
-def render_chart(chart: Chart) -> Iterator[Item]:
-    """A Helm chart found in a scanned tree, rendered with the real `helm template`."""
-    yield from HelmSource(str(chart.directory), found=True)
+def render_chart(target: Rendered) -> Iterator[Item]:
+    """A Helm chart or a kustomization found in a scanned tree, rendered with the real `helm
+    template` or `kubectl kustomize`."""
+    if target.tool == "kustomize":
+        yield from KustomizeSource(str(target.directory), target.kubectl, found=True)
+    else:
+        yield from HelmSource(str(target.directory), found=True)
 
 
 def _unsupported(name: str) -> str | None:

@@ -11,7 +11,13 @@ code scanning (SARIF) can place, never at lines of a rendered stream that exist 
   looked up by kind and name (line 1 of the file when the name was changed by a prefix, a suffix or a
   patch). The annotation is removed before evaluation (the applied objects do not carry it unless the
   overlay asks for it itself). Objects a generator made (ConfigMaps, Secrets) point at the
-  kustomization file that configured them; remote resources keep the overlay folder.
+  kustomization file that configured them; remote resources, and objects without an origin, at the
+  overlay's own kustomization file, line 1.
+
+:func:`composition` reads what one kustomization builds on (the directories of its `resources`,
+`bases` and `components`) and which local files it reads (resources, patches, generators' sources,
+replacements, ...): the directory walk renders a kustomization no other one builds on and does not
+read the files a kustomization composes on their own (a patch is not an object).
 """
 
 from __future__ import annotations
@@ -26,11 +32,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from stockade.policies.decoding.decode import DecodeError, documents
 from stockade.policies.model import InputError, Origin, Resource
 from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
+#: kubectl's log framing of an error: `E1128 06:05:13.063954 10226 run.go:72] "command failed" err=...`
+_KLOG_RE = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ", re.M)
 
 
 class RenderError(RuntimeError):
@@ -45,47 +54,162 @@ def _run(cmd: list[str], what: str) -> str:
     except subprocess.TimeoutExpired:
         raise RenderError(f"{what}: {cmd[0]} did not finish within 300 s") from None
     if proc.returncode != 0:
-        detail = " ".join(proc.stderr.split())[:500] or f"exit code {proc.returncode}"
+        detail = " ".join(_KLOG_RE.sub(" ", proc.stderr).split()).removeprefix("Error: ")
+        if detail.startswith('"command failed" err='):  # kubectl's structured log of the error
+            detail = detail.removeprefix('"command failed" err=').strip('<>" ')
+        detail = detail[:500] or f"exit code {proc.returncode}"
         raise RenderError(f"{what}: {' '.join(cmd[:2])} failed: {detail}")
     return proc.stdout
+
+
+#: The names kustomize looks for in a directory, in its order.
+KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+
+
+def kustomization_file(directory: Path) -> Path | None:
+    """The kustomization file of `directory`, if it holds one."""
+    for name in KUSTOMIZATION_FILES:
+        if (directory / name).is_file():
+            return directory / name
+    return None
+
+
+def kustomize_command(kubectl: str | None = None) -> list[str] | None:
+    """How to build a kustomization: `--kubectl PATH`, else kubectl on PATH, else kustomize."""
+    if kubectl:
+        return [kubectl, "kustomize"]
+    if shutil.which("kubectl"):
+        return ["kubectl", "kustomize"]
+    if shutil.which("kustomize"):
+        return ["kustomize", "build"]
+    return None
 
 
 @dataclass(slots=True)
 class KustomizeSource:
     directory: str
+    kubectl: str | None = None  # `--kubectl PATH`; else kubectl (or kustomize) on PATH
+    found: bool = False  # found in a scanned tree (a kustomization file), not named with --kustomize
 
     def __iter__(self) -> Iterator[Item]:
-        if shutil.which("kubectl"):
-            cmd = ["kubectl", "kustomize", self.directory]
-        elif shutil.which("kustomize"):
-            cmd = ["kustomize", "build", self.directory]
-        else:
-            yield InputError(
-                self.directory, "--kustomize needs `kubectl` or `kustomize` on PATH; neither found"
+        cmd = kustomize_command(self.kubectl)
+        if cmd is None:
+            why = (
+                "a kustomization (kustomization.yaml): rendering it needs `kubectl` (install kubectl,"
+                " or give --kubectl PATH) or `kustomize` on PATH (or --exclude it)"
+                if self.found
+                else "--kustomize needs `kubectl` (or --kubectl PATH) or `kustomize` on PATH; neither found"
             )
+            yield InputError(self.directory, why)
             return
+        own = kustomization_file(Path(self.directory))
+        fallback = str(own) if own is not None else f"{self.directory} (kustomize)"
         with tempfile.TemporaryDirectory(prefix="stockade-kustomize-") as wrapper:
             target = os.path.relpath(Path(self.directory).resolve(), Path(wrapper).resolve())
             Path(wrapper, "kustomization.yaml").write_text(
                 f"resources:\n- {_quoted(target)}\nbuildMetadata: [originAnnotations]\n", encoding="utf-8"
             )
-            fallback = f"{self.directory} (kustomize)"
             try:
-                text = _run([*cmd[:-1], wrapper], self.directory)
+                text = _run([*cmd, wrapper], self.directory)
             except RenderError:
                 # the overlay's own error, in its own words (not the wrapper's paths)
                 try:
-                    text = _run(cmd, self.directory)
+                    text = _run([*cmd, self.directory], self.directory)
                 except RenderError as exc:
                     yield InputError(self.directory, str(exc).split(": ", 1)[1])
                     return
-                yield from parse_text(text, fallback)
+                yield from _at_line_1(parse_text(text, fallback))
                 return
             sources: dict[Path, dict[tuple[Any, Any], list[Origin]]] = {}  # each source file read once
-            for item in parse_text(text, fallback):
+            for item in _at_line_1(parse_text(text, fallback)):
                 if isinstance(item, Resource):
                     _to_origin(item, wrapper, self.directory, sources)
                 yield item
+
+
+def _at_line_1(items: Iterator[Item]) -> Iterator[Item]:
+    """Objects of a rendered stream, at line 1 of the file they are attributed to (a position in the
+    stream exists in no file)."""
+    for item in items:
+        if isinstance(item, Resource):
+            _first_line(item.origin)
+        yield item
+
+
+def _first_line(origin: Origin) -> None:
+    origin.line, origin.document, origin.prefix, origin.locator, origin.span = 1, None, (), None, None
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """What one kustomization uses, as local paths (resolved; URLs and inline patches are not)."""
+
+    file: Path
+    component: bool  # `kind: Component`: built only by the kustomizations that use it
+    directories: frozenset[Path]  # the kustomizations it builds on (resources, bases, components)
+    files: frozenset[Path]  # the files it reads: resources, patches, generators' sources, ...
+
+
+#: Fields holding a list of paths (or URLs, or inline YAML for the plugin fields).
+_PATH_LISTS = (
+    "resources", "bases", "components", "crds", "configurations", "patchesStrategicMerge",
+    "transformers", "generators", "validators",
+)  # fmt: skip
+#: Fields holding a list of objects with a `path` (or an inline `patch`).
+_PATH_OBJECTS = ("patches", "patchesJson6902", "replacements")
+
+
+def composition(directory: Path) -> Composition | None:
+    """The paths `directory`'s kustomization uses; None when it has none or it does not parse (the
+    build then says why)."""
+    file = kustomization_file(directory)
+    if file is None:
+        return None
+    try:
+        doc = next((value for value, _ in documents(file.read_text(encoding="utf-8"))), None)
+    except (OSError, UnicodeDecodeError, DecodeError, ValueError):
+        return None
+    if not isinstance(doc, Mapping):
+        return None
+    named: list[str] = []
+    for key in _PATH_LISTS:
+        value = doc.get(key)
+        if isinstance(value, list):
+            named += [v for v in value if isinstance(v, str)]
+    for key in _PATH_OBJECTS:
+        value = doc.get(key)
+        if isinstance(value, list):
+            named += [v["path"] for v in value if isinstance(v, Mapping) and isinstance(v.get("path"), str)]
+    openapi = doc.get("openapi")
+    if isinstance(openapi, Mapping) and isinstance(openapi.get("path"), str):
+        named.append(openapi["path"])
+    for key in ("configMapGenerator", "secretGenerator"):
+        generators = doc.get(key)
+        for gen in generators if isinstance(generators, list) else ():
+            if not isinstance(gen, Mapping):
+                continue
+            sources = [gen.get("env"), *_strings(gen.get("envs"))]
+            sources += [f.split("=", 1)[-1] for f in _strings(gen.get("files"))]  # [key=]path
+            named += [s for s in sources if isinstance(s, str)]
+    root = directory.resolve()
+    directories: set[Path] = set()
+    files: set[Path] = set()
+    for ref in named:
+        if "\n" in ref or "://" in ref or not ref.strip():
+            continue  # inline YAML or a remote resource
+        path = Path(os.path.normpath(root / ref.strip()))
+        if path.is_dir():
+            if kustomization_file(path) is not None:
+                directories.add(path.resolve())
+        elif path.is_file():
+            files.add(path.resolve())
+    return Composition(
+        file.resolve(), doc.get("kind") == "Component", frozenset(directories), frozenset(files)
+    )
+
+
+def _strings(value: object) -> list[str]:
+    return [v for v in value if isinstance(v, str)] if isinstance(value, list) else []
 
 
 ORIGIN_ANNOTATION = "config.kubernetes.io/origin"

@@ -1,0 +1,247 @@
+"""A kustomization found in a scanned tree is scanned as what it builds (issue 37).
+
+Every scan runs the CLI in a fresh process (``python -m``-style, as a user would) with the real
+``kubectl kustomize``: kubectl on PATH (``make tools`` puts the pinned one in ``.tools/bin``);
+without one the rendering tests skip. The trees are written to ``tmp_path``: a base with two
+overlays (one patches ``serviceAccountName``), a component, a broken kustomization.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stockade.scanner.sources.base import Skipped
+from stockade.scanner.sources.files import FileSource, Rendered
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / ".tools" / "bin"
+KUBECTL = shutil.which("kubectl", path=os.pathsep.join([str(TOOLS), os.environ.get("PATH", "")]))
+needs_kubectl = pytest.mark.skipif(KUBECTL is None, reason="kubectl not installed (make tools installs it)")
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      containers:
+        - name: web
+          image: nginx:1.27
+"""
+#: a strategic-merge patch: judged alone it would be a Deployment without a ServiceAccount or image
+SA_PATCH = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+spec:
+  template:
+    spec:
+      serviceAccountName: web
+"""
+DEFAULT_SA = "STK-SA-002"  # "the workload runs as the namespace's default ServiceAccount"
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+
+
+def base_and_overlays(root: Path) -> None:
+    write(
+        root,
+        {
+            "base/deployment.yaml": DEPLOYMENT,
+            "base/kustomization.yaml": "resources: [deployment.yaml]\n",
+            "overlays/prod/kustomization.yaml": (
+                "resources: [../../base]\nnamespace: prod\npatches:\n- path: sa.yaml\n"
+            ),
+            "overlays/prod/sa.yaml": SA_PATCH,
+            "overlays/dev/kustomization.yaml": "resources: [../../base]\nnamespace: dev\n",
+        },
+    )
+
+
+def scan(*args: str, cwd: Path, path: str | None = None) -> tuple[int, dict[str, Any], str]:
+    env = {**os.environ, "COLUMNS": "200"}
+    env["PATH"] = path if path is not None else os.pathsep.join([str(TOOLS), os.environ.get("PATH", "")])
+    run = subprocess.run(
+        [sys.executable, "-c", "from stockade.cli.main import main; main()", "scan", *args, "-f", "json"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert "Traceback" not in run.stderr, run.stderr
+    return run.returncode, json.loads(run.stdout), run.stderr
+
+
+def by_namespace(doc: dict[str, Any], rule: str) -> dict[str | None, list[dict[str, Any]]]:
+    out: dict[str | None, list[dict[str, Any]]] = {}
+    for f in doc["findings"]:
+        if f["rule"]["id"] == rule:
+            out.setdefault(f["resource"].get("namespace"), []).append(f)
+    return out
+
+
+@needs_kubectl
+def test_each_overlay_is_rendered_and_its_patch_counts(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    code, doc, _ = scan(".", "--fail-on", "never", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == []
+    # two renders (prod, dev); the base is built through them, not alone (no namespace-less copy)
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod", "dev"}
+    default_sa = by_namespace(doc, DEFAULT_SA)
+    assert set(default_sa) == {"dev"}, default_sa  # prod's patch names its own ServiceAccount
+    # the finding points at the base's file, the patch is never judged as an object of its own
+    files = {f["location"]["file"] for f in doc["findings"]}
+    assert files == {str(Path("base") / "deployment.yaml")}, files
+    (dev,) = default_sa["dev"]
+    line = dev["location"]["line"]
+    assert line is not None and 1 <= line <= DEPLOYMENT.count("\n")
+    # the origin annotation is stockade's way of knowing, not part of the judged object
+    assert "config.kubernetes.io/origin" not in json.dumps(doc)
+
+
+@needs_kubectl
+def test_one_overlay_named_renders_just_that_one(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    code, doc, _ = scan("overlays/prod", "--fail-on", "never", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == []
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod"}
+    assert by_namespace(doc, DEFAULT_SA) == {}
+
+
+@needs_kubectl
+def test_a_component_is_built_by_the_kustomization_that_uses_it(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    write(
+        tmp_path,
+        {
+            "components/sa/kustomization.yaml": (
+                "apiVersion: kustomize.config.k8s.io/v1alpha1\nkind: Component\npatches:\n- path: sa.yaml\n"
+            ),
+            "components/sa/sa.yaml": SA_PATCH,
+            "overlays/dev/kustomization.yaml": (
+                "resources: [../../base]\nnamespace: dev\ncomponents: [../../components/sa]\n"
+            ),
+        },
+    )
+    code, doc, _ = scan(".", "--fail-on", "never", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == []
+    assert by_namespace(doc, DEFAULT_SA) == {}  # both overlays now name a ServiceAccount
+    assert {f["location"]["file"] for f in doc["findings"]} == {str(Path("base") / "deployment.yaml")}
+    # a component no kustomization of the scan uses cannot be built alone: skipped, and said so
+    code, doc, _ = scan("components/sa", "--allow-empty", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == [] and doc["findings"] == []
+    assert [s["reason"] for s in doc["skipped_files"]] == [
+        "a kustomize Component, built only by the kustomizations that use it; scan one of them"
+    ]
+
+
+@needs_kubectl
+def test_a_broken_kustomization_is_one_error_and_the_rest_is_scanned(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    write(
+        tmp_path,
+        {
+            "broken/kustomization.yaml": "resources: [deployment.yaml, missing.yaml]\n",
+            "broken/deployment.yaml": DEPLOYMENT,
+        },
+    )
+    code, doc, _ = scan(".", "--fail-on", "never", cwd=tmp_path)
+    assert code == 2
+    (error,) = doc["errors"]
+    assert error["file"] == "broken"
+    assert "missing.yaml" in error["message"] and "\n" not in error["message"]
+    assert not error["message"].startswith(("E1", '"command failed"'))  # kubectl's log framing is gone
+    # the overlays are still rendered; the broken one's files are not read alone instead
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod", "dev"}
+
+
+def test_without_kubectl_a_kustomization_is_an_error_naming_what_to_install(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    code, doc, _ = scan(".", cwd=tmp_path, path=str(empty))
+    assert code == 2
+    messages = {e["file"]: e["message"] for e in doc["errors"]}
+    assert set(messages) == {str(Path("overlays") / "dev"), str(Path("overlays") / "prod")}
+    assert all("needs `kubectl`" in m and "--kubectl PATH" in m for m in messages.values()), messages
+    assert doc["findings"] == []  # not a silent raw scan of the patch and the base
+
+
+@needs_kubectl
+def test_kubectl_path_is_honoured(tmp_path: Path) -> None:
+    base_and_overlays(tmp_path)
+    empty = tmp_path / "no-tools"
+    empty.mkdir()
+    assert KUBECTL is not None
+    code, doc, _ = scan(
+        "overlays/prod", "--kubectl", KUBECTL, "--fail-on", "never", cwd=tmp_path, path=str(empty)
+    )
+    assert code == 0 and doc["errors"] == [] and doc["findings"]
+    code, doc, _ = scan("overlays/prod", "--kubectl", str(empty / "kubectl"), cwd=tmp_path, path=str(empty))
+    assert code == 2 and "cannot run" in doc["errors"][0]["message"]
+
+
+@needs_kubectl
+def test_named_files_the_pre_commit_case(tmp_path: Path) -> None:
+    """A pre-commit hook names the files a commit changed: a kustomization file stands for its
+    directory (what the change builds is checked), and so does a patch its folder's kustomization
+    uses; a file the kustomization does not use is read alone."""
+    base_and_overlays(tmp_path)
+    code, doc, _ = scan("overlays/prod/kustomization.yaml", "--fail-on", "never", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == []
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod"}
+    assert by_namespace(doc, DEFAULT_SA) == {}
+    code, doc, _ = scan("overlays/prod/sa.yaml", "--fail-on", "never", cwd=tmp_path)
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod"}
+    assert by_namespace(doc, DEFAULT_SA) == {}  # the patch as part of prod, not as a Deployment alone
+    # both changed: prod once (its base through it), the base's file not read alone a second time
+    code, doc, _ = scan("base/deployment.yaml", "overlays/prod/sa.yaml", "--fail-on", "never", cwd=tmp_path)
+    assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod"}
+    assert len(by_namespace(doc, "STK-POD-103")["prod"]) == 1
+
+
+def test_walk_renders_roots_and_leaves_composed_and_unused_files_out(tmp_path: Path) -> None:
+    """The walk alone (no kubectl run): which directories are rendered and which files are read."""
+    base_and_overlays(tmp_path)
+    write(
+        tmp_path,
+        {
+            "overlays/prod/disabled_patch.yaml": SA_PATCH,  # in prod's folder, not in its kustomization
+            "plain/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n",
+        },
+    )
+    targets = list(FileSource([str(tmp_path)]).targets())
+    rendered = sorted(
+        t.directory.relative_to(tmp_path).as_posix() for t in targets if isinstance(t, Rendered)
+    )
+    assert rendered == ["overlays/dev", "overlays/prod"]
+    assert all(t.tool == "kustomize" for t in targets if isinstance(t, Rendered))
+    read = [t.relative_to(tmp_path).as_posix() for t in targets if isinstance(t, Path)]
+    assert read == ["plain/pod.yaml"]
+    assert [t for t in targets if not isinstance(t, Path | Rendered | Skipped)] == []
+    skipped = [t for t in targets if isinstance(t, Skipped)]
+    assert [Path(s.file).name for s in skipped] == ["disabled_patch.yaml"]
+    assert "not used by it" in skipped[0].reason
+    # named one by one, it is read alone (the user asked for it)
+    named = list(FileSource([str(tmp_path / "overlays/prod/disabled_patch.yaml")]).targets())
+    assert named == [tmp_path / "overlays/prod/disabled_patch.yaml"]
