@@ -74,12 +74,18 @@ def _read(pid: int) -> Proc | None:
     return Proc(pid, int(fields[1]), int(fields[2]), uid, fields[0], command)
 
 
-def _marked(pid: int, run: str) -> bool:
+def _has(pid: int, name: str, value: str) -> bool:
+    """Whether the environment the process started with holds name=value."""
     try:
         environ = (PROC / str(pid) / "environ").read_bytes()
     except OSError:  # gone, or another user's process we may not read: not ours
         return False
-    return f"{MARKER}={run}".encode() in environ.split(b"\0")
+    return f"{name}={value}".encode() in environ.split(b"\0")
+
+
+def carrying(name: str, value: str) -> list[Proc]:
+    """The live processes (not zombies) whose environment holds name=value, in any namespace."""
+    return [p for p in processes().values() if p.state not in ("Z", "X") and _has(p.pid, name, value)]
 
 
 def processes() -> dict[int, Proc]:
@@ -104,7 +110,7 @@ def of_run(run: str, root: int) -> list[Proc]:
         if pid not in ours:
             ours.add(pid)
             todo.extend(children.get(pid, []))
-    ours |= {pid for pid in table if pid != root and _marked(pid, run)}
+    ours |= {pid for pid in table if pid != root and _has(pid, MARKER, run)}
     ancestors = set()
     pid = root
     while pid in table and pid not in ancestors:  # a marker in an ancestor is not a left-over
