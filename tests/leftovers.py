@@ -3,8 +3,8 @@
 Every pytest run gets a unique marker, ``STOCKADE_TEST_RUN=<uuid>``, in its environment, which every
 subprocess inherits (tests that build an environment from scratch add it themselves, see
 :func:`marker_env`). At the end of the session, a process is the run's if it descends from the pytest
-process, or if ``/proc/<pid>/environ`` carries this run's marker (a process that was reparented to
-init, whatever its user or mount namespace). Nothing else is looked at: the shell that started
+process (which is made the subreaper of its descendants, so that an orphan stays one), or if
+``/proc/<pid>/environ`` carries this run's marker (whatever its user or mount namespace). Nothing else is looked at: the shell that started
 pytest, and other users' or other runs' processes (other markers), are never flagged.
 
 Left-over processes make the run fail, named, and are killed. Helpers of the pytest process itself
@@ -17,6 +17,8 @@ that leaks a process and checks that it fails naming it, and that the process is
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
 import signal
 import time
@@ -29,14 +31,19 @@ import pytest
 
 MARKER = "STOCKADE_TEST_RUN"
 PROC = Path("/proc")
+PR_SET_CHILD_SUBREAPER = 36
 #: commands of the pytest process's own helpers, which exit when pytest does
 OWN_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver")
 
 
 def start_run() -> str:
-    """Give this process (and every subprocess it starts from now on) a fresh run marker."""
+    """Give this process (and every subprocess it starts from now on) a fresh run marker, and make it
+    the subreaper of its descendants: one whose parent exits is reparented to this process, not to
+    init, so it stays a descendant even if it was started without the marker."""
     run = uuid.uuid4().hex
     os.environ[MARKER] = run
+    with contextlib.suppress(OSError, AttributeError):  # Linux only; the marker still works elsewhere
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     return run
 
 

@@ -27,6 +27,7 @@ import pytest
 from stockade.admission.app import WebhookState
 from stockade.admission.server import Limits
 from stockade.policies.config.settings import parse_config
+from stockade.policies.model import Action
 from tests.reviews import admission_review
 from tests.tls_webhook import CA, Server
 
@@ -351,7 +352,7 @@ def test_the_config_watcher_survives_any_exception_and_readyz_reports_a_dead_one
             config_path.write_text("rules: {STK-POD-003: {action: warn}}\n")  # the first hits the ValueError
             time.sleep(0.1)
         config_path.write_text("rules: {STK-POD-003: {action: audit}}\n")
-        while getattr(state.config.rules.get("STK-POD-003"), "action", None) != "audit":
+        while getattr(state.config.rules.get("STK-POD-003"), "action", None) is not Action.AUDIT:
             assert time.monotonic() < deadline, "the watcher stopped after an unexpected exception"
             time.sleep(0.05)
         assert client.get("/readyz").status_code == 200
