@@ -2,17 +2,18 @@
 
 Every pytest run gets a unique marker, ``STOCKADE_TEST_RUN=<uuid>``, in its environment, which every
 subprocess inherits (tests that build an environment from scratch add it themselves, see
-:func:`marker_env`). At the end of the session, a process is the run's if it descends from the pytest
-process (which is made the subreaper of its descendants, so that an orphan stays one), or if
-``/proc/<pid>/environ`` carries this run's marker (whatever its user or mount namespace). Nothing else is looked at: the shell that started
-pytest, and other users' or other runs' processes (other markers), are never flagged.
+:func:`marker_env`). At the end of the session, a process is the run's if it descends from the
+pytest process (which is made the subreaper of its descendants, so that an orphan stays one), or if
+``/proc/<pid>/environ`` carries this run's marker (whatever its user or mount namespace). Nothing
+else is looked at: the shell that started pytest, and other users' or other runs' processes (other
+markers), are never flagged.
 
 Left-over processes make the run fail, named, and are killed. Helpers of the pytest process itself
 that end with it (multiprocessing's resource tracker, zombies awaiting their parent) are not
 left-overs.
 
-tests/conftest.py imports the two hooks below; tests/test_leftovers.py runs a whole pytest session
-that leaks a process and checks that it fails naming it, and that the process is gone.
+tests/conftest.py imports the hooks below; tests/test_leftovers.py runs whole pytest sessions that
+leak processes and checks that they fail naming them, and that the processes are gone.
 """
 
 from __future__ import annotations
@@ -141,10 +142,8 @@ def kill(procs: Iterable[Proc], grace: float = 5.0) -> list[Proc]:
     procs = list(procs)
     for sig in (signal.SIGTERM, signal.SIGKILL):
         for p in procs:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(p.pid, sig)
-            except (ProcessLookupError, PermissionError):
-                pass
         deadline = time.monotonic() + grace
         while (procs := [p for p in procs if _alive(p)]) and time.monotonic() < deadline:
             time.sleep(0.05)
