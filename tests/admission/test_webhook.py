@@ -278,7 +278,9 @@ def test_admission_decides_exactly_what_scan_decides(isolated: bool) -> None:
         r for r in FileSource([str(EXAMPLES / "manifests")], exclude=["broken"]) if isinstance(r, Resource)
     ]
     facts = InventoryFacts(inventory_of(r.obj for r in resources))
-    evaluator = Evaluator.default(config, isolated=isolated)
+    # no evaluation deadline at play (the default 2 s can pass on a loaded machine)
+    admission = config.admission.model_copy(update={"evaluation_timeout_seconds": 60.0})
+    evaluator = Evaluator.default(config.model_copy(update={"admission": admission}), isolated=isolated)
     compared = 0
     for r in resources:
         body = review(r.obj)
