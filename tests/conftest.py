@@ -1,4 +1,5 @@
-"""Fixtures for every test directory."""
+"""Fixtures for every test directory, and the end-of-run check that no process the tests started is
+left behind (tests/leftovers.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+
+from tests.leftovers import pytest_configure, pytest_sessionfinish, pytest_terminal_summary
+
+__all__ = ["pytest_configure", "pytest_sessionfinish", "pytest_terminal_summary"]
 
 ROOT = Path(__file__).resolve().parents[1]
 

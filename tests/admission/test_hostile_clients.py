@@ -2,7 +2,10 @@
 with small limits, raw TLS sockets that stall, and the embedded engine in its child process.
 
 Every test is bounded by its own deadlines (no test can hang): a stalled client must be closed by
-the server within its timeout, and a normal request sent beside the hostile ones must be answered.
+the server, and a normal request sent beside the hostile ones must be answered. No test measures how
+long anything took: each asserts the outcome (closed, 408, denied with the bound's message, the
+engine replaced), and the deadlines are generous (a loaded 2-core machine), far shorter than what a
+wrong answer would take (the server's own timeouts in those tests are minutes long).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import pytest
 from stockade.admission.app import WebhookState
 from stockade.admission.server import Limits
 from stockade.policies.config.settings import parse_config
+from stockade.policies.model import Action
 from tests.reviews import admission_review
 from tests.tls_webhook import CA, Server
 
@@ -68,7 +72,7 @@ def webhook(
     client = httpx.Client(
         base_url=f"https://127.0.0.1:{srv.port}",
         verify=ssl.create_default_context(cafile=str(ca_file)),
-        timeout=20,
+        timeout=60,
     )
     try:
         yield srv, client
@@ -83,9 +87,8 @@ def tls_socket(port: int, ca_file: Path) -> ssl.SSLSocket:
     return ctx.wrap_socket(raw, server_hostname="127.0.0.1")
 
 
-def closed_within(sock: socket.socket, seconds: float) -> float:
-    """Seconds until the server closes the connection (reads give EOF or a reset); fails past `seconds`."""
-    start = time.monotonic()
+def closed_within(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes the connection (reads give EOF or a reset); fails past `seconds`."""
     sock.settimeout(seconds)
     try:
         while sock.recv(65536):
@@ -93,7 +96,23 @@ def closed_within(sock: socket.socket, seconds: float) -> float:
     except (ConnectionResetError, ssl.SSLError, OSError) as exc:
         if isinstance(exc, TimeoutError | socket.timeout):
             pytest.fail(f"the server kept a stalled connection open for {seconds} s")
-    return time.monotonic() - start
+    return True
+
+
+def eventually(decide: Any, seconds: float = 60) -> Any:
+    """The first truthy result of `decide()`, retried (bounded) while it is falsy or raises an
+    AssertionError: for a request that needs a replacement engine process, which a loaded machine
+    may take a few seconds to start."""
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            if result := decide():
+                return result
+            why = "falsy"
+        except AssertionError as exc:
+            why = str(exc)
+        assert time.monotonic() < deadline, f"not within {seconds} s: {why}"
+        time.sleep(0.2)
 
 
 def is_open(sock: ssl.SSLSocket) -> bool:
@@ -124,16 +143,16 @@ def test_half_a_request_line_is_closed_after_the_header_timeout(pki: tuple[Path,
     with webhook(pki) as (srv, client):
         s = tls_socket(srv.port, pki[0])
         s.sendall(b"POST /vali")
-        assert closed_within(s, 5) < 3
+        assert closed_within(s, 30)  # header timeout 0.5 s
         silent = tls_socket(srv.port, pki[0])  # connected, sends nothing at all
-        assert closed_within(silent, 5) < 3
+        assert closed_within(silent, 30)
         assert answered(client)
 
 
 def test_a_tls_handshake_that_never_starts_is_closed(pki: tuple[Path, Path, Path]) -> None:
     with webhook(pki) as (srv, _):
         raw = socket.create_connection(("127.0.0.1", srv.port), timeout=10)
-        assert closed_within(raw, 5) < 3
+        assert closed_within(raw, 30)  # handshake timeout 0.5 s
 
 
 def test_headers_without_the_body_get_408_and_close(pki: tuple[Path, Path, Path]) -> None:
@@ -144,22 +163,21 @@ def test_headers_without_the_body_get_408_and_close(pki: tuple[Path, Path, Path]
             "Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n"
         )
         s.sendall(head.encode() + b'{"apiVersion": ')
-        s.settimeout(5)
-        start = time.monotonic()
+        s.settimeout(30)  # body timeout 0.5 s
         answer = b""
         with contextlib.suppress(OSError):
             while chunk := s.recv(65536):
                 answer += chunk
-        assert time.monotonic() - start < 3
         assert answer.startswith(b"HTTP/1.1 408") and b"connection: close" in answer.lower()
         assert answered(client)
 
 
 def test_stalled_connections_cannot_keep_a_prompt_client_out(pki: tuple[Path, Path, Path]) -> None:
     """More stalled connections than the cap: each new one evicts the oldest stalled one, so the
-    webhook keeps answering prompt clients at once instead of after the stalled ones time out."""
-    config = "admission: {body_timeout_seconds: 0.5, header_timeout_seconds: 30}\n"
-    slow = Limits(header_timeout=30, handshake_timeout=5, max_connections=16)
+    webhook keeps answering prompt clients at once instead of after the stalled ones time out (10
+    minutes here: a client held behind them times out after 60 s and fails the test)."""
+    config = "admission: {body_timeout_seconds: 0.5, header_timeout_seconds: 600}\n"
+    slow = Limits(header_timeout=600, handshake_timeout=5, max_connections=16)
     ca_file, cert, key = pki
     srv = Server(WebhookState(config=parse_config(config)), cert, key, slow)
     stalled = []
@@ -169,12 +187,12 @@ def test_stalled_connections_cannot_keep_a_prompt_client_out(pki: tuple[Path, Pa
             s.sendall(b"POST /validate HTTP/1.1\r\nHost: x\r\n")  # never finishes its headers
             stalled.append(s)
         with httpx.Client(
-            base_url=f"https://127.0.0.1:{srv.port}", verify=ssl.create_default_context(cafile=str(ca_file))
+            base_url=f"https://127.0.0.1:{srv.port}",
+            verify=ssl.create_default_context(cafile=str(ca_file)),
+            timeout=60,
         ) as client:
-            start = time.monotonic()
             for _ in range(5):
                 assert answered(client)
-            assert time.monotonic() - start < 5
         # the oldest stalled connections were closed by the server; at most the cap stay open
         assert sum(is_open(s) for s in stalled) <= slow.max_connections
     finally:
@@ -189,15 +207,13 @@ def test_a_pod_with_20000_containers_is_denied_at_once_in_either_failure_mode(
 ) -> None:
     """The issue's 0.64 MiB pod (10 s of evaluation before): denied by the structural bound, even
     with failure_mode open, and a normal request beside it is not held up."""
-    config = f"admission: {{failure_mode: {mode}, body_timeout_seconds: 5}}\n"
+    config = f"admission: {{failure_mode: {mode}, body_timeout_seconds: 5, evaluation_timeout_seconds: 60}}\n"
     with webhook(pki, config, isolated=True) as (_, client):
-        start = time.monotonic()
         r = client.post("/validate", content=orjson.dumps(admission_review(privileged_pod(20_000), "ml")))
-        spent = time.monotonic() - start
         resp = r.json()["response"]
+        # the structural bound's denial, before any evaluation (no evaluation timeout is involved)
         assert resp["allowed"] is False and resp["status"]["code"] == 403
         assert "does not evaluate objects this large" in resp["status"]["message"]
-        assert spent < 2
         # fewer JSON values but more containers than the limit (128)
         r = client.post("/validate", content=orjson.dumps(admission_review(privileged_pod(200), "ml")))
         resp = r.json()["response"]
@@ -243,7 +259,7 @@ import rego.v1
 
 deny contains {"msg": "slow", "path": []} if {
     input.object.metadata.labels.slow == "yes"
-    n := count([x | some x in numbers.range(1, 3000); some y in numbers.range(1, 3000); x == y + 1])
+    n := count([x | some x in numbers.range(1, 30000); some y in numbers.range(1, 3000); x == y + 1])
     n < 0
 }
 """
@@ -262,28 +278,30 @@ def configmap(name: str, slow: bool = False) -> dict[str, Any]:
 def test_an_evaluation_past_its_timeout_is_killed_denied_and_the_engine_replaced(
     pki: tuple[Path, Path, Path], tmp_path: Path, mode: str
 ) -> None:
+    """The slow rule runs for minutes (90 million steps); the deadline, 10 s, leaves ordinary
+    objects room to be evaluated on a loaded machine (a first evaluation there took over 2 s)."""
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "slow.rego").write_text(SLOW_RULE)
-    config = f"admission: {{failure_mode: {mode}, evaluation_timeout_seconds: 0.5}}\n"
+    config = f"admission: {{failure_mode: {mode}, evaluation_timeout_seconds: 10}}\n"
     with webhook(pki, config, policy_dirs=(policies,), isolated=True) as (_, client):
         assert allowed(client, configmap("first"))
-        start = time.monotonic()
         r = client.post("/validate", content=orjson.dumps(admission_review(configmap("slow", True), "ml")))
-        spent = time.monotonic() - start
         resp = r.json()["response"]
         # an object that costs this much is denied in either mode, not allowed because expensive
-        assert resp["allowed"] is False and "exceeded 0.5 s" in resp["status"]["message"]
-        assert spent < 3
-        start = time.monotonic()
-        assert allowed(client, configmap("after"))  # a fresh engine process answers
-        assert time.monotonic() - start < 5
+        assert resp["allowed"] is False and "exceeded 10 s" in resp["status"]["message"], resp
+        assert "could not evaluate" not in str(resp)  # the engine's deadline, not the webhook's backstop
+        # A fresh engine process answers. It starts after the kill; until it is ready (seconds on a
+        # loaded machine) a request can meet the webhook's backstop (the timeout plus 1 s), so the
+        # next decision is awaited, bounded.
+        assert eventually(lambda: allowed(client, configmap("after")))
         metrics = client.get("/metrics").text
         assert "stockade_engine_restarts_total 1.0" in metrics
 
 
 def test_the_engine_process_dying_fails_closed_and_is_replaced(pki: tuple[Path, Path, Path]) -> None:
-    state = WebhookState(config=parse_config("admission: {failure_mode: closed}\n"), isolated=True)
+    config = "admission: {failure_mode: closed, evaluation_timeout_seconds: 60}\n"  # no deadline at play
+    state = WebhookState(config=parse_config(config), isolated=True)
     ca_file, cert, key = pki
     srv = Server(state, cert, key, LIMITS)
     try:
@@ -296,7 +314,9 @@ def test_the_engine_process_dying_fails_closed_and_is_replaced(pki: tuple[Path, 
             os.kill(pid, signal.SIGKILL)
             r = client.post("/validate", content=orjson.dumps(admission_review(POD, "ml"))).json()["response"]
             assert r["allowed"] is False and "engine process failed" in r["status"]["message"]
-            assert answered(client)  # replaced
+            # replaced: the new process may take seconds to start on a loaded machine, and a request
+            # meanwhile can meet the webhook's backstop; the next decision is awaited, bounded
+            assert eventually(lambda: answered(client))
             assert state.evaluator.engine.pid != pid  # type: ignore[attr-defined]
     finally:
         srv.stop()
@@ -328,23 +348,25 @@ def test_the_config_watcher_survives_any_exception_and_readyz_reports_a_dead_one
     monkeypatch.setattr(app_module, "load_config", flaky)
     state = WebhookState(config=load_config(config_path), config_path=config_path)
     with TestClient(create_app(state, reload_interval=0.05)) as client:
-        time.sleep(0.2)
-        config_path.write_text("rules: {STK-POD-003: {action: warn}}\n")  # hits the ValueError
-        deadline = time.monotonic() + 5
+        # The watcher's first look at the file is its starting point: a change written before that
+        # look (a loaded machine may run the watcher late) is not one. So the change is written again
+        # (a new mtime) until the failed reload is counted: only the first load fails.
+        deadline = time.monotonic() + 60
         while 'stockade_config_reloads_total{result="rejected"} 1.0' not in client.get("/metrics").text:
             assert time.monotonic() < deadline, "the failed reload was not counted"
-            time.sleep(0.05)
-        time.sleep(0.1)
+            config_path.write_text("rules: {STK-POD-003: {action: warn}}\n")  # the first hits the ValueError
+            time.sleep(0.1)
         config_path.write_text("rules: {STK-POD-003: {action: audit}}\n")
-        while state.config.rules.get("STK-POD-003") is None:
+        while getattr(state.config.rules.get("STK-POD-003"), "action", None) is not Action.AUDIT:
             assert time.monotonic() < deadline, "the watcher stopped after an unexpected exception"
             time.sleep(0.05)
         assert client.get("/readyz").status_code == 200
         assert state.watcher is not None
         state.watcher.cancel()
-        time.sleep(0.1)
-        r = client.get("/readyz")
-        assert r.status_code == 503 and "watcher" in r.text
+        while (r := client.get("/readyz")).status_code != 503:  # once the loop has run the cancel
+            assert time.monotonic() < deadline, "/readyz did not report the stopped watcher"
+            time.sleep(0.05)
+        assert "watcher" in r.text
 
 
 def test_a_denial_message_is_capped_with_a_count_of_what_was_left_out() -> None:
@@ -411,10 +433,8 @@ def test_a_body_too_costly_to_parse_is_denied_by_uid_unparsed(pki: tuple[Path, P
     body = body.replace(b'"data":{}', b'"data":{},' + filler)
     assert len(body) < 3 * 1024 * 1024
     with webhook(pki) as (_, client):
-        start = time.monotonic()
         r = client.post("/validate", content=body)
-        assert time.monotonic() - start < 1.5
-        resp = r.json()["response"]
+        resp = r.json()["response"]  # the bound's denial and counter: the body was never parsed
         assert resp["uid"] == "u" and resp["allowed"] is False
         assert "admission.max_object_values" in resp["status"]["message"]
         assert 'stockade_admission_refused_total{reason="oversize"} 1.0' in client.get("/metrics").text
@@ -431,13 +451,13 @@ def _slow_body(port: int, ca_file: Path, sent: int) -> ssl.SSLSocket:
 
 
 def test_dripping_bodies_do_not_hold_up_a_prompt_request(pki: tuple[Path, Path, Path]) -> None:
-    config = "admission: {body_timeout_seconds: 30}\n"
+    """Ten bodies that stop after 10 bytes, with a 10-minute body timeout: a prompt request held
+    behind them would time out (60 s) and fail the test."""
+    config = "admission: {body_timeout_seconds: 600}\n"
     with webhook(pki, config) as (srv, client):
         slow = [_slow_body(srv.port, pki[0], 10) for _ in range(10)]
         time.sleep(0.3)
-        start = time.monotonic()
         assert answered(client)
-        assert time.monotonic() - start < 2
         for s in slow:
             s.close()
 
@@ -455,7 +475,7 @@ def test_the_body_budget_evicts_the_longest_reader(pki: tuple[Path, Path, Path])
         time.sleep(0.3)
         big = {**configmap("big"), "data": {"a": "x" * 1_100_000}}  # with 3 MB held, over the budget
         assert answered(client, big)
-        first.settimeout(5)
+        first.settimeout(30)
         assert first.recv(65536).startswith(b"HTTP/1.1 503")
         second.settimeout(0.3)
         with pytest.raises(TimeoutError):
@@ -533,7 +553,8 @@ def test_an_evaluation_error_in_the_engine_process_is_the_same_error_as_in_proce
     cm = Resource(configmap("c"), Origin())
     with pytest.raises(RuleEvaluationError):
         Evaluator.default(parse_config(""), [tmp_path]).evaluate(cm)
-    isolated = Evaluator.default(parse_config(""), [tmp_path], isolated=True)
+    no_deadline = parse_config("admission: {evaluation_timeout_seconds: 60}\n")  # a loaded machine
+    isolated = Evaluator.default(no_deadline, [tmp_path], isolated=True)
     try:
         pid = isolated.engine.pid  # type: ignore[attr-defined]
         with pytest.raises(RuleEvaluationError):
@@ -571,18 +592,16 @@ def test_an_expensive_cel_expression_is_killed_and_denied(
     """A VAP whose expression would run for minutes (30^6 comprehension steps) is denied within the
     deadline: the CEL runtime's comprehension iteration budget stops it (an evaluation error, which
     failurePolicy Fail makes a violation), and failing that the webhook's evaluation deadline kills the
-    engine process, as for a Rego rule. Either way: denied fast, the next request answered."""
+    engine process, as for a Rego rule. Either way: denied, and the next request answered."""
     policies = tmp_path / "policies"
     policies.mkdir()
     (policies / "slow.yaml").write_text(SLOW_VAP)
-    config = "admission: {failure_mode: open, evaluation_timeout_seconds: 0.5}\n"
+    config = "admission: {failure_mode: open, evaluation_timeout_seconds: 10}\n"
     with webhook(pki, config, policy_dirs=(policies,), isolated=True) as (_, client):
         assert allowed(client, configmap("first"))
-        start = time.monotonic()
         r = client.post("/validate", content=orjson.dumps(admission_review(configmap("slow", True), "ml")))
         resp = r.json()["response"]
         message = resp["status"]["message"]
         assert resp["allowed"] is False
-        assert "exceeded 0.5 s" in message or "Iteration budget exceeded" in message, message
-        assert time.monotonic() - start < 3
-        assert allowed(client, configmap("after"))
+        assert "exceeded 10 s" in message or "Iteration budget exceeded" in message, message
+        assert eventually(lambda: allowed(client, configmap("after")))  # a replaced engine may be starting

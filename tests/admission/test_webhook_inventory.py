@@ -43,7 +43,7 @@ def review(namespace: str) -> dict[str, Any]:
     }
 
 
-def wait_until(check: Callable[[], bool], timeout: float = 5.0) -> None:
+def wait_until(check: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "condition not reached"

@@ -65,7 +65,7 @@ def _review(replicas: int) -> dict[str, Any]:
     return admission_review(obj, "ml", user="alice", uid=str(uuid.uuid4()))
 
 
-def _wait(check: Callable[[], bool], timeout: float = 10.0) -> None:
+def _wait(check: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not check():
         assert time.monotonic() < deadline, "condition not reached"

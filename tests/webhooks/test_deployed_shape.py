@@ -86,7 +86,11 @@ def deployed(tmp_path: Path) -> Iterator[tuple[int, bytes, str]]:
         yield port, ca, host
     finally:
         proc.terminate()
-        proc.wait(timeout=10)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:  # never left behind (tests/leftovers.py would fail the run)
+            proc.kill()
+            proc.wait(timeout=60)
 
 
 def test_the_rendered_container_serves_what_the_api_server_expects(deployed: tuple[int, bytes, str]) -> None:

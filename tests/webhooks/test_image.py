@@ -9,14 +9,17 @@ once per session (about 2-3 minutes on a fresh machine; the Debian tree is kept 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import socket
 import ssl
 import subprocess
 import tarfile
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +27,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.leftovers import Proc, carrying, marker_env
 from tests.tls_webhook import CA
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,6 +37,8 @@ pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or any(shutil.which(t) is None for t in TOOLS),
     reason="needs root, debootstrap and buildah (make image-tools)",
 )
+#: the environment variable that marks the processes of one server started by a test
+TAG = "STOCKADE_IMAGE_TEST"
 PRIVILEGED_POD = {
     "apiVersion": "v1",
     "kind": "Pod",
@@ -96,6 +102,27 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def stop_server(proc: subprocess.Popen[bytes], tag: str) -> list[Proc]:
+    """Stop the server started as `proc` and everything it started: SIGTERM to its process group
+    (a graceful stop), SIGKILL to the group and to any process still carrying `tag` (one that left
+    the group) 15 s later. Returns what is still running 30 s after that (nothing, normally)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 15
+    while carrying(TAG, tag) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    with contextlib.suppress(ProcessLookupError):  # proc is not reaped yet: its group id is not reused
+        os.killpg(proc.pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while (left := carrying(TAG, tag)) and time.monotonic() < deadline:
+        for p in left:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p.pid, signal.SIGKILL)
+        time.sleep(0.1)
+    proc.wait(timeout=30)
+    return left
+
+
 def test_entrypoint_answers_admission_review_over_tls_read_only(
     image: tuple[Path, dict[str, Any], float], tmp_path: Path
 ) -> None:
@@ -115,27 +142,31 @@ def test_entrypoint_answers_admission_review_over_tls_read_only(
         f" exec chroot --userspec=65532:65532 $R {entry} webhook serve --tls-cert /tmp/tls.crt"
         f" --tls-key /tmp/tls.key --host 127.0.0.1 --port {port} --no-inventory"
     )
-    started = time.monotonic()
-    proc = subprocess.Popen(
-        ["unshare", "--mount", "--fork", "/bin/sh", "-c", script],
-        env={**env, "PATH": env["PATH"] + ":/usr/sbin:/sbin"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
     ca_file = ca.write_ca(tmp_path / "ca.crt")
+    started = time.monotonic()
+    log = tmp_path / "serve.log"
+    tag = f"stockade-image-test-{uuid.uuid4().hex}"  # in the environment of every process below
+    with log.open("w") as out:
+        # Its own session (process group), and a PID namespace whose init is the server: stopping it
+        # ends every process inside, whatever user it runs as (tests/leftovers.py checks the run).
+        proc = subprocess.Popen(
+            ["unshare", "--mount", "--pid", "--fork", "--kill-child", "/bin/sh", "-c", script],
+            env={**env, "PATH": env["PATH"] + ":/usr/sbin:/sbin", TAG: tag, **marker_env()},
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         verify = ssl.create_default_context(cafile=str(ca_file))
-        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=verify, timeout=5) as client:
+        with httpx.Client(base_url=f"https://127.0.0.1:{port}", verify=verify, timeout=30) as client:
             ready = None
-            while time.monotonic() - started < 60 and proc.poll() is None:
-                try:
+            while time.monotonic() - started < 120 and proc.poll() is None:
+                with contextlib.suppress(httpx.TransportError):
                     ready = client.get("/readyz")
                     if ready.status_code == 200:
                         break
-                except httpx.TransportError:
-                    time.sleep(0.1)
-            assert ready is not None and ready.status_code == 200, proc.stdout.read() if proc.stdout else ""
+                time.sleep(0.1)
+            assert ready is not None and ready.status_code == 200, log.read_text()
             startup = time.monotonic() - started
             review = {
                 "apiVersion": "admission.k8s.io/v1",
@@ -156,8 +187,5 @@ def test_entrypoint_answers_admission_review_over_tls_read_only(
             assert "privileged" in answer["response"]["status"]["message"]
             print(f"\nimage entrypoint: /readyz after {startup:.2f} s")
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
+        left = stop_server(proc, tag)
+    assert left == [], f"still running after the test: {left}"
