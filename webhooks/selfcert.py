@@ -382,6 +382,21 @@ class SelfIssuer:
         return halt
 
 
+#: where a pod finds its namespace without the downward API
+SERVICE_ACCOUNT_NAMESPACE = Path("/var/run/secrets/kubernetes.io/serviceaccount/namespace")
+
+
+def pod_namespace() -> str | None:
+    """POD_NAMESPACE (the chart sets it from the downward API), else the mounted ServiceAccount's."""
+    given = os.environ.get("POD_NAMESPACE", "").strip()
+    if given:
+        return given
+    try:
+        return SERVICE_ACCOUNT_NAMESPACE.read_text(encoding="utf-8").strip() or None
+    except OSError:
+        return None
+
+
 def read_ca_bundle(api_client: Any, namespace: str) -> bytes | None:
     """The CA bundle the self-issuing webhook publishes (ConfigMap `stockade-webhook-ca-bundle`), for
     the registration hook; None while it does not exist."""
