@@ -50,6 +50,7 @@ from stockade.webhooks.install import (
 )
 from stockade.webhooks.kinds import UnknownKind
 from stockade.webhooks.manifests import (
+    CA_BUNDLE_MAP,
     CA_INJECT_ANNOTATION,
     DEFAULT_NAMESPACE,
     REGISTRATION_DIR,
@@ -61,6 +62,7 @@ from stockade.webhooks.manifests import (
     param_kinds,
     policy_files,
     render,
+    service_dns_names,
     split_registration,
     to_documents,
     webhook_configuration,
@@ -115,11 +117,23 @@ def serve(
     no_evaluation: Annotated[
         bool, typer.Option("--no-evaluation", hidden=True, help="Benchmark floor: allow without evaluating.")
     ] = False,
+    self_issued_certs: Annotated[
+        bool,
+        typer.Option(
+            "--self-issued-certs",
+            help="Issue and rotate the serving certificate (CA in the Secret stockade-webhook-certs of"
+            " POD_NAMESPACE, caBundle of the webhook configuration kept in step), written to"
+            " --tls-cert/--tls-key. The Helm chart's default.",
+        ),
+    ] = False,
 ) -> None:
     """Serve AdmissionReview v1 on https://HOST:PORT/validate (plus /healthz, /readyz, /metrics).
 
     Every start-up failure (files, config, TLS pair, cluster configuration, port, a worker that cannot
     start) is one line and exit code 2."""
+    stop_issuer: Callable[[], None] | None = None
+    if self_issued_certs:
+        stop_issuer = _self_issuer(tls_cert, tls_key, kubeconfig, context).start()
     for f in (tls_cert, tls_key):
         if not f.is_file():
             fail(f"{f}: no such file")
@@ -157,9 +171,39 @@ def serve(
     except OSError as exc:
         fail(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
     _logging()
-    failed = run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
+    try:
+        failed = run(sock, tls_cert, tls_key, factory, workers, Limits.of(limits))
+    finally:
+        if stop_issuer is not None:
+            stop_issuer()
     if failed:
         fail(f"{failed} of {workers} worker processes ended on their own, so the server stopped")
+
+
+def _self_issuer(tls_cert: Path, tls_key: Path, kubeconfig: Path | None, context: str | None) -> Any:
+    """The certificate self-issuer, after its first pass: the Secret read (or filled), the caBundle
+    in step, the pair written where the server reads it. Its loop runs in a thread of this process
+    (with --workers, the parent's: the files are shared)."""
+    from stockade.webhooks.selfcert import SelfCertError, SelfIssuer, pod_namespace
+
+    namespace = pod_namespace()
+    if namespace is None:
+        fail("--self-issued-certs: set POD_NAMESPACE (the chart sets it) or run in a pod")
+    try:
+        Options(namespace=namespace).validate()
+    except ManifestError as exc:
+        fail(f"--self-issued-certs: {exc}")
+    api_client = _cluster_client(kubeconfig, context)
+    issuer = SelfIssuer(api_client, namespace, service_dns_names(namespace), tls_cert, tls_key)
+    try:
+        done = issuer.reconcile()
+    except SelfCertError as exc:
+        fail(f"--self-issued-certs: {exc}")
+    except urllib3.exceptions.HTTPError as exc:
+        host = api_client.configuration.host
+        fail(f"--self-issued-certs: cannot reach the API server at {host}: {type(exc).__name__}")
+    typer.echo(f"stockade: self-issued certificate: {done}", err=True)
+    return issuer
 
 
 class _StartError(Exception):
@@ -665,6 +709,14 @@ def register_cmd(
     ] = None,
     config: ConfigFile = None,
     policy_dir: PolicyDirs = None,
+    self_issued_certs: Annotated[
+        bool,
+        typer.Option(
+            "--self-issued-certs",
+            help="The webhook issues its own certificate: the caBundle is the CA it publishes in the"
+            " ConfigMap stockade-webhook-ca-bundle (read once the rollout is done).",
+        ),
+    ] = False,
     wait: Annotated[
         int, typer.Option("--wait", help="Seconds to wait for the webhook's rollout first (0: no).")
     ] = 300,
@@ -680,9 +732,14 @@ def register_cmd(
     options = _options(
         namespace, 2, failure_policy, timeout, cert_manager, None, None, config, None, None, None, policy_dir
     )
+    if self_issued_certs:
+        if cert_manager or ca_bundle_file is not None:
+            fail("--self-issued-certs excludes --cert-manager and --ca-bundle")
+        _register_self_issued(api_client, options, policy_dir, namespace, float(wait))
+        return
     if not cert_manager:
         if ca_bundle_file is None:
-            fail("give --ca-bundle FILE (the CA's PEM) or --cert-manager")
+            fail("give --ca-bundle FILE (the CA's PEM), --cert-manager or --self-issued-certs")
         try:
             options = replace(options, ca_bundle=ca_bundle_file.read_bytes())
         except OSError as exc:
@@ -696,6 +753,37 @@ def register_cmd(
     _run_against_cluster(
         api_client, lambda: typer.echo(str(register(api_client, configuration, namespace, float(wait))))
     )
+
+
+def _register_self_issued(
+    api_client: Any, options: Options, policy_dir: list[Path] | None, namespace: str, wait: float
+) -> None:
+    """Wait for the rollout (the replicas publish the CA before they are ready), then register with
+    the CA bundle they published."""
+    from stockade.webhooks.install import wait_rolled_out
+    from stockade.webhooks.selfcert import SelfCertError, read_ca_bundle
+
+    kinds = _library_kinds(policy_dir, options.config_text)
+
+    def action() -> None:
+        if wait > 0:
+            wait_rolled_out(api_client, namespace, WEBHOOK, wait)
+        try:
+            bundle = read_ca_bundle(api_client, namespace)
+        except SelfCertError as exc:
+            raise InstallError(str(exc)) from None
+        if bundle is None:
+            raise InstallError(
+                f"ConfigMap {namespace}/{CA_BUNDLE_MAP} has no ca.crt: is the webhook running with"
+                " --self-issued-certs? (its logs say why not)"
+            )
+        try:
+            configuration = webhook_configuration(replace(options, ca_bundle=bundle), kinds)
+        except (ManifestError, UnknownKind) as exc:
+            raise InstallError(str(exc)) from None
+        typer.echo(str(register(api_client, configuration, namespace, 0)))
+
+    _run_against_cluster(api_client, action)
 
 
 def _in_cluster_client() -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,27 +160,33 @@ class CertDirReport:
         return self.ca != "kept" or self.serving != "kept"
 
 
-def _load_pems(path: Path) -> list[x509.Certificate]:
-    if not path.is_file():
+def _parse_pems(name: str, data: bytes | None) -> list[x509.Certificate]:
+    if data is None:
         return []
     try:
-        return x509.load_pem_x509_certificates(path.read_bytes())
+        return x509.load_pem_x509_certificates(data)
     except ValueError:
-        raise ValueError(
-            f"{path.name} is not a PEM certificate (delete it to have it created again)"
-        ) from None
+        raise ValueError(f"{name} is not a PEM certificate (delete it to have it created again)") from None
 
 
-def _load_key(path: Path) -> ec.EllipticCurvePrivateKey | None:
-    if not path.is_file():
+def _parse_key(name: str, data: bytes | None) -> ec.EllipticCurvePrivateKey | None:
+    if data is None:
         return None
     try:
-        key = serialization.load_pem_private_key(path.read_bytes(), password=None)
+        key = serialization.load_pem_private_key(data, password=None)
     except (ValueError, TypeError):  # TypeError: an encrypted key
         raise ValueError(
-            f"{path.name} is not an unencrypted PEM private key (delete it to have it created again)"
+            f"{name} is not an unencrypted PEM private key (delete it to have it created again)"
         ) from None
     return key if isinstance(key, ec.EllipticCurvePrivateKey) else None
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
+
+
+def _load_pems(path: Path) -> list[x509.Certificate]:
+    return _parse_pems(path.name, _read(path))
 
 
 def _same_key(key: ec.EllipticCurvePrivateKey | None, cert: x509.Certificate) -> bool:
@@ -277,23 +283,51 @@ def plan_certs(
     serving_renew_before: dt.timedelta = SERVING_RENEW_BEFORE,
     ca_renew_before: dt.timedelta = CA_RENEW_BEFORE,
 ) -> CertPlan:
-    """Decide, without writing, how to keep the CA and serving certificate in `directory` valid.
+    """Decide, without writing, how to keep the CA and serving certificate in `directory` valid
+    (:func:`plan_pems` on the four files). Every file is read (and an unreadable one raises) before
+    anything is decided."""
+    current = {
+        n: data for n in (CA_CERT, CA_KEY, TLS_CERT, TLS_KEY) if (data := _read(directory / n)) is not None
+    }
+    report, files = plan_pems(
+        current, dns_names, now, serving_renew_before=serving_renew_before, ca_renew_before=ca_renew_before
+    )
+    return CertPlan(directory, report, files)
+
+
+def plan_pems(
+    current: Mapping[str, bytes],
+    dns_names: Sequence[str],
+    now: dt.datetime | None = None,
+    *,
+    serving_validity: dt.timedelta = SERVING_VALIDITY,
+    serving_renew_before: dt.timedelta = SERVING_RENEW_BEFORE,
+    ca_validity: dt.timedelta = CA_VALIDITY,
+    ca_renew_before: dt.timedelta = CA_RENEW_BEFORE,
+    reissue_on_ca_rotation: bool = True,
+) -> tuple[CertDirReport, dict[str, bytes]]:
+    """Decide how to keep a CA and serving certificate valid: `current` maps `ca.crt`, `ca.key`,
+    `tls.crt`, `tls.key` to their PEM bytes (a missing one is absent); the answer is the report and
+    the entries to replace (empty: keep everything). Key material is never part of the report.
 
     The serving certificate is re-issued when it is missing, does not match its key, was not issued
     by the current CA, expires within `serving_renew_before`, or names other DNS names than asked.
     The CA is kept unless missing, unreadable, or expiring within `ca_renew_before`; a rotated CA's
-    `ca.crt` also carries the previous CA until that one expires, so webhook pods still serving a
-    certificate of the old CA stay trusted while the new Secret propagates. Every file is read (and
-    an unreadable one raises) before anything is decided.
+    `ca.crt` also carries the previous CA until that one expires, so a server still presenting a
+    certificate of the old CA stays trusted while the new bundle propagates. With
+    `reissue_on_ca_rotation` false (the self-issuing webhook), a serving certificate of a CA still in
+    the bundle that expires before that CA is kept: it is replaced at its own renewal, by the new CA,
+    once the bundle trusting the new CA has long reached the API server. An unparseable entry raises
+    ValueError naming it.
     """
     now = now or dt.datetime.now(dt.UTC)
     wanted = tuple(dict.fromkeys(dns_names))
     if not wanted:
         raise ValueError("a serving certificate needs at least one DNS name")
-    cas = _load_pems(directory / CA_CERT)
-    ca_key = _load_key(directory / CA_KEY)
-    served = _load_pems(directory / TLS_CERT)
-    tls_key = _load_key(directory / TLS_KEY)
+    cas = _parse_pems(CA_CERT, current.get(CA_CERT))
+    ca_key = _parse_key(CA_KEY, current.get(CA_KEY))
+    served = _parse_pems(TLS_CERT, current.get(TLS_CERT))
+    tls_key = _parse_key(TLS_KEY, current.get(TLS_KEY))
     files: dict[str, bytes] = {}
     ca: CertificateAuthority | None = None
     ca_state = "created"
@@ -304,18 +338,21 @@ def plan_certs(
             ca_state = f"rotated: expires {cas[0].not_valid_after_utc:%Y-%m-%d}"
     elif cas:
         ca_state = "rotated: ca.key missing or does not match ca.crt"
+    trusted = [c for c in cas if c.not_valid_after_utc > now]
     if ca is None:
-        ca = CertificateAuthority.create(valid=CA_VALIDITY, now=now)
-        previous = [c for c in cas if c.not_valid_after_utc > now]
+        ca = CertificateAuthority.create(valid=ca_validity, now=now)
         files[CA_KEY] = ca.key_pem
-        files[CA_CERT] = ca.cert_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in previous)
+        files[CA_CERT] = ca.cert_pem + b"".join(c.public_bytes(serialization.Encoding.PEM) for c in trusted)
+        trusted = [ca.cert, *trusted]
 
     serving_state = "kept"
     if not served:
         serving_state = "created"
     elif not _same_key(tls_key, served[0]):
         serving_state = "reissued: tls.key missing or does not match tls.crt"
-    elif not _issued_by(served[0], ca.cert):
+    elif not _issued_by(served[0], ca.cert) and (
+        reissue_on_ca_rotation or not _kept_under_old_ca(served[0], trusted)
+    ):
         serving_state = "reissued: not issued by the current CA"
     elif served[0].not_valid_after_utc - now <= serving_renew_before:
         serving_state = f"reissued: expires {served[0].not_valid_after_utc:%Y-%m-%d}"
@@ -323,8 +360,13 @@ def plan_certs(
         serving_state = "reissued: DNS names changed"
     serving_not_after = served[0].not_valid_after_utc if served else now
     if serving_state != "kept":
-        issued = ca.issue(wanted, valid=SERVING_VALIDITY, now=now)
+        issued = ca.issue(wanted, valid=serving_validity, now=now)
         files[TLS_KEY], files[TLS_CERT] = issued.key_pem, issued.cert_pem
         serving_not_after = x509.load_pem_x509_certificate(issued.cert_pem).not_valid_after_utc
     report = CertDirReport(ca_state, serving_state, ca.cert.not_valid_after_utc, serving_not_after, wanted)
-    return CertPlan(directory, report, files)
+    return report, files
+
+
+def _kept_under_old_ca(served: x509.Certificate, trusted: Sequence[x509.Certificate]) -> bool:
+    """Issued by a CA still in the bundle, which outlives it."""
+    return any(_issued_by(served, c) and c.not_valid_after_utc >= served.not_valid_after_utc for c in trusted)

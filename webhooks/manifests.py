@@ -14,8 +14,11 @@ never written by hand:
   subresource the webhook evaluates: a new rule area is sent to the webhook without a change here.
 
 The serving certificate comes from `stockade webhook certs` (its `ca.crt` becomes the caBundle, its
-key is put in a Secret by `install` only, never rendered to text) or from cert-manager (`cert_manager`:
-a self-signed root, a CA Issuer, a serving Certificate, and the cainjector annotation).
+key is put in a Secret by `install` only, never rendered to text), from cert-manager (`cert_manager`:
+a self-signed root, a CA Issuer, a serving Certificate, and the cainjector annotation), or from the
+webhook itself (`self_issued`, the Helm chart's default: `webhook serve --self-issued-certs` keeps a
+CA and serving certificate in a Secret and the caBundle in step, `stockade.webhooks.selfcert`; the
+pods get the least RBAC for it, `self_issued_rbac`).
 """
 
 from __future__ import annotations
@@ -42,6 +45,11 @@ Obj = dict[str, Any]
 NAME = "stockade-webhook"
 DEFAULT_NAMESPACE = "stockade-system"
 TLS_SECRET = f"{NAME}-tls"
+#: the self-issuing webhook's CA and serving certificate (stockade.webhooks.selfcert)
+SELF_ISSUED_SECRET = f"{NAME}-certs"
+#: the public CA bundle (`ca.crt`) the registration hook reads: the chart's, or the self-issuer's
+CA_BUNDLE_MAP = f"{NAME}-ca-bundle"
+SELF_ISSUED_ROLE = f"{NAME}-certs"
 CONFIG_MAP = f"{NAME}-config"
 CONFIG_KEY = "stockade.yaml"
 POLICY_MAP = f"{NAME}-policies"
@@ -103,8 +111,10 @@ class Options:
     image_digest: str | None = None
     #: the stockade.yaml put in the ConfigMap (validated): the commented starter file by default
     config_text: str = STARTER_CONFIG
-    #: PEM CA bundle for clientConfig.caBundle; required unless cert_manager
+    #: PEM CA bundle for clientConfig.caBundle; required unless cert_manager or self_issued
     ca_bundle: bytes | None = None
+    #: the webhook issues, rotates and publishes its own certificate (`serve --self-issued-certs`)
+    self_issued: bool = False
     extra_dns_names: tuple[str, ...] = ()
     #: where the API server is, for the NetworkPolicy's egress; empty: any address, ports 443/6443
     apiserver_cidrs: tuple[str, ...] = ()
@@ -151,6 +161,8 @@ class Options:
             r"^https?://[^\s/]+", self.audit_push_metrics
         ):
             raise ManifestError("--audit-push-metrics must be an http(s):// URL of a Pushgateway")
+        if self.self_issued and self.cert_manager:
+            raise ManifestError("a self-issued certificate and --cert-manager exclude each other")
         if self.audit_push_metrics is not None and self.audit_schedule is None:
             raise ManifestError("--audit-push-metrics needs --audit SCHEDULE")
         if "@" in self.image and self.image_digest:
@@ -268,7 +280,7 @@ def render(
     options.validate()
     if options.audit_schedule is not None and not audit_roles:
         raise ManifestError("the audit CronJob needs the audit's ClusterRoles")
-    if not options.cert_manager and not options.ca_bundle:
+    if not options.cert_manager and not options.ca_bundle and not options.self_issued:
         raise ManifestError(
             "a caBundle is needed: give --certs-dir (from `stockade webhook certs`) or --cert-manager"
         )
@@ -304,6 +316,8 @@ def render(
         )
     if options.cert_manager:
         objects += cert_manager_objects(ns, options.dns_names)
+    if options.self_issued:
+        objects += self_issued_rbac(ns)
     objects += [
         {
             "apiVersion": "v1",
@@ -557,6 +571,76 @@ def _rbac(ns: str, watched: Sequence[WatchedKind], params: Sequence[tuple[str, s
     ]
 
 
+def self_issued_rbac(ns: str) -> list[Obj]:
+    """The self-issuing webhook's Secret and ConfigMap, created empty, and its least RBAC
+    (stockade.webhooks.selfcert), bound to its ServiceAccount:
+
+    - in its namespace, `get`/`update` of that one Secret and one ConfigMap, by name. Not `create`:
+      Kubernetes cannot limit a create by name (a create request carries none), and create on
+      Secrets would let the webhook's token write a `kubernetes.io/service-account-token` Secret for
+      any ServiceAccount of the namespace (the registrar's: STK-RBAC-014, and the escalation path
+      STK-RBAC-031). So the two objects are rendered here, empty, and the first replica to fill the
+      Secret wins by its resourceVersion (the others get 409 Conflict and read it);
+    - cluster-wide, `get`/`patch` of its own ValidatingWebhookConfiguration, by name (never create
+      or delete: the registration hook creates it, the pre-delete hook removes it).
+
+    Applying these again (`helm upgrade`, `kubectl apply`) leaves the data the webhook wrote: none
+    is in the manifest.
+    """
+    rbac = "rbac.authorization.k8s.io"
+    subject = [{"kind": "ServiceAccount", "name": NAME, "namespace": ns}]
+    return [
+        {"apiVersion": "v1", "kind": "Secret", "metadata": _meta(SELF_ISSUED_SECRET, ns), "type": "Opaque"},
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": _meta(CA_BUNDLE_MAP, ns)},
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "Role",
+            "metadata": _meta(SELF_ISSUED_ROLE, ns),
+            "rules": [
+                {
+                    "apiGroups": [""],
+                    "resources": ["secrets"],
+                    "resourceNames": [SELF_ISSUED_SECRET],
+                    "verbs": ["get", "update"],
+                },
+                {
+                    "apiGroups": [""],
+                    "resources": ["configmaps"],
+                    "resourceNames": [CA_BUNDLE_MAP],
+                    "verbs": ["get", "update"],
+                },
+            ],
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "RoleBinding",
+            "metadata": _meta(SELF_ISSUED_ROLE, ns),
+            "roleRef": {"apiGroup": rbac, "kind": "Role", "name": SELF_ISSUED_ROLE},
+            "subjects": subject,
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRole",
+            "metadata": _meta(SELF_ISSUED_ROLE),
+            "rules": [
+                {
+                    "apiGroups": ["admissionregistration.k8s.io"],
+                    "resources": ["validatingwebhookconfigurations"],
+                    "resourceNames": [NAME],
+                    "verbs": ["get", "patch"],
+                }
+            ],
+        },
+        {
+            "apiVersion": f"{rbac}/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": _meta(SELF_ISSUED_ROLE),
+            "roleRef": {"apiGroup": rbac, "kind": "ClusterRole", "name": SELF_ISSUED_ROLE},
+            "subjects": subject,
+        },
+    ]
+
+
 def cert_manager_objects(ns: str, dns_names: Sequence[str]) -> list[Obj]:
     """A private CA of the webhook's own (self-signed root -> CA Issuer -> serving Certificate), so
     serving certificates rotate without the caBundle changing; cainjector fills the caBundle."""
@@ -619,6 +703,7 @@ def _deployment(options: Options) -> Obj:
             "/tls/tls.crt",
             "--tls-key",
             "/tls/tls.key",
+            *(["--self-issued-certs"] if options.self_issued else []),
             "--config",
             f"/config/{CONFIG_KEY}",
             "--port",
@@ -626,6 +711,16 @@ def _deployment(options: Options) -> Obj:
             *(["--cluster", options.cluster] if options.cluster else []),
             *(["--policy-dir", POLICY_MOUNT] if options.policy_files else []),
         ],
+        # the self-issuer's namespace (its Secret, ConfigMap and the Service's DNS names)
+        **(
+            {
+                "env": [
+                    {"name": "POD_NAMESPACE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}}
+                ]
+            }
+            if options.self_issued
+            else {}
+        ),
         "ports": [{"name": "https", "containerPort": PORT, "protocol": "TCP"}],
         "readinessProbe": {
             "httpGet": {"path": "/readyz", "port": "https", "scheme": "HTTPS"},
@@ -645,7 +740,7 @@ def _deployment(options: Options) -> Obj:
         },
         "securityContext": container_security(),
         "volumeMounts": [
-            {"name": "tls", "mountPath": "/tls", "readOnly": True},
+            {"name": "tls", "mountPath": "/tls", "readOnly": not options.self_issued},
             {"name": "config", "mountPath": "/config", "readOnly": True},
             {"name": "tmp", "mountPath": "/tmp"},
             *(
@@ -657,8 +752,14 @@ def _deployment(options: Options) -> Obj:
     }
     # Whole-volume mounts (no subPath): Secret and ConfigMap updates reach the files, which the webhook
     # reloads live (certificates on rotation, stockade.yaml on edit).
+    # Self-issued: the webhook writes the pair it reads from its Secret into memory, never to disk.
+    tls: Obj = (
+        {"name": "tls", "emptyDir": {"medium": "Memory", "sizeLimit": "1Mi"}}
+        if options.self_issued
+        else {"name": "tls", "secret": {"secretName": TLS_SECRET, "defaultMode": 0o440}}
+    )
     volumes = [
-        {"name": "tls", "secret": {"secretName": TLS_SECRET, "defaultMode": 0o440}},
+        tls,
         {"name": "config", "configMap": {"name": CONFIG_MAP, "defaultMode": 0o444}},
         {"name": "tmp", "emptyDir": {"medium": "Memory", "sizeLimit": "64Mi"}},
     ]
@@ -784,9 +885,10 @@ def webhook_configuration(options: Options, library_kinds: Iterable[str]) -> Obj
     metadata = _meta(NAME)
     if options.cert_manager:
         metadata["annotations"] = {CA_INJECT_ANNOTATION: f"{options.namespace}/{NAME}"}
-    else:
-        assert options.ca_bundle is not None
+    elif options.ca_bundle is not None:
         client["caBundle"] = base64.b64encode(options.ca_bundle).decode()
+    elif not options.self_issued:  # self-issued and not yet published: the webhook patches it in
+        raise ManifestError("a caBundle is needed: give --certs-dir or --cert-manager")
     names = sorted({"kube-system", options.namespace, *unsent_namespaces(options.config_text)})
     excluded = {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": names}
     return {

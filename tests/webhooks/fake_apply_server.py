@@ -17,6 +17,11 @@ the object paths kube-apiserver serves:
 - `fail_next` failures answer object requests too.
 - GET returns the object (the `/status` subresource too), DELETE removes it; 404 when absent. Deleting
   a Namespace deletes the objects in it, as the namespace controller eventually does.
+- POST to a namespaced collection creates (409 AlreadyExists when the name is taken); PUT replaces,
+  with the resourceVersion the body carries (409 Conflict when it is not the stored one); PATCH with
+  `application/json-patch+json` applies RFC 6902 `add`/`replace`/`test` operations (a failed test
+  is 422, as kube-apiserver answers). `race_next[plural]`: the next POST or PUT of that plural finds
+  this object written first (stored as another client's write), so it gets its 409.
 """
 
 from __future__ import annotations
@@ -93,6 +98,7 @@ class FakeApplyServer(_base.FakeApiServer):  # type: ignore[misc]
         self.namespaced = {p for p, (_, _, namespaced) in kinds.items() if namespaced}
         self.calls: list[Call] = []
         self.deployments_roll_out = True
+        self.race_next: dict[str, dict[str, Any]] = {}
 
     async def _start(self) -> None:
         # The parent's _start builds the app and binds it; routes cannot be added afterwards, so the
@@ -105,6 +111,7 @@ class FakeApplyServer(_base.FakeApiServer):  # type: ignore[misc]
                 path = f"{prefix}{scope}/{{plural}}/{{name}}"
                 app.router.add_route("*", path, self._object)
                 app.router.add_get(f"{path}/status", self._object)
+            app.router.add_post(f"{prefix}/namespaces/{{namespace}}/{{plural}}", self._create)
         self._runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.ssl_context)
@@ -157,8 +164,12 @@ class FakeApplyServer(_base.FakeApiServer):  # type: ignore[misc]
             return self._answer(request, 200, obj)
         if request.method == "DELETE":
             return self._delete(request, plural, key)
+        if request.method == "PATCH" and request.headers.get("Content-Type") == "application/json-patch+json":
+            return await self._json_patch(request, plural, key)
         if request.method == "PATCH":
             return await self._apply(request, plural, key)
+        if request.method == "PUT":
+            return await self._replace(request, plural, key)
         return self._error(request, 405, "MethodNotAllowed", request.method)
 
     def _delete(self, request: web.Request, plural: str, key: tuple[str, str]) -> web.Response:
@@ -220,6 +231,87 @@ class FakeApplyServer(_base.FakeApiServer):  # type: ignore[misc]
             event = {"type": "MODIFIED" if old else "ADDED", "object": copy.deepcopy(new)}
             self._emit(plural, event, logged=True)
             return self._answer(request, 201 if old is None else 200, copy.deepcopy(new))
+
+    # -- create, replace, JSON patch ------------------------------------------------------------------
+
+    def _raced(self, plural: str, key: tuple[str, str]) -> None:
+        """Store the queued object of another client's write (race_next), if any, first."""
+        other = self.race_next.pop(plural, None)
+        if other is not None:
+            self._store(plural, key, copy.deepcopy(other), self._objects[plural].get(key))
+
+    def _store(
+        self, plural: str, key: tuple[str, str], new: dict[str, Any], old: dict[str, Any] | None
+    ) -> dict[str, Any]:
+        kind, api_version = self.kinds[plural]
+        new.update(kind=kind, apiVersion=api_version)
+        md = new.setdefault("metadata", {})
+        md.update(name=key[1], **({"namespace": key[0]} if key[0] else {}))
+        md["uid"] = old["metadata"]["uid"] if old else str(uuid.uuid4())
+        md["creationTimestamp"] = "2026-01-01T00:00:00Z"
+        self._rv += 1
+        md["resourceVersion"] = str(self._rv)
+        self._objects[plural][key] = new
+        self._emit(
+            plural, {"type": "MODIFIED" if old else "ADDED", "object": copy.deepcopy(new)}, logged=True
+        )
+        return new
+
+    async def _create(self, request: web.Request) -> web.Response:
+        info = request.match_info
+        plural, namespace = info["plural"], info["namespace"]
+        if plural not in self.kinds or plural not in self.namespaced:
+            return self._error(request, 404, "NotFound", f"the server could not find the resource {plural}")
+        body = yaml.safe_load(await request.text())
+        name = ((body or {}).get("metadata") or {}).get("name")
+        if not name:
+            return self._error(request, 400, "BadRequest", "metadata.name is required")
+        key = (namespace, str(name))
+        with self._lock:
+            self._raced(plural, key)
+            if key in self._objects[plural]:
+                return self._error(request, 409, "AlreadyExists", f'{plural} "{name}" already exists')
+            body["metadata"].pop("resourceVersion", None)
+            return self._answer(request, 201, copy.deepcopy(self._store(plural, key, body, None)))
+
+    async def _replace(self, request: web.Request, plural: str, key: tuple[str, str]) -> web.Response:
+        body = yaml.safe_load(await request.text())
+        with self._lock:
+            self._raced(plural, key)
+            old = self._objects[plural].get(key)
+            if old is None:
+                return self._error(request, 404, "NotFound", f'{plural} "{key[1]}" not found')
+            given = ((body or {}).get("metadata") or {}).get("resourceVersion")
+            if given and given != old["metadata"]["resourceVersion"]:
+                return self._error(
+                    request, 409, "Conflict", "the object has been modified; please apply your changes"
+                )
+            return self._answer(request, 200, copy.deepcopy(self._store(plural, key, body, old)))
+
+    async def _json_patch(self, request: web.Request, plural: str, key: tuple[str, str]) -> web.Response:
+        ops = yaml.safe_load(await request.text())
+        with self._lock:
+            old = self._objects[plural].get(key)
+            if old is None:
+                return self._error(request, 404, "NotFound", f'{plural} "{key[1]}" not found')
+            new = copy.deepcopy(old)
+            for op in ops:
+                *parents, last = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+                target: Any = new
+                try:
+                    for part in parents:
+                        target = target[int(part)] if isinstance(target, list) else target[part]
+                    leaf = int(last) if isinstance(target, list) else last
+                    if op["op"] == "test":
+                        if target[leaf] != op["value"]:
+                            raise KeyError(op["path"])
+                    elif op["op"] in ("add", "replace"):
+                        target[leaf] = copy.deepcopy(op["value"])
+                    else:
+                        return self._error(request, 400, "BadRequest", f"op {op['op']} is not faked")
+                except (KeyError, IndexError, ValueError, TypeError):
+                    return self._error(request, 422, "Invalid", f"the patch failed at {op['path']}")
+            return self._answer(request, 200, copy.deepcopy(self._store(plural, key, new, old)))
 
 
 def _without_rv(obj: dict[str, Any]) -> dict[str, Any]:

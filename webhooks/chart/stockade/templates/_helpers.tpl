@@ -30,9 +30,11 @@
 - /config/stockade.yaml
 {{- if .Values.certManager.enabled }}
 - --cert-manager
-{{- else }}
+{{- else if .Values.caBundle }}
 - --ca-bundle
 - /ca/ca.crt
+{{- else }}
+- --self-issued-certs
 {{- end }}
 {{- if .Values.policies }}
 - --policy-dir
