@@ -19,11 +19,15 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
   the azurerm resources stockade knows are translated to their ARM properties (storage accounts,
-  AKS clusters and node pools, private endpoints, private DNS zones and VNet links, VNets, subnets
-  and their route table associations, route tables and routes, firewalls, firewall policies and
-  their rule collection groups, classic application rule collections). Ids that are only known
-  after apply are taken from the plan's configuration references (``azurerm_subnet.aks.id``); a
-  next hop that is a firewall's private IP is recognised through its reference.
+  AKS clusters with their baseline controls and node pools, Key Vaults, container registries, ML
+  workspaces and AI Foundry hubs, Cognitive Services / AI services accounts, private endpoints,
+  private DNS zones and VNet links, VNets, subnets and their route table associations, route tables
+  and routes, firewalls, firewall policies and their rule collection groups, classic application
+  rule collections). Ids that are only known after apply are taken from the plan's configuration
+  references (``azurerm_subnet.aks.id``); a next hop that is a firewall's private IP is recognised
+  through its reference. A setting the rules judge that terraform knows only after apply (its
+  ``resource_changes`` ``after_unknown``; ``planned_values`` leaves it out) carries the same
+  "unknown" marker as a template expression stockade cannot evaluate: the worst case, never absent.
 
 Findings point at the file and the line of the offending field: an ARM resource's own path, or, in
 a plan, the attribute the ARM property came from.
