@@ -503,25 +503,14 @@ def _storage(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
     if v.get("account_kind") is not None:
         a.obj["kind"] = v["account_kind"]
     _public_access(a, v)
-    rules = _first(v, "network_rules")
-    if rules:
-        a.setting(
-            (*p, "networkAcls", "defaultAction"),
-            rules.get("default_action"),
-            ("network_rules", 0, "default_action"),
-        )
-        a.listing(
-            (*p, "networkAcls", "ipRules"),
-            rules.get("ip_rules"),
-            ("network_rules", 0, "ip_rules"),
-            lambda r: {"value": r},
-        )
-        a.listing(
-            (*p, "networkAcls", "virtualNetworkRules"),
-            rules.get("virtual_network_subnet_ids"),
-            ("network_rules", 0, "virtual_network_subnet_ids"),
-            lambda r: {"id": r},
-        )
+    _firewall_rules(
+        a,
+        v,
+        "network_rules",
+        "networkAcls",
+        ("ip_rules", lambda r: {"value": r}),
+        ("virtual_network_subnet_ids", lambda r: {"id": r}),
+    )
     for arm_key, tf_key in (
         ("allowBlobPublicAccess", "allow_nested_items_to_be_public"),
         ("allowSharedKeyAccess", "shared_access_key_enabled"),
