@@ -19,11 +19,15 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
   the azurerm resources stockade knows are translated to their ARM properties (storage accounts,
-  AKS clusters and node pools, private endpoints, private DNS zones and VNet links, VNets, subnets
-  and their route table associations, route tables and routes, firewalls, firewall policies and
-  their rule collection groups, classic application rule collections). Ids that are only known
-  after apply are taken from the plan's configuration references (``azurerm_subnet.aks.id``); a
-  next hop that is a firewall's private IP is recognised through its reference.
+  AKS clusters with their baseline controls and node pools, Key Vaults, container registries, ML
+  workspaces and AI Foundry hubs, Cognitive Services / AI services accounts, private endpoints,
+  private DNS zones and VNet links, VNets, subnets and their route table associations, route tables
+  and routes, firewalls, firewall policies and their rule collection groups, classic application
+  rule collections). Ids that are only known after apply are taken from the plan's configuration
+  references (``azurerm_subnet.aks.id``); a next hop that is a firewall's private IP is recognised
+  through its reference. A setting the rules judge that terraform knows only after apply (its
+  ``resource_changes`` ``after_unknown``; ``planned_values`` leaves it out) carries the same
+  "unknown" marker as a template expression stockade cannot evaluate: the worst case, never absent.
 
 Findings point at the file and the line of the offending field: an ARM resource's own path, or, in
 a plan, the attribute the ARM property came from.
@@ -42,12 +46,16 @@ import orjson
 from stockade.policies.decoding.yamlpos import LazyFile
 from stockade.policies.facts.azure import (
     AGENT_POOL,
+    AI_ACCOUNT,
     BLOB_CONTAINER,
+    CONTAINER_REGISTRY,
     DNS_LINK,
     DNS_ZONE,
     FIREWALL,
     FIREWALL_POLICY,
+    KEY_VAULT,
     MANAGED_CLUSTER,
+    ML_WORKSPACE,
     PRIVATE_ENDPOINT,
     ROUTE_TABLE,
     RULE_COLLECTION_GROUP,
@@ -58,12 +66,14 @@ from stockade.policies.facts.azure import (
     canonical_type,
 )
 from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
-from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, Unknown, concrete
+from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, Unknown, concrete, marker
 from stockade.scanner.sources.base import Skipped
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
 #: the types rules judge: an export of them without properties is an input error
-_JUDGED = frozenset({STORAGE_ACCOUNT, MANAGED_CLUSTER, AGENT_POOL})
+_JUDGED = frozenset(
+    {STORAGE_ACCOUNT, MANAGED_CLUSTER, AGENT_POOL, KEY_VAULT, CONTAINER_REGISTRY, ML_WORKSPACE, AI_ACCOUNT}
+)
 
 
 def arm_id(kind: str, name: str) -> str:
@@ -376,9 +386,13 @@ class _TfLocator(LineLocator):
 
 
 class _Arm:
-    """An ARM object under construction, remembering where each property came from."""
+    """An ARM object under construction, remembering where each property came from.
 
-    def __init__(self, kind: str, name: str, rid: str | None) -> None:
+    ``unknown`` is the resource's ``after_unknown`` in the plan's ``resource_changes``: the
+    attributes terraform knows only after apply (a plan leaves them out of ``planned_values``).
+    """
+
+    def __init__(self, kind: str, name: str, rid: str | None, unknown: Any = None, address: str = "") -> None:
         self.obj: dict[str, Any] = {
             "type": kind,
             "name": name,
@@ -386,6 +400,45 @@ class _Arm:
             "properties": {},
         }
         self.paths: dict[JSONPath, JSONPath] = {}
+        self.unknown = unknown
+        self.address = address
+
+    def unknown_text(self, tf_path: JSONPath) -> str | None:
+        """The "unknown" marker for an attribute terraform knows only after apply, else None.
+
+        The same marker an ARM template property set by ``reference()`` carries: the rules read it
+        as the worst case and quote it.
+        """
+        node = self.unknown
+        for key in tf_path:
+            if node is True:
+                break
+            if isinstance(key, int):
+                node = node[key] if isinstance(node, list) and key < len(node) else None
+            else:
+                node = node.get(key) if isinstance(node, Mapping) else None
+        if node is not True:
+            return None
+        attr = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in tf_path)
+        return marker(Unknown(f"{self.address}{attr} is known only after apply"))
+
+    def setting(self, arm_path: JSONPath, value: Any, tf_path: JSONPath) -> None:
+        """A property the rules judge: one terraform knows only after apply is unknown, not absent."""
+        self.set(arm_path, self.unknown_text(tf_path) if value is None else value, tf_path)
+
+    def either(self, values: Mapping[str, Any], tf_base: JSONPath, *keys: str) -> tuple[Any, str]:
+        """The value of an attribute renamed between azurerm versions, and the name used (one known
+        only after apply counts as used)."""
+        value, key = _either(values, *keys)
+        if value is None:
+            key = next((k for k in keys if self.unknown_text((*tf_base, k)) is not None), key)
+        return value, key
+
+    def listing(self, arm_path: JSONPath, items: Any, tf_path: JSONPath, entry: Callable[[Any], Any]) -> None:
+        """A list property the rules count: one unknown until apply is one unknown entry."""
+        text = self.unknown_text(tf_path) if items is None else None
+        values = [text] if text is not None else list(items or [])
+        self.set(arm_path, [entry(x) for x in values], tf_path)
 
     def set(self, arm_path: JSONPath, value: Any, tf_path: JSONPath) -> None:
         self.paths[arm_path] = tf_path  # a null attribute is still where the finding points
@@ -409,33 +462,55 @@ def _either(values: Mapping[str, Any], *keys: str) -> tuple[Any, str]:
     return None, keys[0]
 
 
-def _storage(v: Mapping[str, Any], ids: _Ids) -> _Arm:
-    a = _Arm(STORAGE_ACCOUNT, str(v.get("name") or ""), v.get("id"))
+def _new(kind: str, name: str, v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    return _Arm(kind, name, v.get("id"), ids.unknown.get(address), address)
+
+
+def _enabled(value: Any) -> str | None:
+    """A terraform ``…_enabled`` bool as the ARM ``Enabled``/``Disabled`` string."""
+    return ("Enabled" if value else "Disabled") if isinstance(value, bool) else None
+
+
+def _inverted(value: Any) -> bool | None:
+    """``run_command_enabled`` as ``disableRunCommand``: a bool inverted, anything else left out."""
+    return (not value) if isinstance(value, bool) else None
+
+
+def _present(values: Mapping[str, Any], key: str) -> bool | None:
+    """A block that turns a feature on (``microsoft_defender {…}``): True when given, else None."""
+    block = values.get(key)
+    return True if isinstance(block, list) and block else None
+
+
+def _public_access(a: _Arm, v: Mapping[str, Any]) -> None:
+    """``public_network_access_enabled`` (a bool), or ``public_network_access`` (Enabled/Disabled:
+    azurerm_ai_services, azurerm_ai_foundry), as ``publicNetworkAccess``."""
+    if "public_network_access" in v and "public_network_access_enabled" not in v:
+        a.setting(
+            ("properties", "publicNetworkAccess"), v.get("public_network_access"), ("public_network_access",)
+        )
+        return
+    a.setting(
+        ("properties", "publicNetworkAccess"),
+        _enabled(v.get("public_network_access_enabled")),
+        ("public_network_access_enabled",),
+    )
+
+
+def _storage(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _new(STORAGE_ACCOUNT, str(v.get("name") or ""), v, ids, address)
     p = ("properties",)
     if v.get("account_kind") is not None:
         a.obj["kind"] = v["account_kind"]
-    pna = v.get("public_network_access_enabled")
-    if isinstance(pna, bool):
-        a.set(
-            (*p, "publicNetworkAccess"), "Enabled" if pna else "Disabled", ("public_network_access_enabled",)
-        )
-    rules = _first(v, "network_rules")
-    if rules:
-        a.set(
-            (*p, "networkAcls", "defaultAction"),
-            rules.get("default_action"),
-            ("network_rules", 0, "default_action"),
-        )
-        a.set(
-            (*p, "networkAcls", "ipRules"),
-            [{"value": r} for r in rules.get("ip_rules") or []],
-            ("network_rules", 0, "ip_rules"),
-        )
-        a.set(
-            (*p, "networkAcls", "virtualNetworkRules"),
-            [{"id": r} for r in rules.get("virtual_network_subnet_ids") or []],
-            ("network_rules", 0, "virtual_network_subnet_ids"),
-        )
+    _public_access(a, v)
+    _firewall_rules(
+        a,
+        v,
+        "network_rules",
+        "networkAcls",
+        ("ip_rules", lambda r: {"value": r}),
+        ("virtual_network_subnet_ids", lambda r: {"id": r}),
+    )
     for arm_key, tf_key in (
         ("allowBlobPublicAccess", "allow_nested_items_to_be_public"),
         ("allowSharedKeyAccess", "shared_access_key_enabled"),
@@ -444,10 +519,10 @@ def _storage(v: Mapping[str, Any], ids: _Ids) -> _Arm:
         ("isSftpEnabled", "sftp_enabled"),
         ("isLocalUserEnabled", "local_user_enabled"),
     ):
-        a.set((*p, arm_key), v.get(tf_key), (tf_key,))
+        a.setting((*p, arm_key), v.get(tf_key), (tf_key,))
     # azurerm 4 renamed enable_https_traffic_only
-    https, key = _either(v, "https_traffic_only_enabled", "enable_https_traffic_only")
-    a.set((*p, "supportsHttpsTrafficOnly"), https, (key,))
+    https, key = a.either(v, (), "https_traffic_only_enabled", "enable_https_traffic_only")
+    a.setting((*p, "supportsHttpsTrafficOnly"), https, (key,))
     return a
 
 
@@ -487,8 +562,11 @@ def _pool(
 ) -> None:
     a.set((*base, "name"), pool.get("name"), (*tf_base, "name"))
     a.set((*base, "vmSize"), pool.get("vm_size"), (*tf_base, "vm_size"))
-    public, key = _either(pool, "node_public_ip_enabled", "enable_node_public_ip")
-    a.set((*base, "enableNodePublicIP"), public, (*tf_base, key))
+    public, key = a.either(pool, tf_base, "node_public_ip_enabled", "enable_node_public_ip")
+    a.setting((*base, "enableNodePublicIP"), public, (*tf_base, key))
+    # azurerm 4 renamed enable_host_encryption (default false)
+    encrypted, key = a.either(pool, tf_base, "host_encryption_enabled", "enable_host_encryption")
+    a.setting((*base, "enableEncryptionAtHost"), encrypted, (*tf_base, key))
     a.set(
         (*base, "vnetSubnetID"),
         pool.get("vnet_subnet_id") or ids.ref(address, attr),
@@ -497,7 +575,7 @@ def _pool(
 
 
 def _cluster(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
-    a = _Arm(MANAGED_CLUSTER, str(v.get("name") or ""), v.get("id"))
+    a = _new(MANAGED_CLUSTER, str(v.get("name") or ""), v, ids, address)
     p = ("properties",)
     a.set(
         (*p, "apiServerAccessProfile", "enablePrivateCluster"),
@@ -535,6 +613,7 @@ def _cluster(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
         v.get("workload_identity_enabled"),
         ("workload_identity_enabled",),
     )
+    _baseline(a, v)
     net = _first(v, "network_profile")
     a.set(
         (*p, "networkProfile", "networkPolicy"),
@@ -562,11 +641,56 @@ def _cluster(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
     return a
 
 
+def _baseline(a: _Arm, v: Mapping[str, Any]) -> None:
+    """The AKS baseline controls (STK-AZ-030..034) a cluster sets: Defender, KMS, run command,
+    Image Cleaner (encryption at host is the pools')."""
+    security = ("properties", "securityProfile")
+    a.setting(
+        (*security, "defender", "securityMonitoring", "enabled"),
+        _present(v, "microsoft_defender"),
+        ("microsoft_defender",),
+    )
+    a.set(
+        (*security, "defender", "logAnalyticsWorkspaceResourceId"),
+        _first(v, "microsoft_defender").get("log_analytics_workspace_id"),
+        ("microsoft_defender", 0, "log_analytics_workspace_id"),
+    )
+    kms = _present(v, "key_management_service")
+    a.setting((*security, "azureKeyVaultKms", "enabled"), kms, ("key_management_service",))
+    if kms:
+        block = _first(v, "key_management_service")
+        a.set(
+            (*security, "azureKeyVaultKms", "keyId"),
+            block.get("key_vault_key_id"),
+            ("key_management_service", 0, "key_vault_key_id"),
+        )
+        # the provider's default is Public, as the API's
+        a.setting(
+            (*security, "azureKeyVaultKms", "keyVaultNetworkAccess"),
+            block.get("key_vault_network_access"),
+            ("key_management_service", 0, "key_vault_network_access"),
+        )
+    # run_command_enabled defaults to true: disableRunCommand false, as when it is left out
+    a.setting(
+        ("properties", "apiServerAccessProfile", "disableRunCommand"),
+        _inverted(v.get("run_command_enabled")),
+        ("run_command_enabled",),
+    )
+    a.setting(
+        (*security, "imageCleaner", "enabled"), v.get("image_cleaner_enabled"), ("image_cleaner_enabled",)
+    )
+    a.set(
+        (*security, "imageCleaner", "intervalHours"),
+        v.get("image_cleaner_interval_hours"),
+        ("image_cleaner_interval_hours",),
+    )
+
+
 def _node_pool(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
     cluster = ids.name_of(
         ids.ref(address, "kubernetes_cluster_id") or str(v.get("kubernetes_cluster_id") or "")
     )
-    a = _Arm(AGENT_POOL, f"{cluster}/{v.get('name') or ''}", v.get("id"))
+    a = _new(AGENT_POOL, f"{cluster}/{v.get('name') or ''}", v, ids, address)
     _pool(a, ("properties",), (), v, ids, address, "vnet_subnet_id")
     return a
 
@@ -673,9 +797,128 @@ def _rule_collection_group(v: Mapping[str, Any], ids: _Ids, address: str) -> _Ar
     return a
 
 
+def _firewall_rules(
+    a: _Arm,
+    v: Mapping[str, Any],
+    block: str,
+    arm_block: str,
+    ips: tuple[str, Callable[[Any], Any]],
+    subnets: tuple[str, Callable[[Any], Any]],
+) -> None:
+    """A resource firewall block (``network_acls``, ``network_rule_set``): its default action and
+    its IP and virtual-network rules. Left out, the ARM default (Allow) applies; unknown until
+    apply, the default action is unknown."""
+    given = v.get(block)
+    present = isinstance(given, list) and bool(given)
+    if not present and a.unknown_text((block,)) is None:
+        return
+    rules = _first(v, block)
+    tf = (block, 0)
+    a.setting(
+        ("properties", arm_block, "defaultAction"), rules.get("default_action"), (*tf, "default_action")
+    )
+    for arm_key, (tf_key, entry) in (("ipRules", ips), ("virtualNetworkRules", subnets)):
+        a.listing(("properties", arm_block, arm_key), rules.get(tf_key), (*tf, tf_key), entry)
+
+
+def _key_vault(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_key_vault: public_network_access_enabled (default true), network_acls."""
+    a = _new(KEY_VAULT, str(v.get("name") or ""), v, ids, address)
+    _public_access(a, v)
+    _firewall_rules(
+        a,
+        v,
+        "network_acls",
+        "networkAcls",
+        ("ip_rules", lambda r: {"value": r}),
+        ("virtual_network_subnet_ids", lambda r: {"id": r}),
+    )
+    return a
+
+
+def _acr_rule(key: str, arm_key: str) -> Callable[[Any], Any]:
+    def entry(rule: Any) -> Any:
+        if isinstance(rule, Mapping):
+            return {"action": rule.get("action") or "Allow", arm_key: rule.get(key)}
+        return {arm_key: rule}  # the unknown marker
+
+    return entry
+
+
+def _registry(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_container_registry: public_network_access_enabled (default true), network_rule_set
+    (ip_rule; virtual_network in azurerm 3), admin_enabled and anonymous_pull_enabled (default false)."""
+    a = _new(CONTAINER_REGISTRY, str(v.get("name") or ""), v, ids, address)
+    _public_access(a, v)
+    _firewall_rules(
+        a,
+        v,
+        "network_rule_set",
+        "networkRuleSet",
+        ("ip_rule", _acr_rule("ip_range", "value")),
+        ("virtual_network", _acr_rule("subnet_id", "id")),
+    )
+    a.setting(("properties", "adminUserEnabled"), v.get("admin_enabled"), ("admin_enabled",))
+    a.setting(
+        ("properties", "anonymousPullEnabled"), v.get("anonymous_pull_enabled"), ("anonymous_pull_enabled",)
+    )
+    return a
+
+
+def _workspace(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_machine_learning_workspace (and azurerm_ai_foundry, a hub): public network access,
+    managed_network.isolation_mode."""
+    a = _new(ML_WORKSPACE, str(v.get("name") or ""), v, ids, address)
+    if v.get("kind") is not None:
+        a.obj["kind"] = v["kind"]
+    _public_access(a, v)
+    a.setting(
+        ("properties", "managedNetwork", "isolationMode"),
+        _first(v, "managed_network").get("isolation_mode"),
+        ("managed_network", 0, "isolation_mode"),
+    )
+    return a
+
+
+def _hub(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _workspace(v, ids, address)
+    a.obj["kind"] = "Hub"
+    return a
+
+
+def _subnet_rule(rule: Any) -> Any:
+    return {"id": rule.get("subnet_id") if isinstance(rule, Mapping) else rule}
+
+
+def _ai_account(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    """azurerm_cognitive_account (Azure OpenAI, AI services; azurerm_ai_services in azurerm 4):
+    public network access, network_acls, local_auth_enabled (default true: keys accepted)."""
+    a = _new(AI_ACCOUNT, str(v.get("name") or ""), v, ids, address)
+    if v.get("kind") is not None:
+        a.obj["kind"] = v["kind"]
+    _public_access(a, v)
+    # virtual_network_rules[].subnet_id; virtual_network_subnet_ids before azurerm 3
+    acls = _first(v, "network_acls")
+    vnet_key = (
+        "virtual_network_subnet_ids" if "virtual_network_subnet_ids" in acls else "virtual_network_rules"
+    )
+    _firewall_rules(
+        a, v, "network_acls", "networkAcls", ("ip_rules", lambda r: {"value": r}), (vnet_key, _subnet_rule)
+    )
+    local, key = a.either(v, (), "local_auth_enabled", "local_authentication_enabled")
+    a.setting(("properties", "disableLocalAuth"), _inverted(local), (key,))
+    return a
+
+
+def _ai_services(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
+    a = _ai_account(v, ids, address)
+    a.obj["kind"] = "AIServices"
+    return a
+
+
 _Builder = Callable[[Mapping[str, Any], "_Ids", str], _Arm]
 _TF: dict[str, _Builder] = {
-    "azurerm_storage_account": lambda v, ids, _: _storage(v, ids),
+    "azurerm_storage_account": _storage,
     "azurerm_storage_container": _container,
     "azurerm_storage_sync": _storage_sync,
     "azurerm_kubernetes_cluster": _cluster,
@@ -689,6 +932,12 @@ _TF: dict[str, _Builder] = {
     "azurerm_firewall": _firewall,
     "azurerm_firewall_policy": _firewall_policy,
     "azurerm_firewall_policy_rule_collection_group": _rule_collection_group,
+    "azurerm_key_vault": _key_vault,
+    "azurerm_container_registry": _registry,
+    "azurerm_machine_learning_workspace": _workspace,
+    "azurerm_ai_foundry": _hub,
+    "azurerm_cognitive_account": _ai_account,
+    "azurerm_ai_services": _ai_services,
 }
 #: resources other resources refer to by id (their ids do not depend on references themselves)
 _ID_BUILDERS: dict[str, _Builder] = {
@@ -701,6 +950,13 @@ _ID_BUILDERS: dict[str, _Builder] = {
         "azurerm_route_table",
         "azurerm_firewall",
         "azurerm_firewall_policy",
+        # private endpoints' targets
+        "azurerm_key_vault",
+        "azurerm_container_registry",
+        "azurerm_machine_learning_workspace",
+        "azurerm_ai_foundry",
+        "azurerm_cognitive_account",
+        "azurerm_ai_services",
     )
 }
 
@@ -715,6 +971,11 @@ class _Ids:
     def __init__(self, plan: Mapping[str, Any], resources: list[tuple[JSONPath, Mapping[str, Any]]]) -> None:
         self.by_address: dict[str, str] = {}
         self.references: dict[tuple[str, str], list[str]] = {}
+        #: each resource's after_unknown: the attributes known only after apply
+        self.unknown: dict[str, Any] = {}
+        for change in plan.get("resource_changes") or []:
+            if isinstance(change, Mapping) and isinstance(change.get("change"), Mapping):
+                self.unknown[str(change.get("address"))] = change["change"].get("after_unknown")
         config = (plan.get("configuration") or {}).get("root_module") or {}
         for res in config.get("resources") or []:
             if isinstance(res, Mapping):

@@ -225,6 +225,52 @@ def test_an_export_without_properties_is_an_input_error() -> None:
     assert "az graph query" in error.message and isinstance(zone, Resource)
 
 
+def test_an_export_of_private_ai_resources_without_properties_is_an_input_error() -> None:
+    """Key Vaults, registries, ML workspaces and AI accounts are judged too: `az resource list`
+    output (no properties) would read as every setting left public."""
+    kinds = (
+        "Microsoft.KeyVault/vaults",
+        "Microsoft.ContainerRegistry/registries",
+        "Microsoft.MachineLearningServices/workspaces",
+        "Microsoft.CognitiveServices/accounts",
+    )
+    listed = [{"id": f"/subscriptions/s/rg/x/r{i}", "type": k, "name": f"r{i}"} for i, k in enumerate(kinds)]
+    items = list(parse_text(orjson.dumps(listed).decode(), "list.json", json_file=True))
+    assert len(items) == 4 and not any(isinstance(i, Resource) for i in items)
+    assert all("az graph query" in i.message for i in items)
+
+
+def test_terraform_plan_cluster_baseline(tmp_path: Path) -> None:
+    """The example plan's cluster sets none of the AKS baseline controls; set (host encryption in
+    azurerm 3's spelling on the default pool, azurerm 4's on the GPU pool), they pass."""
+    result = _scan("ml-platform.tfplan.json")
+    baseline = {(f.rule.id, f.resource.name) for f in result.findings if f.rule.id in AKS_BASELINE}
+    assert baseline == {
+        ("STK-AZ-030", "aks-ml-westus3"),
+        ("STK-AZ-031", "aks-ml-westus3"),
+        ("STK-AZ-031", "aks-ml-westus3/gpuh100"),
+        ("STK-AZ-032", "aks-ml-westus3"),
+        ("STK-AZ-033", "aks-ml-westus3"),
+        ("STK-AZ-034", "aks-ml-westus3"),
+    }
+
+    def harden(resources: list[dict[str, Any]], _: Any) -> None:
+        (cluster,) = [r["values"] for r in resources if r["type"] == "azurerm_kubernetes_cluster"]
+        (pool,) = [r["values"] for r in resources if r["type"] == "azurerm_kubernetes_cluster_node_pool"]
+        cluster.update(
+            {
+                "microsoft_defender": [{"log_analytics_workspace_id": "/subscriptions/s/law"}],
+                "key_management_service": [{"key_vault_key_id": "k", "key_vault_network_access": "Private"}],
+                "run_command_enabled": False,
+                "image_cleaner_enabled": True,
+            }
+        )
+        cluster["default_node_pool"][0]["enable_host_encryption"] = True  # azurerm 3
+        pool["host_encryption_enabled"] = True
+
+    assert not [f for f in _plan_with(tmp_path, harden).findings if f.rule.id in AKS_BASELINE]
+
+
 def _plan_with(tmp_path: Path, edit: Any) -> Result:
     plan = orjson.loads((AZURE / "ml-platform.tfplan.json").read_bytes())
     edit(plan["planned_values"]["root_module"]["resources"], plan)
