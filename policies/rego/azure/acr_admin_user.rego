@@ -24,3 +24,13 @@ deny contains v if {
 		"details": {},
 	}
 }
+
+# A value known only at deployment is the worst case, and says so.
+deny contains v if {
+	arm.unknown(arm.prop(["adminUserEnabled"], false))
+	v := {
+		"msg": sprintf("container registry's admin user may be enabled: adminUserEnabled%s", [arm.why(["adminUserEnabled"])]),
+		"path": arm.path(["adminUserEnabled"]),
+		"details": {},
+	}
+}

@@ -23,3 +23,13 @@ deny contains v if {
 		"details": {},
 	}
 }
+
+# A value known only at deployment is the worst case, and says so.
+deny contains v if {
+	arm.unknown(arm.prop(["anonymousPullEnabled"], false))
+	v := {
+		"msg": sprintf("container registry may allow unauthenticated pulls: anonymousPullEnabled%s", [arm.why(["anonymousPullEnabled"])]),
+		"path": arm.path(["anonymousPullEnabled"]),
+		"details": {},
+	}
+}

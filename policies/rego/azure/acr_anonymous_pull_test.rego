@@ -14,3 +14,8 @@ test_enabled_denied if {
 	some v in rule.deny with input as acr({"anonymousPullEnabled": true})
 	v.path == ["properties", "anonymousPullEnabled"]
 }
+
+test_unknown_is_the_worst_case_and_says_why if {
+	some v in rule.deny with input as acr({"anonymousPullEnabled": "[unknown: set by an expression stockade cannot evaluate: reference()]"})
+	contains(v.msg, "reference()")
+}
