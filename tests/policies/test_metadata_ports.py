@@ -99,15 +99,15 @@ spec:
 """
 
 
-def test_node_local_dns_declared_as_cluster_dns(tmp_path: Path) -> None:
+def test_node_local_dns_is_cluster_dns_by_default(tmp_path: Path) -> None:
+    """NodeLocal DNSCache's 169.254.20.10 is cluster DNS out of the box (issue 37: it was reported as
+    an outside resolver); a configuration that lists other addresses makes it an outside one."""
     manifest = tmp_path / "dns.yaml"
     manifest.write_text(NODE_LOCAL)
-    plain = runner.invoke(app, ["scan", str(manifest), "-f", "json"])
-    ids = {f["rule"]["id"] for f in json.loads(plain.stdout)["findings"]}
-    assert {"STK-NET-005", "STK-NET-003"} <= ids  # undeclared: an outside resolver, outside the allowlist
-    (tmp_path / "stockade.yaml").write_text("egress:\n  cluster_dns: {addresses: [169.254.20.10]}\n")
-    declared = runner.invoke(
-        app, ["scan", str(manifest), "-f", "json", "-c", str(tmp_path / "stockade.yaml")]
-    )
-    assert declared.exit_code == 0, declared.stdout
-    assert json.loads(declared.stdout)["findings"] == []
+    plain = runner.invoke(app, ["scan", str(manifest), "-f", "json", "--no-config"])
+    assert plain.exit_code == 0, plain.stdout
+    assert json.loads(plain.stdout)["findings"] == []
+    (tmp_path / "stockade.yaml").write_text("egress:\n  cluster_dns: {addresses: [10.0.0.10]}\n")
+    other = runner.invoke(app, ["scan", str(manifest), "-f", "json", "-c", str(tmp_path / "stockade.yaml")])
+    ids = {f["rule"]["id"] for f in json.loads(other.stdout)["findings"]}
+    assert {"STK-NET-005", "STK-NET-003"} <= ids  # not declared: an outside resolver, outside the allowlist
