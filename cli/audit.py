@@ -44,6 +44,12 @@ def contexts_of(kubeconfig: Path | None) -> tuple[list[str], str | None]:
     return [c["name"] for c in contexts], (current or {}).get("name")
 
 
+def _kubeconfig_exists() -> bool:
+    """Whether the default kubeconfig ($KUBECONFIG's files, else ~/.kube/config) exists at all."""
+    paths = [p for p in os.environ.get("KUBECONFIG", "").split(os.pathsep) if p]
+    return any(Path(p).expanduser().is_file() for p in paths or ["~/.kube/config"])
+
+
 def _chosen_contexts(kubeconfig: Path | None, context: list[str] | None, all_contexts: bool) -> list[str]:
     names, current = contexts_of(kubeconfig)
     if all_contexts:
@@ -165,6 +171,10 @@ def audit(
                 " and --azure-subscription"
             )
         chosen = [in_cluster]
+    elif azure_subscription and not (context or all_contexts or kubeconfig) and not _kubeconfig_exists():
+        # An Azure-only audit: no kubeconfig to read, and none asked for (issue 38)
+        typer.echo("stockade: no kubeconfig: auditing the Azure subscriptions only", err=True)
+        chosen = []
     else:
         chosen = _chosen_contexts(kubeconfig, context, all_contexts)
     remote = remote_url(engine, opa_url)

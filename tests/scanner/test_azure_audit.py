@@ -486,3 +486,39 @@ def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path
         FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
     )
     assert found == {(f.rule.id, f.resource.name) for f in offline.findings}
+
+
+def test_an_azure_only_audit_needs_no_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`audit --azure-subscription X` with no kubeconfig anywhere audits Azure alone (issue 38); the
+    real Azure SDK clients against the ARM-shaped fixtures, through an azure-core transport."""
+    arm = FakeArm(_resources())
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("KUBECONFIG", raising=False)
+    out = tmp_path / "audit.json"
+    result = CliRunner().invoke(
+        app,
+        [
+            "audit",
+            "--no-config",
+            "--no-fail-on-gaps",
+            "--azure-subscription",
+            SUB,
+            "-f",
+            "json",
+            "-o",
+            str(out),
+        ],
+    )
+    assert result.exit_code == 1, result.output
+    assert "auditing the Azure subscriptions only" in result.output
+    doc = orjson.loads(out.read_bytes())
+    assert any(f["rule"]["id"].startswith("STK-AZ") for f in doc["findings"])
+    # asked for a context, the missing kubeconfig is still an error
+    missing = CliRunner().invoke(app, ["audit", "--context", "x", "--azure-subscription", SUB])
+    assert missing.exit_code == 2 and "kubeconfig" in missing.output
