@@ -277,7 +277,11 @@ def init(
     if output.exists() and not force:
         fail(f"{output} exists (use --force to overwrite)")
     registries, workloads, unread = _repository_registries(Path("."))
-    output.write_text(starter_config(registries), encoding="utf-8")
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)  # as `scan -o` does
+        output.write_text(starter_config(registries), encoding="utf-8")
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
     if registries:
         listed = ", ".join(registries)
         typer.echo(
