@@ -16,6 +16,7 @@ read, never per object.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -108,7 +109,12 @@ def image_registry(ref: object) -> str | None:
     """The registry an image reference pulls from, lower-case, Docker Hub as ``docker.io`` ("nginx",
     "user/app", "index.docker.io/x"); None for a string that is not an image reference (a
     placeholder, a template), which the image rules do not judge either."""
-    if not isinstance(ref, str) or ref == "" or not _valid_reference(ref):
+    return _registry(ref) if isinstance(ref, str) and ref != "" else None
+
+
+@functools.lru_cache(maxsize=4096)  # a tree names few distinct images, many times
+def _registry(ref: str) -> str | None:
+    if not _valid_reference(ref):
         return None
     first, slash, _ = _split_tag(_split_digest(ref)[0]).partition("/")
     return _hub(first.lower()) if slash and first and _is_domain(first) else DOCKER_HUB
@@ -135,14 +141,17 @@ def workload_registries(
     objects: Iterable[Mapping[str, Any]], kinds: WorkloadKinds
 ) -> tuple[int, Counter[str]]:
     """(how many of `objects` are workloads, how many workloads pull from each registry)."""
+    return _registries(kinds.pods(obj) for obj in objects)
+
+
+def _registries(pod_lists: Iterable[list[dict[str, Any]]]) -> tuple[int, Counter[str]]:
+    """:func:`workload_registries` of the objects' ``input.pod`` lists ([] for other kinds)."""
     workloads = 0
     used: Counter[str] = Counter()
-    for obj in objects:
-        pods = kinds.pods(obj)
-        if not pods:
-            continue
-        workloads += 1
-        used.update({r for pod in pods for r in map(image_registry, _pod_images(pod)) if r is not None})
+    for pods in pod_lists:
+        if pods:
+            workloads += 1
+            used.update({r for pod in pods for r in map(image_registry, _pod_images(pod)) if r is not None})
     return workloads, used
 
 
@@ -185,17 +194,23 @@ def registry_note(
     )
 
 
-def egress_note(evaluator: Evaluator, todo: Sequence[Resource], source: InventoryFacts) -> Note | None:
+def egress_note(
+    evaluator: Evaluator,
+    todo: Sequence[Resource],
+    source: InventoryFacts,
+    pod_lists: Sequence[list[dict[str, Any]]] | None = None,
+) -> Note | None:
     """The note of workloads whose egress the scan cannot decide (their namespace's policies are not in
-    the scanned set), when STK-NET-001 or STK-NET-006 is enabled."""
+    the scanned set), when STK-NET-001 or STK-NET-006 is enabled; `pod_lists`: each object's
+    ``input.pod`` list, when the caller has them."""
     config = evaluator.config
     rules = [r for r in (ISOLATION_RULE, METADATA_RULE) if _enabled(config, evaluator.rules, r)]
     if not rules or source.inventory.complete:
         return None
     known: dict[str, bool] = {}
     unknown: Counter[str] = Counter()
-    for resource in todo:
-        pods = evaluator.workloads.pods(resource.obj)
+    for i, resource in enumerate(todo):
+        pods = pod_lists[i] if pod_lists is not None else evaluator.workloads.pods(resource.obj)
         if not pods or pods[0].get("namespaced") is False:
             continue  # not a workload, or a cluster-scoped template (no egress facts either way)
         namespace = resource.namespace or "default"
@@ -238,9 +253,10 @@ def audit_notes(evaluator: Evaluator, clusters: Iterable[ClusterStats]) -> list[
 
 def scan_notes(evaluator: Evaluator, todo: Sequence[Resource], source: InventoryFacts) -> list[Note]:
     """Every note of a scan of `todo` (the objects in scope), from the scan's inventory."""
-    workloads, used = workload_registries((r.obj for r in todo), evaluator.workloads)
+    pod_lists = [evaluator.workloads.pods(r.obj) for r in todo]  # walked once for both notes
+    workloads, used = _registries(pod_lists)
     notes = [
-        egress_note(evaluator, todo, source),
+        egress_note(evaluator, todo, source, pod_lists),
         registry_note(evaluator.config, evaluator.rules, workloads, used),
     ]
     return [n for n in notes if n is not None]
