@@ -268,8 +268,75 @@ def init(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write.")] = Path("stockade.yaml"),
     force: Annotated[bool, typer.Option("--force", help="Overwrite an existing file.")] = False,
 ) -> None:
-    """Write a commented starter stockade.yaml."""
+    """Write a commented starter stockade.yaml.
+
+    Its images.allowed_registries lists the registries the manifests under the current directory
+    already pull from (read as `stockade scan .` reads them; Docker Hub short names are docker.io), so
+    STK-IMG-001 checks from the first scan; when they name none, the list is left empty (the rule then
+    checks no registry) with a comment saying so."""
     if output.exists() and not force:
         fail(f"{output} exists (use --force to overwrite)")
-    output.write_text(STARTER_CONFIG, encoding="utf-8")
-    typer.echo(f"wrote {output}")
+    registries, workloads, unread = _repository_registries(Path("."))
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)  # as `scan -o` does
+        output.write_text(starter_config(registries), encoding="utf-8")
+    except OSError as exc:
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    if registries:
+        listed = ", ".join(registries)
+        typer.echo(
+            f"wrote {output}: images.allowed_registries lists the {len(registries)} "
+            f"{'registry' if len(registries) == 1 else 'registries'} the {workloads} "
+            f"workload{'s' if workloads != 1 else ''} under . pull from: {listed}; review them"
+        )
+    else:
+        typer.echo(
+            f"wrote {output}: no image under . names a registry, so images.allowed_registries is empty "
+            "(STK-IMG-001 checks no registry until it lists some)"
+        )
+    if unread:
+        typer.echo(
+            f"stockade: note: {unread} input{'s' if unread != 1 else ''} under . could not be read "
+            "(`stockade scan .` says why); their images are not listed",
+            err=True,
+        )
+
+
+#: the starter config's registry block, replaced by what `init` found
+_REGISTRY_BLOCK = "  allowed_registries: []\n  #  - myregistry.azurecr.io/\n  #  - mcr.microsoft.com/\n"
+
+
+def _repository_registries(root: Path) -> tuple[list[str], int, int]:
+    """(registries the workloads under `root` pull from, how many workloads, inputs that could not be
+    read), with the scan's reader and the image rules' normalisation."""
+    from stockade.policies.model import InputError, Resource
+    from stockade.scanner.notes import workload_registries
+    from stockade.scanner.sources.files import FileSource
+
+    objects, unread = [], 0
+    for item in FileSource([str(root)]):
+        if isinstance(item, Resource):
+            objects.append(item.obj)
+        elif isinstance(item, InputError):
+            unread += 1
+    workloads, used = workload_registries(objects, DEFAULT_WORKLOADS)
+    return sorted(used), workloads, unread
+
+
+def starter_config(registries: list[str]) -> str:
+    """The starter stockade.yaml, its images.allowed_registries holding `registries` (hosts)."""
+    if registries:
+        entries = "".join(f"    - {orjson.dumps(r + '/').decode()}\n" for r in registries)
+        block = (
+            "  # the registries the manifests here pull from when `stockade init` ran: keep the ones\n"
+            "  # you trust, narrow them to a path (myregistry.azurecr.io/team/) where you can\n"
+            f"  allowed_registries:\n{entries}"
+        )
+    else:
+        block = (
+            "  # `stockade init` found no image here: empty means STK-IMG-001 checks no registry (every\n"
+            "  # scan says so once); list the registries you pull from, e.g.\n" + _REGISTRY_BLOCK
+        )
+    if _REGISTRY_BLOCK not in STARTER_CONFIG:  # the starter's layout changed: say so, never write half
+        raise RuntimeError("the starter config has no allowed_registries block to fill")
+    return STARTER_CONFIG.replace(_REGISTRY_BLOCK, block, 1)

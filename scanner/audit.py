@@ -41,6 +41,7 @@ from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary
 from stockade.policies.kinds.api import KINDS, KindInfo, guess_plural, info_for, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
+from stockade.scanner.notes import REGISTRIES, audit_notes, workload_registries
 from stockade.scanner.result import ClusterStats, CoverageGap, Result
 from stockade.scanner.scan import Job, ScanOptions, Workers, evaluate_jobs
 from stockade.scanner.sources.cluster import (
@@ -417,6 +418,7 @@ def evaluate_snapshot(
         if done % 200 == 0 or done == len(todo):
             progress.evaluated(snap.name, done, len(result.findings) - findings_before)
     snap.stats.evaluated = len(todo)
+    snap.stats.extras[REGISTRIES] = workload_registries((r.obj for r, _, _ in todo), evaluator.workloads)
     workloads = [r.obj for r, owner, replicas in todo if owner is None and replicas is not None]
     workloads += [owner.obj for _, owner, _ in todo if owner is not None]
     nodes = snap.nodes if "Node" in snap.stats.kinds else None  # None: Nodes could not be listed
@@ -483,6 +485,7 @@ def run_audit(
                 progress.finished(snap.name, snap.failed is None, snap.failed or "")
                 result.resources += snap.stats.evaluated
     result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
+    result.notes = audit_notes(evaluator, result.clusters)  # once, over every cluster
     return result
 
 

@@ -18,6 +18,16 @@ class CoverageGap:
     message: str
 
 
+@dataclass(frozen=True, slots=True)
+class Note:
+    """What a run could not evaluate, or a control left unconfigured: said once per run in every
+    format, never a finding, and never part of the exit code."""
+
+    rule: str | None  # the rule it is about (its descriptor in SARIF), None for the run as a whole
+    message: str  # one or more sentences: what was not evaluated, where, and what to do
+    count: int | None = None  # how many objects it concerns, when it concerns objects
+
+
 #: the policy area of the Azure-side rules (STK-AZ-*), and `ClusterStats.extras["azure"]` of a cluster
 #: whose Azure side was audited (else "not applicable: …", or absent without --azure-subscription)
 AZURE_AREA = "azure"
@@ -58,6 +68,8 @@ class Result:
     #: namespaced objects read without metadata.namespace and no --namespace given (scan), as
     #: "file:line Kind/name"; they are judged as in namespace "default", where kubectl would put them
     namespaceless: list[str] = field(default_factory=list)
+    #: what this run could not evaluate, or controls not configured (:class:`Note`), once each
+    notes: list[Note] = field(default_factory=list)
 
     @property
     def active(self) -> list[Finding]:

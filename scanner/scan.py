@@ -50,6 +50,7 @@ from stockade.policies.model import (
     Violation,
 )
 from stockade.scanner.baseline import BaselineMatcher
+from stockade.scanner.notes import scan_notes
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
@@ -287,6 +288,7 @@ def scan(
             workers.close()
     result.resources = len(todo)
     result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
+    result.notes = scan_notes(evaluator, todo, source)  # once, here: never per object or per worker
     return result
 
 

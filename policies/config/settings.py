@@ -61,7 +61,8 @@ class ImagesConfig(_Model):
     """Where images may come from and how they must be named."""
 
     # Registry host + optional path prefixes, e.g. "myacr.azurecr.io/" or "mcr.microsoft.com/oss/".
-    # Empty means no registry is approved yet, so every image is reported: the default is safe.
+    # Empty (the default) checks no registry: STK-IMG-001 is off until the list names the registries
+    # images may come from, and the scan and the audit say so once (a note).
     allowed_registries: tuple[str, ...] = ()
     # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
     require_digest_namespaces: tuple[str, ...] = ()
@@ -786,8 +787,8 @@ scope:
   rbac_excluded_namespaces: []
   include_system_rbac: false
 
-# Images: approved registries (host + path prefix). Empty = nothing approved yet, so
-# every image is reported. Digest pinning (@sha256:...) per namespace.
+# Images: approved registries (host + path prefix). Empty = no registry checked (STK-IMG-001 is
+# off, and the scan says so once); list yours to turn it on. Digest pinning (@sha256:...) per namespace.
 images:
   allowed_registries: []
   #  - myregistry.azurecr.io/

@@ -54,7 +54,8 @@ class Group:
 
 
 class HtmlReport(Report):
-    """Summary cards, findings grouped by object, violated rules, exceptions, input errors, gaps."""
+    """Summary cards, notes, findings grouped by object, violated rules, exceptions, input errors,
+    gaps."""
 
     name = "html"
     suffix = ".html"
@@ -74,6 +75,7 @@ class HtmlReport(Report):
             # file names by the file-name rule (:mod:`.names`), then escaped like all text
             errors=[InputError(shown(e.file), e.message, e.line) for e in result.errors],
             gaps=result.gaps,
+            notes=result.notes,
             fleet=fleet_view(result),
         )
         return utf8(page)

@@ -5,7 +5,10 @@ way to get findings in front of people there. Layout follows checkov and kubesca
 per rule, one ``testcase`` per object that violates it (its findings folded into one ``failure``, since
 most consumers keep only the first failure of a test case). A rule nothing violated is one passing test
 case, so the rule still shows up as checked. Waived findings are ``skipped`` (with the waiver), input
-errors and coverage gaps are ``error`` test cases in a suite of their own.
+errors and coverage gaps are ``error`` test cases in a suite of their own. Notes (a rule that could not
+decide on this input, a control not configured) are ``skipped`` test cases of a ``stockade notes`` suite:
+skipped is what GitLab, Jenkins and Azure DevOps show with its message without failing the run, where a
+``<system-out>`` or ``<properties>`` entry is kept but rarely displayed.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from stockade.scanner.result import Result
 #: characters XML 1.0 cannot carry at all, even escaped; messages quoting input may contain them
 _INVALID_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 INPUT_SUITE = "stockade input"
+NOTES_SUITE = "stockade notes"
 
 
 class JunitReport(Report):
@@ -43,6 +47,8 @@ class JunitReport(Report):
             _rule_suite(root, rules[rule_id], by_rule.get(rule_id, []))
         if result.errors or result.gaps:
             _input_suite(root, result)
+        if result.notes:
+            _notes_suite(root, result)
         _count(root, root.findall("testsuite"))
         ET.indent(root)
         return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
@@ -100,6 +106,15 @@ def _input_suite(root: ET.Element, result: Result) -> None:
         ET.SubElement(case, "error", message=_clean(gap.message), type="CoverageGap").text = _clean(
             f"not examined: {gap.scope}: {gap.message}"
         )
+    _count(suite, suite.findall("testcase"))
+
+
+def _notes_suite(root: ET.Element, result: Result) -> None:
+    suite = ET.SubElement(root, "testsuite", name=NOTES_SUITE)
+    for note in result.notes:
+        name = f"{note.rule} not evaluated" if note.rule else "stockade"
+        case = ET.SubElement(suite, "testcase", name=_clean(name), classname="stockade.note")
+        ET.SubElement(case, "skipped", message=_clean(note.message))  # the text once, where CI shows it
     _count(suite, suite.findall("testcase"))
 
 

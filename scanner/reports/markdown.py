@@ -36,7 +36,8 @@ _SPECIAL = re.compile(r"([\\`*_\[\]<>|~&#!])")
 
 
 class MarkdownReport(Report):
-    """Headline, findings table, per-rule remediation, errors, waived findings, stale waivers, gaps."""
+    """Headline, notes, findings table, per-rule remediation, errors, waived findings, stale waivers,
+    gaps."""
 
     name = "markdown"
     suffix = ".md"
@@ -45,7 +46,7 @@ class MarkdownReport(Report):
         findings = result.sorted_findings()
         active = [f for f in findings if f.exception is None]
         waived = [f for f in findings if f.exception is not None]
-        parts = [_headline(result, active), _findings_table(active), _rules(active)]
+        parts = [_headline(result, active), _notes(result), _findings_table(active), _rules(active)]
         parts += [_errors(result), _waived(waived), _stale(result.exceptions), _gaps(result)]
         return utf8("\n\n".join(p for p in parts if p) + "\n")
 
@@ -116,6 +117,13 @@ def _rules(active: list[Finding]) -> str:
         body += ["", "</details>"]
         blocks.append("\n".join(body))
     return "#### How to fix\n\n" + "\n\n".join(blocks) if blocks else ""
+
+
+def _notes(result: Result) -> str:
+    """What could not be evaluated and controls not configured, under the headline they qualify."""
+    if not result.notes:
+        return ""
+    return "#### Notes\n\n" + "\n".join(f"- {_text(n.message)}" for n in result.notes)
 
 
 def _errors(result: Result) -> str:

@@ -25,7 +25,7 @@ from stockade.policies.model import Action, Finding, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report
 from stockade.scanner.reports.json import dumps
 from stockade.scanner.reports.names import shown, uri_path
-from stockade.scanner.result import Result
+from stockade.scanner.result import Note, Result
 
 SARIF_VERSION = "2.1.0"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -67,7 +67,7 @@ class SarifReport(Report):
                     "rules": [_descriptor(rule) for rule in rules],
                 }
             },
-            "invocations": [_invocation(result, paths)],
+            "invocations": [_invocation(result, paths, index)],
             "results": [_result(f, index[f.rule.id], paths) for f in result.sorted_findings()],
         }
         document = {"$schema": SARIF_SCHEMA, "version": SARIF_VERSION, "runs": [run]}
@@ -179,8 +179,9 @@ def _result(finding: Finding, rule_index: int, paths: _Paths) -> JSON:
     return out
 
 
-def _invocation(result: Result, paths: _Paths) -> JSON:
-    """Input errors and coverage gaps are execution problems; stale waivers are configuration ones."""
+def _invocation(result: Result, paths: _Paths, rule_index: dict[str, int]) -> JSON:
+    """Input errors and coverage gaps are execution problems; stale waivers and notes (a rule that
+    could not decide on this input, a control not configured) are configuration ones."""
     execution: list[JSON] = []
     for error in result.errors:
         note: JSON = {"level": "error", "message": {"text": error.message}}
@@ -195,6 +196,7 @@ def _invocation(result: Result, paths: _Paths) -> JSON:
             {"level": "warning", "message": {"text": f"not examined: {gap.scope}: {gap.message}"}}
         )
     configuration = [_stale(s) for s in result.exceptions if s.status != "active"]
+    configuration += [_note(n, rule_index) for n in result.notes]
     invocation: JSON = {
         # input errors mean part of the input was not evaluated, as the CLI's exit code also says
         "executionSuccessful": not result.errors,
@@ -209,6 +211,20 @@ def _stale(status: ExceptionStatus) -> JSON:
     spec = status.spec
     why = f"expired on {spec.expires.isoformat()}" if status.status == "expired" else "matched no finding"
     return {"level": "warning", "message": {"text": f"exception {spec.name!r} (owner {spec.owner}) {why}"}}
+
+
+def _note(note: Note, rule_index: dict[str, int]) -> JSON:
+    """A note as a configuration notification of level note; the rule it is about is its
+    `associatedRule` (SARIF 2.1.0 3.58.5: `descriptor` would name a notification descriptor)."""
+    out: JSON = {"level": "note", "message": {"text": note.message}}
+    if note.rule is not None:
+        ref: JSON = {"id": note.rule}
+        if note.rule in rule_index:
+            ref["index"] = rule_index[note.rule]
+        out["associatedRule"] = ref
+    if note.count is not None:
+        out["properties"] = {"count": note.count}
+    return out
 
 
 def _physical(artifact: JSON, line: int | None) -> JSON:

@@ -153,6 +153,15 @@ class GapInfo(_Model):
     message: str = Field(description="Why.")
 
 
+class NoteInfo(_Model):
+    """Something this run could not evaluate, or a control not configured: said once per run, never a
+    finding, never part of the exit code."""
+
+    rule: str | None = Field(description="The rule the note is about; null when it is about the run.")
+    message: str = Field(description="What was not evaluated or configured, where, and what to do.")
+    count: int | None = Field(description="How many objects the note concerns; null when not about objects.")
+
+
 class ClusterInfo(_Model):
     """One audited cluster: whether it could be read and what the audit cost it."""
 
@@ -216,6 +225,9 @@ class ReportDocument(_Model):
     skipped_files: list[SkippedInfo] = Field(default_factory=list, description="Scans: files with no object.")
     exceptions: list[ExceptionInfo]
     gaps: list[GapInfo]
+    notes: list[NoteInfo] = Field(
+        default_factory=list, description="What could not be evaluated, or is not configured (once each)."
+    )
     clusters: list[ClusterInfo] = Field(description="Audits: one entry per cluster; empty for scans.")
     summary: Summary
 
@@ -230,6 +242,7 @@ def build(result: Result) -> ReportDocument:
         skipped_files=[SkippedInfo(file=shown(s.file), reason=s.reason) for s in result.skipped],
         exceptions=[_exception(s) for s in result.exceptions],
         gaps=[_gap(g) for g in result.gaps],
+        notes=[NoteInfo(rule=n.rule, message=n.message, count=n.count) for n in result.notes],
         clusters=[
             ClusterInfo(
                 name=c.name,

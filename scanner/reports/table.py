@@ -35,7 +35,7 @@ ACTION_STYLE = {Action.DENY: "bold red", Action.WARN: "yellow", Action.AUDIT: "b
 
 
 class TableReport(Report):
-    """Findings table, summary line, then input errors, stale exceptions and coverage gaps."""
+    """Findings table, summary line and notes, then input errors, stale exceptions and coverage gaps."""
 
     name = "table"
     suffix = ".txt"
@@ -48,6 +48,8 @@ class TableReport(Report):
         if groups:
             out_console.print(fit(_table(groups), out_console.width, key=4), crop=False)
         print_text(out_console, _summary(result, len(groups)))
+        for note in result.notes:  # what was not evaluated, right under the verdict it qualifies
+            print_text(out_console, Text(f"note: {note.message}", style="cyan"))
         if result.framework:
             out_console.print(_controls(result))
         for error in result.errors:  # a path is never split across lines

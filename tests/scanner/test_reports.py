@@ -25,7 +25,7 @@ from stockade.policies.model import (
 )
 from stockade.scanner.reports import FORMATS, get_report
 from stockade.scanner.reports.schema import ReportDocument, json_schema
-from stockade.scanner.result import CoverageGap, Result
+from stockade.scanner.result import CoverageGap, Note, Result
 
 PRIVILEGED = Rule(
     id="STK-POD-003",
@@ -144,6 +144,7 @@ def test_json_matches_the_documented_schema() -> None:
         "skipped_files",
         "exceptions",
         "gaps",
+        "notes",
         "clusters",
         "summary",
     }
@@ -617,3 +618,112 @@ def test_counts_are_singular_for_one() -> None:
         "1 pod",
     ]
     assert count(1, "policy", "policies") == "1 policy" and count(3, "policy", "policies") == "3 policies"
+
+
+# --- notes --------------------------------------------------------------------------------------------
+
+EGRESS_NOTE = Note(
+    "STK-NET-001",
+    "STK-NET-001 could not evaluate 3 workloads in namespaces shop, web|<b>: scan them with their namespace",
+    3,
+)
+RUN_NOTE = Note(None, "a note about the whole run")
+
+
+def noted(result: Result | None = None) -> Result:
+    result = result if result is not None else make_result()
+    result.notes = [EGRESS_NOTE, RUN_NOTE]
+    return result
+
+
+def _note_shown(fmt: str) -> str:
+    """The egress note's message as each format writes it (escaped where the format escapes)."""
+    message = EGRESS_NOTE.message
+    if fmt == "markdown":
+        return message.replace("|", "\\|").replace("<", "\\<").replace(">", "\\>")
+    if fmt == "html":
+        return message.replace("<", "&lt;").replace(">", "&gt;")
+    if fmt == "junit":
+        return message.replace("<", "&lt;").replace(">", "&gt;")
+    return message
+
+
+@pytest.mark.parametrize("fmt", sorted(FORMATS))
+@pytest.mark.parametrize("empty", [False, True], ids=["full", "empty"])
+def test_every_format_shows_each_note_exactly_once(fmt: str, empty: bool) -> None:
+    """A note is said once per run, in every format, whether or not there are findings."""
+    text = render(fmt, noted(Result("0.1.0", resources=4) if empty else None))
+    assert text.count(_note_shown(fmt)) == 1, text
+    assert text.count(RUN_NOTE.message) == 1
+
+
+def test_notes_never_change_the_exit_code() -> None:
+    from stockade.cli.scan import FailOn, exit_code
+
+    assert exit_code(noted(Result("0.1.0", resources=4)), FailOn.warn) == 0
+
+
+def test_table_prints_notes_after_the_summary() -> None:
+    lines = render("table", noted(Result("0.1.0", resources=4))).splitlines()
+    assert lines[0] == "No findings in 4 resources"
+    assert lines[1].startswith("note: STK-NET-001 could not evaluate 3 workloads")
+    assert lines[-1] == "note: a note about the whole run"
+
+
+def test_json_notes_are_in_the_schema() -> None:
+    doc = json.loads(render("json", noted()))
+    ReportDocument.model_validate(doc)
+    assert doc["notes"] == [
+        {"rule": "STK-NET-001", "message": EGRESS_NOTE.message, "count": 3},
+        {"rule": None, "message": "a note about the whole run", "count": None},
+    ]
+    _conforms(doc, json_schema())
+    assert json.loads(render("json", Result("0.1.0")))["notes"] == []
+
+
+def test_sarif_notes_are_configuration_notifications_of_their_rule() -> None:
+    """SARIF 2.1.0 3.20.22 / 3.58: a note is a toolConfigurationNotification of level `note`; the rule
+    it concerns is its `associatedRule` (id and index into the driver's rules)."""
+    (run,) = sarif(noted())["runs"]
+    ids = [rule["id"] for rule in run["tool"]["driver"]["rules"]]
+    (invocation,) = run["invocations"]
+    notes = [n for n in invocation["toolConfigurationNotifications"] if n["level"] == "note"]
+    assert notes == [
+        {
+            "level": "note",
+            "message": {"text": EGRESS_NOTE.message},
+            "associatedRule": {"id": "STK-NET-001", "index": ids.index("STK-NET-001")},
+            "properties": {"count": 3},
+        },
+        {"level": "note", "message": {"text": "a note about the whole run"}},
+    ]
+    assert invocation["executionSuccessful"] is False  # the input errors of make_result, not the notes
+    (clean,) = sarif(noted(Result("0.1.0")))["runs"][0]["invocations"]
+    assert clean["executionSuccessful"] is True
+    assert all(r["level"] != "note" for r in run["results"] if r["ruleId"] == "STK-NET-001")
+
+
+def test_junit_notes_are_skipped_cases_of_their_own_suite() -> None:
+    root = ET.fromstring(render("junit", noted()))
+    (suite,) = [s for s in root.findall("testsuite") if s.get("name") == "stockade notes"]
+    cases = suite.findall("testcase")
+    assert [c.get("name") for c in cases] == ["STK-NET-001 not evaluated", "stockade"]
+    skipped = [c.find("skipped") for c in cases]
+    assert [s.get("message") for s in skipped if s is not None] == [EGRESS_NOTE.message, RUN_NOTE.message]
+    assert (suite.get("tests"), suite.get("skipped"), suite.get("failures"), suite.get("errors")) == (
+        "2",
+        "2",
+        "0",
+        "0",
+    )
+    assert (root.get("tests"), root.get("skipped"), root.get("failures")) == ("10", "3", "3")
+
+
+def test_markdown_and_html_have_a_notes_section() -> None:
+    markdown = render("markdown", noted())
+    assert markdown.count("#### Notes") == 1
+    assert markdown.index("#### Notes") < markdown.index("| Severity |")  # under the headline
+    html_text = render("html", noted())
+    assert html_text.count("<h2>Notes</h2>") == 1
+    assert "web|&lt;b&gt;" in html_text and "<b>" not in html_text
+    assert "#### Notes" not in render("markdown") and "<h2>Notes</h2>" not in render("html")

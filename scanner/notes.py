@@ -1,0 +1,262 @@
+"""The notes of a batch run (:class:`~stockade.scanner.result.Note`): what its rules could not decide
+on this input, and controls left unconfigured, computed once per run in this process from what was
+read, never per object.
+
+- **Egress not evaluated** (scan): the egress facts (:mod:`stockade.policies.facts.egress`) of a
+  workload are unknown when the scanned set holds neither its namespace's Namespace object nor any of
+  its network policies: STK-NET-001 (isolation) and the workload part of STK-NET-006 (metadata
+  endpoints) then report nothing. Whether a namespace's policies are known is asked of the same
+  analyzer the rules' facts come from, once per namespace.
+- **Registry allowlist not configured** (scan and audit): with ``images.allowed_registries`` empty,
+  STK-IMG-001 checks nothing (the default), so the run says which registries its workloads pull from.
+  Registries are normalised as the image rules do (:func:`image_registry`, a port of
+  ``policies/rego/lib/images.rego``'s ``parse(ref).domain`` and ``valid_reference``); ``stockade
+  init`` writes the same list into a new stockade.yaml.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from stockade.policies.config.settings import Config
+from stockade.policies.evaluate import Evaluator, InventoryFacts
+from stockade.policies.facts import egress
+from stockade.policies.kinds.workloads import WorkloadKinds
+from stockade.policies.model import Resource
+from stockade.scanner.reports.base import count
+from stockade.scanner.result import ClusterStats, Note
+
+ISOLATION_RULE = "STK-NET-001"
+METADATA_RULE = "STK-NET-006"
+REGISTRY_RULE = "STK-IMG-001"
+#: names listed in a note before "and N more"
+LISTED = 5
+DOCKER_HUB = "docker.io"
+
+# ---- image references, as policies/rego/lib/images.rego parses them ---------------------------------
+
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_REMOTE_NAME = rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_REFERENCE = re.compile(rf"(?:{_DOMAIN}/)?{_REMOTE_NAME}(?::{_TAG})?(?:@{_DIGEST})?")
+_DOMAIN_ONLY = re.compile(_DOMAIN)
+_REGISTERED = re.compile(r"sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128}")
+_IMAGE_ID = re.compile(r"[a-f0-9]{64}")
+
+
+def _split_digest(ref: str) -> tuple[str, str]:
+    name_tag, at, digest = ref.partition("@")
+    return (name_tag, digest) if at else (ref, "")
+
+
+def _split_tag(name_tag: str) -> str:
+    """The name without its tag (the text after the first ":" of the last path component)."""
+    head, slash, last = name_tag.rpartition("/")
+    i = last.find(":")
+    return name_tag if i < 0 else f"{head}{slash}{last[:i]}"
+
+
+def _is_domain(component: str) -> bool:
+    return "." in component or ":" in component or component == "localhost" or component.lower() != component
+
+
+def _hub(domain: str) -> str:
+    return DOCKER_HUB if domain == "index.docker.io" else domain
+
+
+def _library(domain: str, rest: str) -> str:
+    return f"library/{rest}" if domain == DOCKER_HUB and "/" not in rest else rest
+
+
+def _docker_split(ref: str) -> tuple[str, str]:
+    if "/" not in ref:
+        return DOCKER_HUB, f"library/{ref}"
+    first, _, rest = ref.partition("/")
+    if first != "index.docker.io" and _is_domain(first):
+        return first, _library(first, rest)
+    if first == "index.docker.io":
+        return DOCKER_HUB, _library(DOCKER_HUB, rest)
+    return DOCKER_HUB, ref
+
+
+def _grammar_valid(ref: str) -> bool:
+    if not _REFERENCE.fullmatch(ref):
+        return False
+    name_tag, digest = _split_digest(ref)
+    name = _split_tag(name_tag)
+    first, slash, rest = name.partition("/")
+    path = rest if slash and first and _DOMAIN_ONLY.fullmatch(first) else name
+    return len(path) <= 255 and (digest == "" or _REGISTERED.fullmatch(digest) is not None)
+
+
+def _valid_reference(ref: str) -> bool:
+    if _IMAGE_ID.fullmatch(ref):
+        return False
+    domain, remainder = _docker_split(ref)
+    colon = remainder.find(":")
+    remote = remainder if colon < 0 else remainder[:colon]
+    return remote.lower() == remote and _grammar_valid(f"{domain}/{remainder}")
+
+
+def image_registry(ref: object) -> str | None:
+    """The registry an image reference pulls from, lower-case, Docker Hub as ``docker.io`` ("nginx",
+    "user/app", "index.docker.io/x"); None for a string that is not an image reference (a
+    placeholder, a template), which the image rules do not judge either."""
+    return _registry(ref) if isinstance(ref, str) and ref != "" else None
+
+
+@functools.lru_cache(maxsize=4096)  # a tree names few distinct images, many times
+def _registry(ref: str) -> str | None:
+    if not _valid_reference(ref):
+        return None
+    first, slash, _ = _split_tag(_split_digest(ref)[0]).partition("/")
+    return _hub(first.lower()) if slash and first and _is_domain(first) else DOCKER_HUB
+
+
+def _pod_images(pod: Mapping[str, Any]) -> Iterable[object]:
+    """Every image field of one ``input.pod`` (containers of all three lists, image volumes)."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return
+    for field in ("initContainers", "containers", "ephemeralContainers"):
+        containers = spec.get(field)
+        for c in containers if isinstance(containers, list) else ():
+            if isinstance(c, Mapping):
+                yield c.get("image")
+    volumes = spec.get("volumes")
+    for v in volumes if isinstance(volumes, list) else ():
+        image = v.get("image") if isinstance(v, Mapping) else None
+        if isinstance(image, Mapping):
+            yield image.get("reference")
+
+
+def workload_registries(
+    objects: Iterable[Mapping[str, Any]], kinds: WorkloadKinds
+) -> tuple[int, Counter[str]]:
+    """(how many of `objects` are workloads, how many workloads pull from each registry)."""
+    return _registries(kinds.pods(obj) for obj in objects)
+
+
+def _registries(pod_lists: Iterable[list[dict[str, Any]]]) -> tuple[int, Counter[str]]:
+    """:func:`workload_registries` of the objects' ``input.pod`` lists ([] for other kinds)."""
+    workloads = 0
+    used: Counter[str] = Counter()
+    for pods in pod_lists:
+        if pods:
+            workloads += 1
+            used.update({r for pod in pods for r in map(image_registry, _pod_images(pod)) if r is not None})
+    return workloads, used
+
+
+# ---- the notes ----------------------------------------------------------------------------------------
+
+
+def _enabled(config: Config, rules: Mapping[str, object], rule_id: str) -> bool:
+    setting = config.rules.get(rule_id)
+    return rule_id in rules and (setting is None or setting.enabled)
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:LISTED])
+    return shown + (f" and {len(names) - LISTED} more" if len(names) > LISTED else "")
+
+
+def allowlist_configured(config: Config) -> bool:
+    """Whether STK-IMG-001 has a list to check (entries that are not empty once "/" is trimmed)."""
+    return any(e.rstrip("/") for e in config.images.allowed_registries)
+
+
+def registry_note(
+    config: Config, rules: Mapping[str, object], workloads: int, used: Counter[str]
+) -> Note | None:
+    """The note of an empty registry allowlist: when STK-IMG-001 is enabled and a workload was read."""
+    if workloads == 0 or allowlist_configured(config) or not _enabled(config, rules, REGISTRY_RULE):
+        return None
+    names = sorted(used)
+    if names:
+        verb = "is" if len(names) == 1 else "are"
+        here = f"{count(len(names), 'registry', 'registries')} {verb} in use here: {_listed(names)}; "
+        here += "add them to stockade.yaml"
+    else:
+        here = "no image of the workloads here names a registry"
+    return Note(
+        REGISTRY_RULE,
+        f"images.allowed_registries is not configured: {REGISTRY_RULE} checks no registry; {here} "
+        "(`stockade init` writes the registries a repository uses)",
+        workloads,
+    )
+
+
+def egress_note(
+    evaluator: Evaluator,
+    todo: Sequence[Resource],
+    source: InventoryFacts,
+    pod_lists: Sequence[list[dict[str, Any]]] | None = None,
+) -> Note | None:
+    """The note of workloads whose egress the scan cannot decide (their namespace's policies are not in
+    the scanned set), when STK-NET-001 or STK-NET-006 is enabled; `pod_lists`: each object's
+    ``input.pod`` list, when the caller has them."""
+    config = evaluator.config
+    rules = [r for r in (ISOLATION_RULE, METADATA_RULE) if _enabled(config, evaluator.rules, r)]
+    if not rules or source.inventory.complete:
+        return None
+    known: dict[str, bool] = {}
+    unknown: Counter[str] = Counter()
+    for i, resource in enumerate(todo):
+        pods = pod_lists[i] if pod_lists is not None else evaluator.workloads.pods(resource.obj)
+        if not pods or pods[0].get("namespaced") is False:
+            continue  # not a workload, or a cluster-scoped template (no egress facts either way)
+        namespace = resource.namespace or "default"
+        if namespace not in known:  # the analyzer the rules' facts come from, once per namespace
+            facts = egress.facts(resource.obj, source.inventory, pods[0]).get("egress", {})
+            known[namespace] = facts.get("policiesKnown") is not False
+        if not known[namespace]:
+            unknown[namespace] += 1
+    if not unknown:
+        return None
+    n = sum(unknown.values())
+    namespaces = [f"{ns}: {unknown[ns]}" for ns in sorted(unknown)]
+    return Note(
+        rules[0],
+        f"{' and '.join(rules)} could not evaluate the egress of {count(n, 'workload')} "
+        f"({'namespace' if len(unknown) == 1 else 'namespaces'} {_listed(namespaces)}): the scanned files "
+        "hold neither their namespace's Namespace object nor any of its NetworkPolicies, so whether a "
+        "policy isolates them is unknown; scan each namespace's manifests together (its Namespace or "
+        "NetworkPolicies with its workloads), or audit the cluster (stockade audit)",
+        n,
+    )
+
+
+#: `ClusterStats.extras` key of an audited cluster's :func:`workload_registries`
+REGISTRIES = "registries"
+
+
+def audit_notes(evaluator: Evaluator, clusters: Iterable[ClusterStats]) -> list[Note]:
+    """Every note of an audit, from what each cluster's evaluation recorded under :data:`REGISTRIES`
+    (a cluster's inventory is complete, so its egress facts are known)."""
+    workloads, used = 0, Counter[str]()
+    for stats in clusters:
+        recorded = stats.extras.get(REGISTRIES)
+        if isinstance(recorded, tuple):
+            workloads += recorded[0]
+            used.update(recorded[1])
+    note = registry_note(evaluator.config, evaluator.rules, workloads, used)
+    return [note] if note is not None else []
+
+
+def scan_notes(evaluator: Evaluator, todo: Sequence[Resource], source: InventoryFacts) -> list[Note]:
+    """Every note of a scan of `todo` (the objects in scope), from the scan's inventory."""
+    pod_lists = [evaluator.workloads.pods(r.obj) for r in todo]  # walked once for both notes
+    workloads, used = _registries(pod_lists)
+    notes = [
+        egress_note(evaluator, todo, source, pod_lists),
+        registry_note(evaluator.config, evaluator.rules, workloads, used),
+    ]
+    return [n for n in notes if n is not None]
