@@ -83,7 +83,7 @@ class Tally:
         t, w, z = (self.labels[k] for k in LABELS)
 
         def share(k: int) -> str:
-            return f"{100 * k / n:.0f} %" if n else "–"
+            return f"{100 * k / n:.1f} %" if n else "-"
 
         return (
             f"| {name} | {self.findings} | {self.deny} | {t} | {w} | {z} | {self.unlabelled} "
@@ -163,7 +163,18 @@ def extract(gd: Path, item: Input, into: Path) -> str:
 def scan(stockade: str, target: Path, env: dict[str, str]) -> list[dict[str, Any]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         run = subprocess.run(
-            [stockade, "scan", str(target), "--no-config", "-f", "json", "--fail-on", "never", "-o", out.name],
+            [
+                stockade,
+                "scan",
+                str(target),
+                "--no-config",
+                "-f",
+                "json",
+                "--fail-on",
+                "never",
+                "-o",
+                out.name,
+            ],
             capture_output=True,
             text=True,
             env=env,
