@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from importlib.metadata import version
@@ -179,12 +180,22 @@ CI_YML = "name: ci\non: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    st
 def test_named_files_without_kubernetes_objects_pass_with_a_note(tmp_path: Path) -> None:
     (tmp_path / "ci.yml").write_text(CI_YML)
     (tmp_path / "package.json").write_text('{"name": "x", "version": "1.0.0"}\n')
-    (tmp_path / "kustomization.yaml").write_text("resources: [pod.yaml]\n")
-    for files in (["ci.yml", "package.json"], ["kustomization.yaml"]):
-        done = run("scan", "--fail-on", "deny", *files, cwd=tmp_path)
-        assert done.returncode == 0, done.stderr
-        (note,) = done.stderr.strip().splitlines()
-        assert note.startswith("stockade: note: no Kubernetes object in the ") and "nothing to check" in note
+    done = run("scan", "--fail-on", "deny", "ci.yml", "package.json", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    (note,) = done.stderr.strip().splitlines()
+    assert note.startswith("stockade: note: no Kubernetes object in the ") and "nothing to check" in note
+    # a kustomization.yaml named alone stands for what it builds (rendered with its directory): a
+    # commit that changes only it is judged on the objects it makes, and one that cannot build fails
+    kustomize = tmp_path / "k"
+    kustomize.mkdir()
+    (kustomize / "kustomization.yaml").write_text("resources: [cm.yaml]\n")
+    (kustomize / "cm.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {a: b}\n")
+    if shutil.which("kubectl") is not None:
+        built = run("scan", "--fail-on", "deny", "kustomization.yaml", cwd=kustomize)
+        assert built.returncode == 0, built.stdout + built.stderr
+        (kustomize / "kustomization.yaml").write_text("resources: [missing.yaml]\n")
+        broken = run("scan", "--fail-on", "deny", "kustomization.yaml", cwd=kustomize)
+        assert broken.returncode == 2, broken.stdout + broken.stderr
     # a directory, stdin: still an error (a mistyped path in CI must not pass)
     assert run("scan", str(tmp_path)).returncode == 2
     assert run("scan", "-", stdin=CI_YML).returncode == 2
