@@ -5,21 +5,21 @@
   carries ``azure.workload.identity/client-id``), or ``default`` (``DefaultAzureCredential``'s chain).
   A token is requested once before anything is listed, so a missing credential is one actionable
   message (:class:`AzureAuthError`), never a pile of failed calls.
-- **Only list operations** of the management clients are called (storage accounts and the blob
+- **Only list operations** are called (storage accounts and the blob
   containers of each account that has a blob service, Storage Sync Services, private endpoints,
   VNets, route tables, firewalls, firewall policy rule collection groups, private DNS zones and their
   VNet links, AKS clusters; Key Vaults, container registries, Azure Machine Learning workspaces and
   Azure AI services accounts). Containers cost one call per account: their ``publicAccess`` is not in
   the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
   operation: stockade needs no data-plane access and asks for none (Reader is enough).
-- **Paging and throttling** are the SDK's: ``nextLink`` pages are followed by its pagers, and its
-  retry policy retries 429 and 5xx with ``Retry-After`` honoured (``retry_total`` attempts).
-- **Raw ARM JSON**: every model is turned back into its REST shape (``as_dict()``), the shape the
-  rules read from ARM templates and Resource Graph exports too. Key Vaults, registries, ML
-  workspaces and AI services accounts are listed without a management SDK of their own: the
-  subscription-wide list operation of their REST API (:data:`REST_LISTS`, api-versions pinned) through
-  azure-mgmt-core's ARM pipeline (the same credential, retry policy and transport as the clients),
-  whose ``value`` items already are that shape; ``nextLink`` pages are followed.
+- **Raw ARM JSON, whatever SDK is installed**: every list is a GET of the REST list operation with
+  its api-version pinned (:data:`REST_LISTS`, :data:`CHILD_LISTS`) through azure-mgmt-core's ARM
+  pipeline, and its ``value`` items are kept as the service sent them:
+  ``{id, name, type, location, properties: {camelCase…}}``, the shape the rules read from ARM templates
+  and Resource Graph exports too. No SDK model class is involved (``as_dict()`` of azure-mgmt-storage
+  21.1 returns snake_case keys without ``properties``, of later versions the REST keys).
+- **Paging and throttling**: ``nextLink`` pages are followed; the pipeline's retry policy retries 429
+  and 5xx with ``Retry-After`` honoured (``retry_total`` attempts).
 - **Gaps, not crashes**: a list that is forbidden (403) or keeps failing becomes a
   :class:`~stockade.scanner.result.CoverageGap`; a 404 (a resource provider not registered, a zone
   deleted while listing) means nothing of that type exists.
@@ -27,10 +27,10 @@
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 from stockade.policies.facts.azure import canonical_type
 from stockade.scanner.result import CoverageGap
@@ -51,16 +51,44 @@ AUTH_HELP = {
         "is annotated with azure.workload.identity/client-id, or set AZURE_CLIENT_ID/AZURE_TENANT_ID"
     ),
 }
-HTTP_NOT_FOUND, HTTP_FORBIDDEN = 404, 403
+HTTP_OK, HTTP_NOT_FOUND, HTTP_FORBIDDEN = 200, 404, 403
 ARM_ENDPOINT = "https://management.azure.com"
-#: ARM types listed through their REST API (no management SDK dependency): type -> api-version of the
-#: subscription-wide list operation (GET /subscriptions/{id}/providers/{type}); the rules' property
-#: names are those of these versions
+_NETWORK, _STORAGE = "2024-01-01", "2023-05-01"
+#: ARM types listed subscription-wide (GET /subscriptions/{id}/providers/{type}) -> the api-version of
+#: that list operation. The rules' property names are those of these versions, pinned here so that
+#: what is read never depends on which management SDK (or SDK model classes) is installed.
 REST_LISTS: dict[str, str] = {
+    "Microsoft.Storage/storageAccounts": _STORAGE,
+    "Microsoft.ContainerService/managedClusters": "2024-05-01",
+    "Microsoft.Network/privateEndpoints": _NETWORK,
+    "Microsoft.Network/virtualNetworks": _NETWORK,
+    "Microsoft.Network/routeTables": _NETWORK,
+    "Microsoft.Network/azureFirewalls": _NETWORK,
+    "Microsoft.Network/firewallPolicies": _NETWORK,
+    "Microsoft.Network/privateDnsZones": "2020-06-01",
+    "Microsoft.StorageSync/storageSyncServices": "2022-06-01",
     "Microsoft.KeyVault/vaults": "2023-07-01",
     "Microsoft.ContainerRegistry/registries": "2023-07-01",
     "Microsoft.MachineLearningServices/workspaces": "2024-04-01",
     "Microsoft.CognitiveServices/accounts": "2023-05-01",
+}
+#: parent type -> (child type, path below the parent's id, api-version): one list per parent
+CHILD_LISTS: dict[str, tuple[str, str, str]] = {
+    "Microsoft.Network/privateDnsZones": (
+        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
+        "virtualNetworkLinks",
+        "2020-06-01",
+    ),
+    "Microsoft.Storage/storageAccounts": (
+        "Microsoft.Storage/storageAccounts/blobServices/containers",
+        "blobServices/default/containers",
+        _STORAGE,
+    ),
+    "Microsoft.Network/firewallPolicies": (
+        "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
+        "ruleCollectionGroups",
+        _NETWORK,
+    ),
 }
 
 
@@ -108,27 +136,15 @@ class SubscriptionSnapshot:
 
 
 class AzureReader:
-    """Lists one subscription's resources through the Azure management SDK clients."""
+    """Lists one subscription's resources as ARM REST JSON, through one ARM pipeline."""
 
     def __init__(self, subscription: str, credential: Any, **client_options: Any) -> None:
-        from azure.mgmt.containerservice import ContainerServiceClient
-        from azure.mgmt.network import NetworkManagementClient
-        from azure.mgmt.privatedns import PrivateDnsManagementClient
-        from azure.mgmt.storage import StorageManagementClient
-        from azure.mgmt.storagesync import StorageSyncMgmtClient
-
         options = {"retry_total": RETRY_TOTAL, **client_options}
         self.subscription = subscription
-        self.storage = StorageManagementClient(credential, subscription, **options)
-        self.network = NetworkManagementClient(credential, subscription, **options)
-        self.dns = PrivateDnsManagementClient(credential, subscription, **options)
-        self.aks = ContainerServiceClient(credential, subscription, **options)
-        self.sync = StorageSyncMgmtClient(credential, subscription, **options)
         self.arm = _arm_client(credential, **options)
 
     def close(self) -> None:
-        for client in (self.storage, self.network, self.dns, self.aks, self.sync, self.arm):
-            client.close()
+        self.arm.close()
 
     def __enter__(self) -> AzureReader:
         return self
@@ -138,65 +154,34 @@ class AzureReader:
 
     def snapshot(self) -> SubscriptionSnapshot:
         snap = SubscriptionSnapshot(self.subscription)
-        net, sync = self.network, self.sync.storage_sync_services
-        listings: list[tuple[str, Callable[[], Iterable[Any]]]] = [
-            ("Microsoft.Storage/storageAccounts", self.storage.storage_accounts.list),
-            ("Microsoft.ContainerService/managedClusters", self.aks.managed_clusters.list),
-            ("Microsoft.Network/privateEndpoints", net.private_endpoints.list_by_subscription),
-            ("Microsoft.Network/virtualNetworks", net.virtual_networks.list_all),
-            ("Microsoft.Network/routeTables", net.route_tables.list_all),
-            ("Microsoft.Network/azureFirewalls", net.azure_firewalls.list_all),
-            ("Microsoft.Network/firewallPolicies", net.firewall_policies.list_all),
-            ("Microsoft.Network/privateDnsZones", self.dns.private_zones.list),
-            (
-                "Microsoft.StorageSync/storageSyncServices",
-                sync.list_by_subscription,
-            ),
-        ]
-        listings += [
-            (kind, functools.partial(self._rest_list, kind, version)) for kind, version in REST_LISTS.items()
-        ]
-        for kind, call in listings:
-            snap.resources.extend(self._list(snap, kind, call))
+        base = f"/subscriptions/{self.subscription}/providers"
+        for kind, version in REST_LISTS.items():
+            snap.resources.extend(self._list(snap, kind, f"{base}/{kind}", version))
         for obj in list(snap.resources):
-            rg, name = _resource_group(str(obj.get("id") or "")), str(obj.get("name") or "")
-            if obj["type"] == "Microsoft.Network/privateDnsZones" and rg:
-                snap.resources.extend(
-                    self._list(
-                        snap,
-                        "Microsoft.Network/privateDnsZones/virtualNetworkLinks",
-                        functools.partial(self.dns.virtual_network_links.list, rg, name),
-                    )
-                )
-            elif obj["type"] == "Microsoft.Storage/storageAccounts" and rg and _has_blob_service(obj):
-                snap.resources.extend(
-                    self._list(
-                        snap,
-                        "Microsoft.Storage/storageAccounts/blobServices/containers",
-                        functools.partial(self.storage.blob_containers.list, rg, name),
-                    )
-                )
-            elif obj["type"] == "Microsoft.Network/firewallPolicies" and rg:
-                snap.resources.extend(
-                    self._list(
-                        snap,
-                        "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
-                        functools.partial(net.firewall_policy_rule_collection_groups.list, rg, name),
-                    )
-                )
+            child = CHILD_LISTS.get(obj["type"])
+            rid = str(obj.get("id") or "")
+            if child is None or not _resource_group(rid):
+                continue
+            kind, suffix, version = child
+            if kind.endswith("/containers") and not _has_blob_service(obj):
+                continue
+            snap.resources.extend(self._list(snap, kind, f"{quote(rid)}/{suffix}", version))
         return snap
 
-    def _rest_list(self, kind: str, api_version: str) -> Iterator[dict[str, Any]]:
-        """The resources of one ARM type in the subscription, page by page (REST shape)."""
+    def _pages(self, path: str, api_version: str) -> Iterator[dict[str, Any]]:
+        """The ``value`` items of a list operation, page by page (``nextLink``), as the REST API sent them."""
+        from azure.core.exceptions import HttpResponseError
         from azure.core.rest import HttpRequest
+        from azure.mgmt.core.exceptions import ARMErrorFormat
 
-        url: str | None = (
-            f"{ARM_ENDPOINT}/subscriptions/{self.subscription}/providers/{kind}?api-version={api_version}"
-        )
+        url: str | None = f"{ARM_ENDPOINT}{path}?api-version={api_version}"
         while url:
             response = self.arm.send_request(HttpRequest("GET", url))
-            response.raise_for_status()
+            if response.status_code != HTTP_OK:
+                raise HttpResponseError(response=response, error_format=ARMErrorFormat)
             body = response.json()
+            if not isinstance(body, dict):
+                raise ValueError("the list response is not a JSON object")
             for item in body.get("value") or []:
                 if isinstance(item, dict):
                     yield item
@@ -204,15 +189,14 @@ class AzureReader:
             url = next_link if isinstance(next_link, str) and next_link else None
 
     def _list(
-        self, snap: SubscriptionSnapshot, kind: str, call: Callable[[], Iterable[Any]]
+        self, snap: SubscriptionSnapshot, kind: str, path: str, api_version: str
     ) -> list[dict[str, Any]]:
-        from azure.core.exceptions import HttpResponseError
+        from azure.core.exceptions import AzureError, HttpResponseError
 
         snap.lists += 1
         out: list[dict[str, Any]] = []
         try:
-            for model in call():
-                obj = model.as_dict() if hasattr(model, "as_dict") else dict(model)
+            for obj in self._pages(path, api_version):
                 obj["type"] = canonical_type(str(obj.get("type") or kind))
                 out.append(obj)
         except HttpResponseError as exc:
@@ -223,6 +207,12 @@ class AzureReader:
             reason = (str(exc.message or exc.reason or "").splitlines() or [""])[0][:200]
             snap.gaps.append(
                 CoverageGap(f"azure/{self.subscription}/{kind}", f"{kind} {what}: {status} {reason}")
+            )
+            return []
+        except (AzureError, ValueError) as exc:  # connection failures after the retries, a body not JSON
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            snap.gaps.append(
+                CoverageGap(f"azure/{self.subscription}/{kind}", f"{kind} could not be listed: {reason}")
             )
             return []
         return out

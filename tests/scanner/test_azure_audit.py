@@ -459,7 +459,13 @@ def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path
 
     fixture = ROOT / "tests" / "policies" / "data" / "azure" / "private-ai-export.json"
     text = fixture.read_text().replace("5b1d7f0e-2c4a-4e8b-9d3f-7a6c0e1b2d48", SUB)
-    kinds = {k.lower() for k in REST_LISTS} | {"microsoft.network/privateendpoints"}
+    kinds = {
+        "microsoft.keyvault/vaults",
+        "microsoft.containerregistry/registries",
+        "microsoft.machinelearningservices/workspaces",
+        "microsoft.cognitiveservices/accounts",
+        "microsoft.network/privateendpoints",
+    }
     added = [r for r in orjson.loads(text)["data"] if r["type"] in kinds]
     resources = _resources() + added
     arm = FakeArm(resources)
@@ -467,7 +473,10 @@ def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path
     assert live.errors == [] and [g.scope for g in live.gaps] == [
         f"azure/{SUB}/Microsoft.Network/azureFirewalls"
     ]
-    for kind, version in REST_LISTS.items():
+    ai_kinds = [k for k in REST_LISTS if k.lower() in {r["type"] for r in added}]
+    assert len(ai_kinds) == 5  # the four AI-side types and the private endpoints
+    for kind in ai_kinds:
+        version = REST_LISTS[kind]
         lists = [
             u
             for _, u in arm.requests
