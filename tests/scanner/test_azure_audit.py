@@ -13,6 +13,7 @@ from __future__ import annotations
 import importlib
 import io
 import json
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -248,6 +249,77 @@ def test_blob_containers_and_storage_sync_services_are_listed(tmp_path: Path) ->
         FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
     )
     assert found == {(f.rule.id, f.resource.name) for f in offline.findings}
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower()
+
+
+def _sdk_21_shape(obj: Any) -> Any:
+    """What ``as_dict()`` of azure-mgmt-storage 21.1.0's msrest models returns for a REST object:
+    snake_case attribute names, ``properties`` flattened into the object."""
+    if isinstance(obj, list):
+        return [_sdk_21_shape(v) for v in obj]
+    if not isinstance(obj, dict):
+        return obj
+    flat = {**{k: v for k, v in obj.items() if k != "properties"}, **(obj.get("properties") or {})}
+    return {_snake(k): _sdk_21_shape(v) for k, v in flat.items()}
+
+
+def _sdk_models() -> list[type]:
+    """The model base classes of the installed management SDKs (msrest or typespec generation)."""
+    for package in ("storage", "network", "privatedns", "containerservice", "storagesync"):
+        importlib.import_module(f"azure.mgmt.{package}.models")
+    found: list[type] = []
+    for name, module in list(sys.modules.items()):
+        if re.fullmatch(r"azure\.mgmt\.\w+\.(_utils\.)?(model_base|serialization|_serialization)", name):
+            model = getattr(module, "Model", None)
+            if isinstance(model, type) and hasattr(model, "as_dict"):
+                found.append(model)
+    return found
+
+
+@pytest.mark.parametrize("as_dict", ["snake_case", "raises"])
+def test_verdicts_do_not_depend_on_the_sdk_model_shape(
+    as_dict: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: the live path reads the REST JSON, not the SDK's models. With every management SDK
+    model's ``as_dict()`` made to behave as azure-mgmt-storage 21.1.0's (snake_case keys, no
+    ``properties``), or to raise, a hardened account with SFTP on and a public container is judged
+    exactly as an offline scan of the same REST JSON: SFTP and the container found, nothing else."""
+    models = _sdk_models()
+    assert models  # the installed SDKs' model bases are patched, whichever generation they are
+    for model in models:
+
+        def fake(self: Any, *args: Any, _rest: Any = model.as_dict, **kwargs: Any) -> Any:
+            if as_dict == "raises":
+                raise AssertionError("the live path called an SDK model's as_dict()")
+            return _sdk_21_shape(_rest(self, *args, **kwargs))
+
+        monkeypatch.setattr(model, "as_dict", fake)
+    resources = _resources()
+    account = next(r for r in resources if r["name"] == "stmlprodeastus")
+    account["properties"]["isSftpEnabled"] = True
+    resources.append(
+        {
+            "id": f"{account['id']}/blobServices/default/containers/public-data",
+            "name": "public-data",
+            "type": "Microsoft.Storage/storageAccounts/blobServices/containers",
+            "properties": {"publicAccess": "Blob"},
+        }
+    )
+    live = _stage(FakeArm(resources, forbid_firewalls=False), tmp_path)
+    assert live.errors == [] and live.gaps == []
+    found = {(f.rule.id, f.resource.name) for f in live.findings}
+    export = tmp_path / "export.json"
+    export.write_bytes(orjson.dumps({"data": resources}))
+    offline = run_scan(
+        FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert found == {(f.rule.id, f.resource.name) for f in offline.findings}
+    assert ("STK-AZ-008", "stmlprodeastus") in found and ("STK-AZ-009", "public-data") in found
+    # the hardened account raises SFTP and nothing else (no false public-access, TLS or shared-key finding)
+    assert {r for r, n in found if n == "stmlprodeastus"} == {"STK-AZ-008"}
 
 
 def test_paging_throttling_and_list_errors(arm: FakeArm, tmp_path: Path) -> None:
