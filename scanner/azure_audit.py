@@ -111,7 +111,9 @@ def run_azure_stage(
         result.errors.append(InputError("azure", str(exc)))
         for sub in subscriptions:
             result.gaps.append(
-                CoverageGap(f"azure/{sub}", "Azure checks skipped: no credential (see the error above)")
+                CoverageGap(
+                    f"azure/{sub}", "Azure checks skipped: no Azure credential (the azure error says why)"
+                )
             )
         return
     servers = context_servers(kubeconfig, contexts) if contexts else {}

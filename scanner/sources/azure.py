@@ -27,7 +27,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import logging
+import os
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 from urllib.parse import quote
@@ -38,7 +42,7 @@ from stockade.scanner.result import CoverageGap
 AuthMode = Literal["cli", "workload-identity", "default"]
 ARM_SCOPE = "https://management.azure.com/.default"
 RETRY_TOTAL = 5
-#: the one actionable message when no credential works
+#: what to do when no credential works, by --auth (the environment variables named only when unset)
 AUTH_HELP = {
     "cli": "run `az login` (and `az account set --subscription SUB`), then retry",
     "workload-identity": (
@@ -48,9 +52,20 @@ AUTH_HELP = {
     ),
     "default": (
         'run `az login`, or run in a pod labelled azure.workload.identity/use: "true" whose ServiceAccount '
-        "is annotated with azure.workload.identity/client-id, or set AZURE_CLIENT_ID/AZURE_TENANT_ID"
+        "is annotated with azure.workload.identity/client-id"
     ),
 }
+#: azure-identity's loggers (and MSAL's): silenced while a token is asked for, their news is the message
+IDENTITY_LOGGERS = ("azure.identity", "msal")
+_SERVICE_PRINCIPAL_ENV = ("AZURE_TENANT_ID", "AZURE_CLIENT_ID", "AZURE_CLIENT_SECRET")
+_WORKLOAD_ENV = {
+    "tenant_id": "AZURE_TENANT_ID",
+    "client_id": "AZURE_CLIENT_ID",
+    "token_file_path": "AZURE_FEDERATED_TOKEN_FILE",
+}
+_JWT = re.compile(r"eyJ[\w-]{4,}\.[\w-]{4,}\.[\w-]*")
+_TRAILER = re.compile(r"\s(?:Trace ID|Correlation ID|Timestamp):")
+_CAUSE_MAX = 300
 HTTP_OK, HTTP_NOT_FOUND, HTTP_FORBIDDEN = 200, 404, 403
 ARM_ENDPOINT = "https://management.azure.com"
 _NETWORK, _STORAGE = "2024-01-01", "2023-05-01"
@@ -93,36 +108,174 @@ CHILD_LISTS: dict[str, tuple[str, str, str]] = {
 
 
 class AzureAuthError(Exception):
-    """No usable Azure credential; the message says what to do."""
+    """No usable Azure credential; the message (one line) says which credential failed, why, and what
+    to do."""
+
+
+class _FailedCredentials(logging.Handler):
+    """Collects what the credential chain logs when one of its credentials fails (rather than being
+    unavailable): that credential is the real cause."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.failed: list[tuple[str, BaseException]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        args = record.args if isinstance(record.args, tuple) else ()
+        if (
+            "raised unexpected error" in str(record.msg)
+            and len(args) >= 3
+            and isinstance(args[2], BaseException)
+        ):
+            self.failed.append((str(args[1]), args[2]))
+
+
+@contextmanager
+def _identity_quiet() -> Iterator[_FailedCredentials]:
+    """azure-identity's and MSAL's loggers go to a collector only (no multi-line warnings on stderr)."""
+    collector = _FailedCredentials()
+    saved = []
+    for name in IDENTITY_LOGGERS:
+        logger = logging.getLogger(name)
+        saved.append((logger, logger.level, logger.propagate))
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+        logger.addHandler(collector)
+    try:
+        yield collector
+    finally:
+        for logger, level, propagate in saved:
+            logger.removeHandler(collector)
+            logger.setLevel(level)
+            logger.propagate = propagate
 
 
 def make_credential(auth: AuthMode) -> Any:
     """The azure-identity credential for ``--auth``; construction errors become :class:`AzureAuthError`."""
     from azure import identity
 
-    try:
-        if auth == "cli":
-            return identity.AzureCliCredential()
-        if auth == "workload-identity":
-            return identity.WorkloadIdentityCredential()
-        return identity.DefaultAzureCredential(exclude_interactive_browser_credential=True)
-    except (ValueError, identity.CredentialUnavailableError) as exc:
-        raise AzureAuthError(_auth_message(auth, exc)) from None
+    with _identity_quiet():
+        try:
+            if auth == "cli":
+                return identity.AzureCliCredential()
+            if auth == "workload-identity":
+                return identity.WorkloadIdentityCredential()
+            return identity.DefaultAzureCredential(exclude_interactive_browser_credential=True)
+        except (ValueError, identity.CredentialUnavailableError) as exc:
+            name = {"cli": "AzureCliCredential", "workload-identity": "WorkloadIdentityCredential"}
+            raise AzureAuthError(_auth_message(auth, name.get(auth, "DefaultAzureCredential"), exc)) from None
 
 
 def check_credential(credential: Any, auth: AuthMode) -> None:
     """Ask for an ARM token once, so that a missing credential fails before any listing."""
     from azure.core.exceptions import ClientAuthenticationError
 
-    try:
-        credential.get_token(ARM_SCOPE)
-    except (ClientAuthenticationError, ValueError, OSError) as exc:
-        raise AzureAuthError(_auth_message(auth, exc)) from None
+    with _identity_quiet() as seen:
+        try:
+            credential.get_token(ARM_SCOPE)
+        except (ClientAuthenticationError, ValueError, OSError) as exc:
+            name, cause = seen.failed[-1] if seen.failed else (type(credential).__name__, exc)
+            raise AzureAuthError(_auth_message(auth, name, cause)) from None
 
 
-def _auth_message(auth: AuthMode, exc: BaseException) -> str:
-    first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
-    return f"no Azure credential (--auth {auth}): {first}. To fix: {AUTH_HELP[auth]}"
+def _auth_message(auth: AuthMode, name: str, exc: BaseException) -> str:
+    """One line: which credential, what failed, what to do; never a token or secret."""
+    return f"no Azure credential (--auth {auth}): {_cause(name, exc)}. To fix: {_advice(auth, name, exc)}"
+
+
+def _unset(names: Iterable[str]) -> list[str]:
+    return [n for n in names if not os.environ.get(n)]
+
+
+def _cause(name: str, exc: BaseException) -> str:
+    if isinstance(exc, OSError) and "WorkloadIdentity" in name:
+        path = exc.filename or os.environ.get("AZURE_FEDERATED_TOKEN_FILE") or "?"
+        return (
+            f"{name}: cannot read the federated token file {path} (AZURE_FEDERATED_TOKEN_FILE): "
+            f"{exc.strerror or type(exc).__name__}"
+        )
+    text = str(exc)
+    if "Attempted credentials:" in text:
+        attempts = re.findall(
+            r"^\t(\w+): (.*(?:\n(?!\t).*)*)", text.split("Attempted credentials:", 1)[1], re.M
+        )
+        parts = [f"{n}: {_unavailable(n, m)}" for n, m in attempts if n in _CHAIN_SHOWN]
+        return f"{name} found no available credential ({'; '.join(parts)})"
+    return f"{name}: {_unavailable(name, text)}"
+
+
+#: the credentials of DefaultAzureCredential's chain a failure message names (the others are noise here)
+_CHAIN_SHOWN = (
+    "EnvironmentCredential",
+    "WorkloadIdentityCredential",
+    "ManagedIdentityCredential",
+    "AzureCliCredential",
+)
+
+
+def _unavailable(name: str, message: str) -> str:
+    """azure-identity's message for one credential, as one short line."""
+    missing = re.search(r"Missing required arguments: (.*)", message)
+    if "WorkloadIdentity" in name and missing:
+        args = re.findall(r"'(\w+)'", missing.group(1))
+        return ", ".join(_WORKLOAD_ENV.get(a, a) for a in args) + " not set"
+    if name == "EnvironmentCredential" and "not fully configured" in message:
+        unset = _unset(_SERVICE_PRINCIPAL_ENV[:2])
+        if not os.environ.get("AZURE_CLIENT_SECRET") and not os.environ.get("AZURE_CLIENT_CERTIFICATE_PATH"):
+            unset.append("AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH)")
+        return ", ".join(unset) + " not set" if unset else "environment variables not fully configured"
+    return _clean(message) or "unavailable"
+
+
+def _clean(message: str) -> str:
+    """Whole sentences of a message, on one line, without troubleshooting links, MSAL's trace trailer,
+    tokens or the client secret; at most about 300 characters."""
+    text = " ".join(message.split())
+    secret = os.environ.get("AZURE_CLIENT_SECRET")
+    if secret:
+        text = text.replace(secret, "[redacted]")
+    text = _TRAILER.split(_JWT.sub("[redacted]", text))[0]
+    out = ""
+    for sentence in re.split(r"(?<=[.!?])\s+", text):
+        if not sentence or re.search(r"https?://|troubleshoot", sentence, re.I):
+            continue
+        if re.fullmatch(r"\w+ authentication unavailable\.", sentence):
+            continue  # said by the credential's name and the reason that follows
+        if out and len(out) + len(sentence) > _CAUSE_MAX:
+            break
+        out = f"{out} {sentence}".strip()
+    return out[:_CAUSE_MAX].rstrip(". ")
+
+
+def _advice(auth: AuthMode, name: str, exc: BaseException) -> str:
+    from azure.core.exceptions import ClientAuthenticationError
+
+    failed = isinstance(exc, ClientAuthenticationError) and "Attempted credentials:" not in str(exc)
+    if "WorkloadIdentity" in name and isinstance(exc, OSError):
+        return (
+            'label the pod azure.workload.identity/use: "true" (the workload identity webhook projects '
+            "the token file) and check that AZURE_FEDERATED_TOKEN_FILE names that file"
+        )
+    if "WorkloadIdentity" in name and failed:
+        return (
+            "check the federated identity credential of AZURE_CLIENT_ID: its issuer must be the "
+            "cluster's OIDC issuer URL and its subject system:serviceaccount:NAMESPACE:SERVICEACCOUNT"
+        )
+    if name in ("EnvironmentCredential", "ClientSecretCredential") and failed:
+        return (
+            "check AZURE_CLIENT_SECRET: the secret's value (not its id), not expired, of the app "
+            "registration AZURE_CLIENT_ID in AZURE_TENANT_ID"
+        )
+    if name == "ManagedIdentityCredential" and failed:
+        return "check the managed identity assigned to this VM or pod (AZURE_CLIENT_ID: a user-assigned one)"
+    if name == "AzureCliCredential" or auth == "cli":
+        return AUTH_HELP["cli"]
+    if auth == "workload-identity":
+        return AUTH_HELP["workload-identity"]
+    unset = _unset(_SERVICE_PRINCIPAL_ENV)
+    if not unset:
+        return AUTH_HELP["default"]
+    return f"{AUTH_HELP['default']}, or set {' and '.join(unset)} (a service principal)"
 
 
 @dataclass(slots=True)

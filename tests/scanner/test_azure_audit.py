@@ -134,9 +134,14 @@ class FakeArm(HttpTransport):
 def _response(request: Any, status: int, body: Any, headers: dict[str, str] | None = None) -> Any:
     raw = requests.Response()
     raw.status_code = status
-    raw.reason = {200: "OK", 403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 429: "Too Many"}[
-        status
-    ]
+    raw.reason = {
+        200: "OK",
+        401: "Unauthorized",
+        403: "Forbidden",
+        404: "Not Found",
+        405: "Method Not Allowed",
+        429: "Too Many",
+    }[status]
     raw.headers.update({"Content-Type": "application/json", **(headers or {})})
     raw._content = json.dumps(body).encode()
     raw._content_consumed = True
@@ -408,6 +413,169 @@ def test_real_credentials_fail_with_an_actionable_message(monkeypatch: pytest.Mo
         check_credential(make_credential("cli"), "cli")
 
 
+def _one_clean_line(message: str) -> None:
+    assert "\n" not in message and "Attempted credentials" not in message
+    assert "http" not in message  # no troubleshooting link, and none cut in the middle
+
+
+def _nothing_logged(capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture) -> None:
+    assert capsys.readouterr().err == ""  # azure-identity's multi-line warnings are silenced
+    assert not [r for r in caplog.records if r.name.startswith(("azure.identity", "msal"))]
+
+
+def test_workload_identity_without_its_environment_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    for var in ("AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_CLIENT_SECRET"):
+        monkeypatch.delenv(var, raising=False)
+    with pytest.raises(AzureAuthError) as caught:
+        check_credential(make_credential("workload-identity"), "workload-identity")
+    message = str(caught.value)
+    _one_clean_line(message)
+    assert (
+        "WorkloadIdentityCredential: AZURE_TENANT_ID, AZURE_CLIENT_ID, AZURE_FEDERATED_TOKEN_FILE not set"
+        in (message)
+    )
+    assert "azure.workload.identity/use" in message
+    _nothing_logged(capsys, caplog)
+
+
+def test_workload_identity_token_file_missing_names_the_file(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """The real WorkloadIdentityCredential: the token file is read before any request is made."""
+    missing = tmp_path / "azure-identity-token"
+    monkeypatch.setenv("AZURE_TENANT_ID", "00000000-0000-0000-0000-000000000001")
+    monkeypatch.setenv("AZURE_CLIENT_ID", "00000000-0000-0000-0000-000000000002")
+    monkeypatch.setenv("AZURE_FEDERATED_TOKEN_FILE", str(missing))
+    with pytest.raises(AzureAuthError) as caught:
+        check_credential(make_credential("workload-identity"), "workload-identity")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"cannot read the federated token file {missing} (AZURE_FEDERATED_TOKEN_FILE)" in message
+    assert "No such file" in message and 'azure.workload.identity/use: "true"' in message
+    assert "set AZURE_CLIENT_ID" not in message  # they are set: the cause is the file
+    _nothing_logged(capsys, caplog)
+
+
+class FakeTokenEndpoint(HttpTransport):
+    """login.microsoftonline.com as MSAL sees it: discovery documents, and a token endpoint that rejects
+    the client secret (AADSTS7000215) with Microsoft Entra ID's trace trailer."""
+
+    def __init__(self) -> None:
+        self.requests: list[tuple[str, str]] = []
+
+    def __enter__(self) -> FakeTokenEndpoint:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        pass
+
+    def open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+    def send(self, request: Any, **_: Any) -> Any:
+        self.requests.append((request.method, request.url))
+        url = urlsplit(request.url)
+        tenant = url.path.strip("/").split("/")[0]
+        base = f"https://login.microsoftonline.com/{tenant}"
+        if "discovery/instance" in url.path:
+            return _response(
+                request,
+                200,
+                {
+                    "tenant_discovery_endpoint": f"{base}/v2.0/.well-known/openid-configuration",
+                    "metadata": [],
+                },
+            )
+        if url.path.endswith("openid-configuration"):
+            return _response(
+                request,
+                200,
+                {
+                    "authorization_endpoint": f"{base}/oauth2/v2.0/authorize",
+                    "token_endpoint": f"{base}/oauth2/v2.0/token",
+                    "issuer": f"{base}/v2.0",
+                },
+            )
+        return _response(
+            request,
+            401,
+            {
+                "error": "invalid_client",
+                "error_description": "AADSTS7000215: Invalid client secret provided. Ensure the secret being "
+                "sent in the request is the client secret value, not the client secret ID. Trace ID: "
+                "5f1c Correlation ID: 9a2e Timestamp: 2025-01-01 00:00:00Z",
+                "error_codes": [7000215],
+            },
+        )
+
+
+def test_a_rejected_client_secret_names_the_credential_and_the_secret(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """DefaultAzureCredential with a service principal in the environment (the real credential chain
+    and MSAL, the token endpoint faked through the azure-core transport): the line names
+    EnvironmentCredential and AADSTS7000215, never the secret, and does not advise setting variables
+    that are set."""
+    from azure.identity import DefaultAzureCredential
+
+    secret = "s3cr3t-v4lue-never-printed"
+    monkeypatch.setenv("AZURE_TENANT_ID", "00000000-0000-0000-0000-000000000001")
+    monkeypatch.setenv("AZURE_CLIENT_ID", "00000000-0000-0000-0000-000000000002")
+    monkeypatch.setenv("AZURE_CLIENT_SECRET", secret)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    endpoint = FakeTokenEndpoint()
+    credential = DefaultAzureCredential(exclude_interactive_browser_credential=True, transport=endpoint)
+    with pytest.raises(AzureAuthError) as caught:
+        check_credential(credential, "default")
+    message = str(caught.value)
+    _one_clean_line(message)
+    assert any(m == "POST" and u.endswith("/oauth2/v2.0/token") for m, u in endpoint.requests)
+    assert "EnvironmentCredential" in message and "AADSTS7000215: Invalid client secret provided" in message
+    assert secret not in message and "Trace ID" not in message
+    assert "check AZURE_CLIENT_SECRET" in message and "or set AZURE_" not in message
+    _nothing_logged(capsys, caplog)
+
+
+def test_default_chain_unavailable_advises_only_unset_variables(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """AZURE_CLIENT_ID/AZURE_TENANT_ID set, the secret not: the advice names the secret only."""
+    from azure.identity import DefaultAzureCredential
+
+    monkeypatch.setenv("AZURE_TENANT_ID", "00000000-0000-0000-0000-000000000001")
+    monkeypatch.setenv("AZURE_CLIENT_ID", "00000000-0000-0000-0000-000000000002")
+    for var in ("AZURE_CLIENT_SECRET", "AZURE_FEDERATED_TOKEN_FILE", "AZURE_CLIENT_CERTIFICATE_PATH"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))  # no az, pwsh or azd: nothing is run
+    credential = DefaultAzureCredential(
+        exclude_interactive_browser_credential=True, exclude_managed_identity_credential=True
+    )
+    with pytest.raises(AzureAuthError) as caught:
+        check_credential(credential, "default")
+    message = str(caught.value)
+    _one_clean_line(message)
+    assert "EnvironmentCredential: AZURE_CLIENT_SECRET (or AZURE_CLIENT_CERTIFICATE_PATH) not set" in message
+    assert "WorkloadIdentityCredential: AZURE_FEDERATED_TOKEN_FILE not set" in message
+    assert "or set AZURE_CLIENT_SECRET (a service principal)" in message
+    assert "AZURE_CLIENT_ID" not in message.split("To fix:")[1]
+    _nothing_logged(capsys, caplog)
+
+
 def test_context_servers_reads_the_kubeconfig(tmp_path: Path) -> None:
     path = _kubeconfig(tmp_path, {"a": "https://A.example:443", "b": "http://127.0.0.1:8080"})
     assert context_servers(path, ["a", "b", "c"]) == {"a": "a.example", "b": "127.0.0.1", "c": ""}
@@ -495,6 +663,7 @@ def test_cli_without_credential_exits_2(fleet: Path, monkeypatch: pytest.MonkeyP
     assert result.exit_code == 2
     assert "run `az login`" in result.output
     assert f"gap: azure/{SUB}: Azure checks skipped" in result.output
+    assert "above" not in result.output  # the gap is printed before the error: it points at no order
 
 
 def test_rules_about_a_kind_that_could_not_be_listed_are_not_scored() -> None:
