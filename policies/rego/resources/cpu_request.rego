@@ -34,9 +34,19 @@ deny contains v if {
 # a container with no CPU or memory resources at all: reported once, by the first of STK-RES-001,
 # -002, -003 that is on (lib/resources.rego)
 deny contains v if {
+	resources.owner == "STK-RES-002"
+	resources.several
 	some entry in pods.resource_containers
 	resources.bare(entry.container)
-	v := resources.bare_finding("STK-RES-002", entry, msg(entry))
+	v := resources.bare_finding(entry)
+}
+
+deny contains v if {
+	resources.owner == "STK-RES-002"
+	not resources.several
+	some entry in pods.resource_containers
+	resources.bare(entry.container)
+	v := {"msg": msg(entry), "path": array.concat(entry.path, ["resources", "requests", "cpu"])}
 }
 
 msg(entry) := sprintf("container %q has no CPU request (and no CPU limit it would default to)", [pods.container_name(entry.container)])

@@ -32,9 +32,19 @@ deny contains v if {
 
 # a container with no CPU or memory resources at all: one finding for everything missing
 deny contains v if {
+	resources.owner == "STK-RES-001"
+	resources.several
 	some entry in pods.resource_containers
 	resources.bare(entry.container)
-	v := resources.bare_finding("STK-RES-001", entry, msg(entry))
+	v := resources.bare_finding(entry)
+}
+
+deny contains v if {
+	resources.owner == "STK-RES-001"
+	not resources.several
+	some entry in pods.resource_containers
+	resources.bare(entry.container)
+	v := {"msg": msg(entry), "path": array.concat(entry.path, ["resources", "limits", "memory"])}
 }
 
 msg(entry) := sprintf("container %q has no memory limit", [pods.container_name(entry.container)])
