@@ -707,8 +707,10 @@ class Config(_Model):
         return tuple(w.info() for w in self.workloads)
 
     def rule_data(self) -> dict[str, Any]:
-        """What Rego sees as `data.stockade.config`: settings, never waivers or actions."""
-        return self.model_dump(
+        """What Rego sees as `data.stockade.config`: settings, never waivers or actions; and
+        `disabled_rules`, the rules `rules:` switches off (a rule that reports for another when that
+        one is off reads it: STK-RES-001/-002/-003 on a container with no resources)."""
+        data = self.model_dump(
             mode="json",
             by_alias=True,
             exclude={
@@ -722,6 +724,8 @@ class Config(_Model):
                 "workloads",
             },
         )
+        data["disabled_rules"] = sorted(rid for rid, setting in self.rules.items() if not setting.enabled)
+        return data
 
 
 class ConfigError(ValueError):

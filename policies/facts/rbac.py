@@ -25,7 +25,11 @@ aggregated ClusterRoles, and the scope of each binding. This module computes tha
 
 The analyzer :func:`facts` gives workloads ``input.facts.rbac`` (what the ServiceAccount whose token
 their pods mount may do) and bindings the escalation paths whose first step they grant; the Rego rules
-STK-RBAC-030/031 decide what to report. Paths are not followed through Secrets (legacy token Secrets
+STK-RBAC-030/031 decide what to report. A workload whose manifest names no namespace (a scan of an
+install applied with ``kubectl apply -n NS``) is judged in "default"; when no binding names its
+account there, the namespaces where the gate's own bindings name an account of that name and no
+scanned object is in are assumed (``assumedNamespaces``): it is bound, and with one such namespace its
+account is that namespace's. Paths are not followed through Secrets (legacy token Secrets
 are not indexed) or through exec into running pods (pods are not indexed).
 """
 
@@ -1444,6 +1448,15 @@ def facts(
     namespace = str(md.get("namespace") or "default")
     sa = Subject("ServiceAccount", str(sa_facts["name"]), namespace)
     graph = RBACGraph.of(inventory)
+    assumed: list[str] = []
+    if not md.get("namespace") and sa.name and not _names(graph, sa):
+        # A manifest set without namespaces is applied with `kubectl apply -n NS` (argo-rollouts'
+        # install.yaml): its bindings name the account in NS, which nothing in the scan is in. Those
+        # namespaces are where the workload is assumed to be; one of them is the account's namespace.
+        assumed = assumed_namespaces(graph, inventory, sa.name)
+        if len(assumed) == 1:
+            namespace = assumed[0]
+            sa = Subject("ServiceAccount", sa.name, namespace)
     risky = graph.risky(sa)
     paths = graph.escalations_from(sa)
     mounted: list[dict[str, Any]] = []
@@ -1465,14 +1478,15 @@ def facts(
             )
     # bound: a binding names this account itself (not a group of accounts): the workload is an API
     # client by design, which STK-SA-001 reads
-    bound = bool(
-        graph.by_subject.get(sa)
-        or graph.by_subject.get(Subject("User", f"{SA_USER_PREFIX}{namespace}:{sa.name}"))
-    )
+    bound = _names(graph, sa) or bool(assumed)
+    where: dict[str, Any] = {"assumedNamespaces": assumed} if assumed else {}
     if not risky and not paths and not mounted:
-        return {"rbac": {"serviceAccount": f"{sa.namespace}/{sa.name}", "bound": True}} if bound else {}
+        return (
+            {"rbac": {"serviceAccount": f"{sa.namespace}/{sa.name}", "bound": True, **where}} if bound else {}
+        )
     out = {
         "bound": bound,
+        **where,
         "serviceAccount": f"{sa.namespace}/{sa.name}",
         "tokenMounted": bool(sa_facts["tokenMounted"]),
         "risky": [r.as_json() for r in risky],
@@ -1481,3 +1495,49 @@ def facts(
     if mounted:
         out["tokenSecrets"] = mounted
     return {"rbac": out}
+
+
+def _names(graph: RBACGraph, sa: Subject) -> bool:
+    """Whether a binding names the ServiceAccount itself (as a ServiceAccount or as its user name)."""
+    return bool(
+        graph.by_subject.get(sa)
+        or graph.by_subject.get(Subject("User", f"{SA_USER_PREFIX}{sa.namespace}:{sa.name}"))
+    )
+
+
+_DEFINED: weakref.WeakKeyDictionary[Inventory, tuple[int, frozenset[str]]] = weakref.WeakKeyDictionary()
+
+
+def defined_namespaces(inventory: Inventory) -> frozenset[str]:
+    """The namespaces the inventory's objects are in (a Namespace object alone does not count: an
+    install applied with `kubectl apply -n NS` may create NS and name it nowhere else)."""
+    version = inventory.version
+    cached = _DEFINED.get(inventory)
+    if cached is not None and cached[0] == version:
+        return cached[1]
+    names = {str(md["namespace"]) for obj in inventory.objects() if (md := _metadata(obj)).get("namespace")}
+    # workloads and Pods are kept as the accounts they run as, token Secrets as the account they hold
+    names.update(inventory.running_accounts(), (ns for ns, _ in inventory.token_secrets()))
+    names.discard("")
+    _DEFINED[inventory] = (version, frozenset(names))
+    return frozenset(names)
+
+
+def assumed_namespaces(graph: RBACGraph, inventory: Inventory, account: str) -> list[str]:
+    """For a workload whose manifest names no namespace: the namespaces in which the gate's own
+    bindings (not the API server's bootstrap policy) name a ServiceAccount called `account`, among the
+    namespaces no object of the inventory is in. Sorted; [] when there are none."""
+    defined = defined_namespaces(inventory)
+    found: set[str] = set()
+    for s in graph.own_subjects:
+        if s.kind == "ServiceAccount" and s.name == account:
+            ns = s.namespace
+        elif s.kind == "User" and s.name.startswith(SA_USER_PREFIX):
+            ns, _, name = s.name[len(SA_USER_PREFIX) :].partition(":")
+            if name != account:
+                continue
+        else:
+            continue
+        if ns and ns != "default" and ns not in defined:
+            found.add(ns)
+    return sorted(found)

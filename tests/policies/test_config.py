@@ -104,4 +104,13 @@ def test_rule_data_hides_waivers_and_actions() -> None:
         "credentials",
         "exposure",
         "azure",
+        "disabled_rules",
     }
+    assert data["disabled_rules"] == []
+
+
+def test_rule_data_names_the_rules_switched_off() -> None:
+    """Only which rules are off (a rule that reports for another when that one is off reads it: the
+    STK-RES rules, issue 37), never actions or severities."""
+    config = parse_config("rules: {STK-RES-001: {enabled: false}, STK-RES-002: {action: warn}}")
+    assert config.rule_data()["disabled_rules"] == ["STK-RES-001"]

@@ -65,11 +65,16 @@ class Peer:
     floating_from_row: bool = False  # images.floating_tags += the row's floatingImageTags
 
 
+RES_002_ALONE = {"rules": {"STK-RES-001": {"enabled": False}}}
+RES_003_ALONE = {"rules": {"STK-RES-001": {"enabled": False}, "STK-RES-002": {"enabled": False}}}
+
 # Polaris check (policy.polaris_check) -> stockade.
 POLARIS: dict[str, Peer] = {
     "memoryLimitsMissing": Peer(("STK-RES-001",)),
-    "cpuRequestsMissing": Peer(("STK-RES-002",)),
-    "memoryRequestsMissing": Peer(("STK-RES-003",)),
+    # a container with no resources at all is STK-RES-001's one finding (issue 37): the peer's single
+    # control is compared with the rule alone, the rules before it off
+    "cpuRequestsMissing": Peer(("STK-RES-002",), RES_002_ALONE),
+    "memoryRequestsMissing": Peer(("STK-RES-003",), RES_003_ALONE),
     "tagNotSpecified": Peer(("STK-IMG-002",)),
     "pullPolicyNotAlways": Peer(("STK-IMG-004",)),
     "hostPathSet": Peer(("STK-POD-005",)),
@@ -89,8 +94,8 @@ KUBESCAPE_SOCKETS = (
 # Kubescape rule (policy.rule) -> stockade.
 KUBESCAPE: dict[str, Peer] = {
     "resources-memory-limits": Peer(("STK-RES-001",)),  # C-0271
-    "resources-memory-requests": Peer(("STK-RES-003",)),  # C-0269
-    "resources-cpu-requests": Peer(("STK-RES-002",)),  # C-0268
+    "resources-memory-requests": Peer(("STK-RES-003",), RES_003_ALONE),  # C-0269
+    "resources-cpu-requests": Peer(("STK-RES-002",), RES_002_ALONE),  # C-0268
     "resources-memory-limit-and-request": Peer(("STK-RES-001", "STK-RES-003")),  # C-0004
     "image-pull-policy-is-not-set-to-always": Peer(("STK-IMG-004",), floating_from_row=True),  # C-0075
     "agent-sandbox-image-tag-provenance": Peer(("STK-IMG-002",)),

@@ -293,19 +293,18 @@ CASES = [
                 container("limits-only", resources={"limits": {"cpu": "1", "memory": "1Gi"}}),
                 container("requests-only", resources={"requests": {"cpu": "1", "memory": "1Gi"}}),
                 container("cpu-limit-only", resources={"limits": {"cpu": "1"}}),
+                container("memory-only", resources={"limits": {"memory": "1Gi"}}),
             ],
         ),
         frozenset(
             {
+                # no CPU or memory quantity at all: one finding, listing everything missing (issue 37)
                 ("STK-RES-001", p("initContainers", 0, "resources", "limits", "memory")),
-                ("STK-RES-002", p("initContainers", 0, "resources", "requests", "cpu")),
-                ("STK-RES-003", p("initContainers", 0, "resources", "requests", "memory")),
                 ("STK-RES-001", p("containers", 0, "resources", "limits", "memory")),
-                ("STK-RES-002", p("containers", 0, "resources", "requests", "cpu")),
-                ("STK-RES-003", p("containers", 0, "resources", "requests", "memory")),
                 ("STK-RES-001", p("containers", 2, "resources", "limits", "memory")),
                 ("STK-RES-001", p("containers", 3, "resources", "limits", "memory")),
                 ("STK-RES-003", p("containers", 3, "resources", "requests", "memory")),
+                ("STK-RES-002", p("containers", 4, "resources", "requests", "cpu")),
             }
         ),
     ),
@@ -500,6 +499,10 @@ def test_messages_name_container_and_value(kind: str) -> None:
     (case,) = [c for c in CASES if c.name == "resources"]
     found = evaluate(wrap(kind, case.spec))
     assert 'container "requests-only" has no memory limit' in messages(found, "STK-RES-001")
+    assert (
+        'container "none" sets no CPU or memory resources: no memory limit, CPU request, memory request'
+        in messages(found, "STK-RES-001")
+    )
     (case,) = [c for c in CASES if c.name == "host-paths"]
     found = evaluate(wrap(kind, case.spec))
     assert any(
@@ -526,12 +529,31 @@ def rules_for_every_kind(spec: Mapping[str, Any], **kwargs: Any) -> set[str]:
 
 
 def test_resource_requirements_can_be_switched_off() -> None:
+    """A container with no resources is reported once, by the first of STK-RES-001/-002/-003 that is on
+    (issue 37); switching a rule off (resources.require_*, or config `rules:`) hands it to the next, so
+    what the others require is still reported."""
     spec = pod_spec(containers=[container("c", resources=None)])
-    assert rules_for_every_kind(spec) == {"STK-RES-001", "STK-RES-002", "STK-RES-003"}
+    assert rules_for_every_kind(spec) == {"STK-RES-001"}
     off = config(resources={"require_memory_limit": False, "require_cpu_request": False})
     assert rules_for_every_kind(spec, config=off) == {"STK-RES-003"}
+    off = config(resources={"require_memory_limit": False})
+    assert rules_for_every_kind(spec, config=off) == {"STK-RES-002"}
     off = config(resources={"require_memory_request": False})
-    assert rules_for_every_kind(spec, config=off) == {"STK-RES-001", "STK-RES-002"}
+    assert rules_for_every_kind(spec, config=off) == {"STK-RES-001"}
+    partial = pod_spec(containers=[container("c", resources={"limits": {"cpu": "1"}})])
+    assert rules_for_every_kind(partial) == {"STK-RES-001", "STK-RES-003"}
+
+
+def test_resource_rule_disabled_by_rules_hands_over_the_bare_container() -> None:
+    """`rules: {STK-RES-001: {enabled: false}}` is not evaluated at all; the bare container's CPU and
+    memory requests are then STK-RES-002's one finding (data.stockade.config.disabled_rules)."""
+    spec = pod_spec(containers=[container("c", resources=None)])
+    merged = yaml.safe_load(BASE_CONFIG)
+    merged["rules"] = {"STK-RES-001": {"enabled": False}}
+    found = evaluate(wrap("Deployment", spec), config=yaml.safe_dump(merged))
+    res = [f for f in found if f.rule.id.startswith("STK-RES-")]
+    assert [f.rule.id for f in res] == ["STK-RES-002"]
+    assert res[0].message == 'container "c" sets no CPU or memory resources: no CPU request, memory request'
 
 
 def test_no_registry_allowlist_checks_no_registry() -> None:

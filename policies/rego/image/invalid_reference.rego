@@ -8,7 +8,8 @@
 #   upper-case repository, a space, a digest of the wrong length). As written it never runs: the kubelet
 #   refuses it (InvalidImageName) before any pull. So the image rules do not judge it: no registry,
 #   tag, digest or pull-policy finding describes a placeholder; this note says once that the field
-#   was not checked, so that the rendered manifest (the one that is applied) gets scanned. Severity
+#   was not checked, so that the rendered manifest (the one that is applied) gets scanned: one note per
+#   pod spec, naming every container and image volume whose image field is not a reference. Severity
 #   info and action audit: reported, never failing a scan or rejecting a request.
 # custom:
 #   id: STK-IMG-005
@@ -25,14 +26,33 @@ package stockade.image.invalid_reference
 import data.stockade.lib.images
 import rego.v1
 
+# One note per pod spec (issue 37): an operator's template holds the same placeholder in every
+# container, and one note says the image fields were not checked; it names each of them.
+found := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources])
+
 deny contains v if {
-	some src in images.invalid_sources
+	count(found) == 1
+	[path, what, name, image] := found[0]
 	v := {
 		"msg": sprintf(
 			"%s %q image %q is not an image reference (a placeholder?): the image rules did not check it, and the kubelet would refuse it (InvalidImageName)",
-			[src.what, src.name, src.image],
+			[what, name, image],
 		),
-		"path": src.path,
-		"details": {"image": src.image},
+		"path": path,
+		"details": {"image": image},
+	}
+}
+
+deny contains v if {
+	count(found) > 1
+	texts := sort({image | some [_, _, _, image] in found})
+	groups := [sprintf("%q in %s", [image, concat(", ", [sprintf("%s %q", [what, name]) | some [_, what, name, img] in found; img == image])]) | some image in texts]
+	v := {
+		"msg": sprintf(
+			"%d image fields are not image references (placeholders?): %s; the image rules did not check them, and the kubelet would refuse them (InvalidImageName)",
+			[count(found), concat("; ", groups)],
+		),
+		"path": found[0][0],
+		"details": {"image": found[0][3], "fields": [{"path": path, "image": image} | some [path, _, _, image] in found]},
 	}
 }

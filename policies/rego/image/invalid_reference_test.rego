@@ -49,12 +49,36 @@ test_image_volumes_and_every_container_list if {
 		"ephemeralContainers": [{"name": "e", "image": "debug:1"}],
 		"volumes": [{"name": "m", "image": {"reference": "FILLED BY THE OPERATOR"}}],
 	})
-	{v.path | some v in invalid_reference.deny with input as inp} == {
+	some v in invalid_reference.deny with input as inp
+	{f.path | some f in v.details.fields} == {
 		["spec", "initContainers", 0, "image"],
 		["spec", "volumes", 0, "image", "reference"],
 	}
+	contains(v.msg, "image volume \"m\"")
 }
 
 test_empty_image_not_reported if {
 	not_reported("")
+}
+
+# One note per pod spec, naming every field (issue 37: 52 notes for gpu-operator's assets).
+test_one_note_per_pod_spec if {
+	inp := pod({
+		"initContainers": [{"name": "toolkit-validation", "image": "FILLED BY THE OPERATOR"}],
+		"containers": [
+			{"name": "plugin", "image": "FILLED BY THE OPERATOR"},
+			{"name": "ok", "image": "nginx:1.25"},
+			{"name": "sidecar", "image": "$SIDECAR"},
+		],
+	})
+	notes := invalid_reference.deny with input as inp
+	count(notes) == 1
+	some v in notes
+	v.msg == "3 image fields are not image references (placeholders?): \"$SIDECAR\" in container \"sidecar\"; \"FILLED BY THE OPERATOR\" in container \"plugin\", container \"toolkit-validation\"; the image rules did not check them, and the kubelet would refuse them (InvalidImageName)"
+	v.path == ["spec", "containers", 0, "image"]
+	[f.path | some f in v.details.fields] == [
+		["spec", "containers", 0, "image"],
+		["spec", "containers", 2, "image"],
+		["spec", "initContainers", 0, "image"],
+	]
 }

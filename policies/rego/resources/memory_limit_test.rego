@@ -44,11 +44,31 @@ test_switch_off_allows if {
 }
 
 test_message_names_container if {
-	some v in memory_limit.deny with input as pod({"containers": [{"name": "trainer"}]}) with data.stockade.config as cfg(true)
+	some v in memory_limit.deny with input as pod({"containers": [{"name": "trainer", "resources": {"requests": {"cpu": "1"}}}]}) with data.stockade.config as cfg(true)
 	v.msg == "container \"trainer\" has no memory limit"
 }
 
 test_template_path_prefixed if {
 	inp := {"pod": {"spec": {"containers": [{"name": "a"}]}, "metadata": {}, "path": ["spec", "jobTemplate", "spec", "template"]}}
 	{v.path | some v in memory_limit.deny with input as inp with data.stockade.config as cfg(true)} == {["spec", "jobTemplate", "spec", "template", "spec", "containers", 0, "resources", "limits", "memory"]}
+}
+
+# A container with no CPU or memory quantity at all: one finding listing everything missing (issue 37).
+test_bare_container_one_finding_listing_what_is_missing if {
+	some v in memory_limit.deny with input as pod({"containers": [{"name": "bare"}]}) with data.stockade.config as cfg(true)
+	v.msg == "container \"bare\" sets no CPU or memory resources: no memory limit, CPU request, memory request"
+	v.path == ["spec", "containers", 0, "resources", "limits", "memory"]
+	v.details.missing == ["resources.limits.memory", "resources.requests.cpu", "resources.requests.memory"]
+	# the requests switched off: only what is still required
+	only := {"resources": {"require_memory_limit": true, "require_cpu_request": false, "require_memory_request": true}}
+	some w in memory_limit.deny with input as pod({"containers": [{"name": "bare"}]}) with data.stockade.config as only
+	w.msg == "container \"bare\" sets no CPU or memory resources: no memory limit, memory request"
+	none := {"resources": {"require_memory_limit": true, "require_cpu_request": true, "require_memory_request": true}, "disabled_rules": ["STK-RES-002", "STK-RES-003"]}
+	some x in memory_limit.deny with input as pod({"containers": [{"name": "bare"}]}) with data.stockade.config as none
+	x.msg == "container \"bare\" has no memory limit"
+}
+
+test_disabled_rule_reports_nothing if {
+	off := object.union(cfg(true), {"disabled_rules": ["STK-RES-001"]})
+	{v | some v in memory_limit.deny with input as pod({"containers": [{"name": "bare"}, {"name": "cpu", "resources": {"limits": {"cpu": "1"}}}]}) with data.stockade.config as off} == set()
 }

@@ -1,0 +1,59 @@
+package stockade.lib.resources
+
+# The resource fields STK-RES-001/-002/-003 require, and which rule reports a container that sets no
+# CPU or memory quantity at all (issue 37): one finding listing everything missing, from the first of
+# the three rules that is on (in this order), instead of three findings for one missing block. A rule
+# is on when its resources.require_* setting is true and config `rules:` does not disable it
+# (data.stockade.config.disabled_rules); so switching one rule off hands the bare container to the
+# next, and what the others own is still reported.
+
+import data.stockade.lib.pods
+import rego.v1
+
+fields := [
+	{"rule": "STK-RES-001", "setting": "require_memory_limit", "text": "memory limit", "path": ["resources", "limits", "memory"]},
+	{"rule": "STK-RES-002", "setting": "require_cpu_request", "text": "CPU request", "path": ["resources", "requests", "cpu"]},
+	{"rule": "STK-RES-003", "setting": "require_memory_request", "text": "memory request", "path": ["resources", "requests", "memory"]},
+]
+
+disabled := object.get(data.stockade.config, "disabled_rules", [])
+
+on(rule) if {
+	some f in fields
+	f.rule == rule
+	object.get(data.stockade.config, ["resources", f.setting], true) == true
+	not rule in disabled
+}
+
+# the fields of the rules that are on, in order
+active := [f | some f in fields; on(f.rule)]
+
+# the rule that reports a bare container
+owner := active[0].rule
+
+# A container that sets no CPU or memory quantity, in requests or limits (none, an empty or null
+# resources, or only other resources such as a GPU).
+bare(c) if {
+	every kind in ["limits", "requests"] {
+		every name in ["cpu", "memory"] {
+			not pods.resource_value(c, kind, name)
+		}
+	}
+}
+
+# What a bare container is reported for, in one finding.
+bare_text := concat(", ", [f.text | some f in active])
+
+bare_missing := [concat(".", f.path) | some f in active]
+
+# The one finding for a bare container (the rule that is `owner` reports it), listing everything
+# missing; a rule that is the only one on reports its own message (`own_msg`) instead. Callers check
+# `owner` first: no else-branches and no undefined function values (the compiled VM and the
+# interpreter answer alike).
+bare_finding(entry) := {
+	"msg": sprintf("container %q sets no CPU or memory resources: no %s", [pods.container_name(entry.container), bare_text]),
+	"path": array.concat(entry.path, active[0].path),
+	"details": {"missing": bare_missing},
+}
+
+several if count(active) > 1
