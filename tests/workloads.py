@@ -9,6 +9,21 @@ from typing import Any
 from stockade.policies.kinds.api import WILDCARD, KindInfo, object_kind
 from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 
+#: A privileged Pod as a manifest (the CLI tests' bad input).
+BAD_POD_YAML = """\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: bad
+  namespace: ml
+spec:
+  containers:
+    - name: app
+      image: nginx
+      securityContext:
+        privileged: true
+"""
+
 PRIVILEGED = {
     "name": "injected",
     "image": "registry.example/injected@sha256:" + "a" * 64,

@@ -15,20 +15,7 @@ from typer.testing import CliRunner
 from stockade.cli.main import app
 from stockade.cli.scan import Format
 from stockade.scanner.reports import FORMATS
-
-BAD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-  namespace: ml
-spec:
-  containers:
-    - name: app
-      image: nginx
-      securityContext:
-        privileged: true
-"""
+from tests.workloads import BAD_POD_YAML as BAD
 
 runner = CliRunner()
 

@@ -16,21 +16,9 @@ from pathlib import Path
 
 import pytest
 
-STOCKADE = Path(sys.executable).parent / "stockade"
+from tests.workloads import BAD_POD_YAML as BAD
 
-BAD = """\
-apiVersion: v1
-kind: Pod
-metadata:
-  name: bad
-  namespace: ml
-spec:
-  containers:
-    - name: app
-      image: nginx
-      securityContext:
-        privileged: true
-"""
+STOCKADE = Path(sys.executable).parent / "stockade"
 
 
 def run(
