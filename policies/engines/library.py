@@ -9,6 +9,7 @@ bundle ships them, the remote engine asks them over OPA's Data API.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.model import Action, Rule, Severity, Violation
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "rego"
+_BUNDLED_PREFIX = str(BUNDLED_DIR) + os.sep
 
 
 #: Rule-kind aliases: ``@workloads`` is every built-in workload kind, and stays in the rule's kinds
@@ -98,8 +100,10 @@ class Library:
         return rule_id.startswith("VAP-") and self.rules[rule_id].area == VAP_AREA
 
     def is_bundled(self, rule_id: str) -> bool:
-        """A rule of the library stockade ships (not of a policy directory)."""
-        return Path(self.rules[rule_id].file).resolve().is_relative_to(BUNDLED_DIR)
+        """A rule of the library stockade ships (not of a policy directory): its file was read from
+        under BUNDLED_DIR (load_library reads that root as resolved; a policy directory holding the
+        same files would be refused for their duplicate ids)."""
+        return self.rules[rule_id].file.startswith(_BUNDLED_PREFIX)
 
     def is_external(self, rule_id: str) -> bool:
         """Evaluated by another engine than the library's Rego (Gatekeeper templates, VAPs)."""
