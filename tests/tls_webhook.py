@@ -37,6 +37,14 @@ class CA:
         return issued.serial
 
 
+def pki_files(directory: Path) -> tuple[Path, Path, Path]:
+    """A new CA's certificate and a serving pair it issued, written into `directory`: (ca, cert, key)."""
+    ca = CA()
+    cert, key = directory / "tls.crt", directory / "tls.key"
+    ca.issue(cert, key)
+    return ca.write_ca(directory / "ca.crt"), cert, key
+
+
 class Server:
     """A real TLS server in a background thread, stopped gracefully."""
 

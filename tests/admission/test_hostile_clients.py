@@ -29,7 +29,7 @@ from stockade.admission.server import Limits
 from stockade.policies.config.settings import parse_config
 from stockade.policies.model import Action
 from tests.reviews import admission_review
-from tests.tls_webhook import CA, Server
+from tests.tls_webhook import Server, pki_files
 
 LIMITS = Limits(header_timeout=0.5, handshake_timeout=0.5, max_connections=16)
 
@@ -56,10 +56,7 @@ def privileged_pod(containers: int) -> dict[str, Any]:
 
 @pytest.fixture
 def pki(tmp_path: Path) -> tuple[Path, Path, Path]:
-    ca = CA()
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    ca.issue(cert, key)
-    return ca.write_ca(tmp_path / "ca.crt"), cert, key
+    return pki_files(tmp_path)
 
 
 @contextlib.contextmanager

@@ -38,7 +38,7 @@ from stockade.admission.app import WebhookState
 from stockade.admission.server import Limits
 from stockade.policies.config.settings import parse_config
 from tests.reviews import admission_review
-from tests.tls_webhook import CA, Server
+from tests.tls_webhook import CA, Server, pki_files
 
 POD = {
     "apiVersion": "v1",
@@ -206,10 +206,7 @@ def test_a_broken_certificate_rotation_never_breaks_a_handshake(tmp_path: Path) 
 
 @pytest.fixture
 def pki(tmp_path: Path) -> tuple[Path, Path, Path]:
-    ca = CA()
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    ca.issue(cert, key)
-    return ca.write_ca(tmp_path / "ca.crt"), cert, key
+    return pki_files(tmp_path)
 
 
 @contextlib.contextmanager

@@ -23,7 +23,7 @@ import httpx
 import pytest
 import yaml
 
-from tests.tls_webhook import CA
+from tests.tls_webhook import pki_files
 
 STOCKADE = str(Path(sys.executable).parent / "stockade")
 DEADLINE = 120.0  # generous: a loaded 2-core machine
@@ -39,10 +39,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def pki(tmp_path: Path) -> tuple[Path, Path, Path]:
-    ca = CA()
-    cert, key = tmp_path / "tls.crt", tmp_path / "tls.key"
-    ca.issue(cert, key)
-    return ca.write_ca(tmp_path / "ca.crt"), cert, key
+    return pki_files(tmp_path)
 
 
 def _kubeconfig(path: Path, server_url: str, contexts: tuple[str, ...] = ("fake-ctx",)) -> Path:
