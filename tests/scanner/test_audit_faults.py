@@ -127,17 +127,17 @@ Action = tuple[
 ]  # ("json", (code, body, headers)) | ("raw", bytes) | ("drip", bytes) | ("stall", None) | ("reset", None)
 
 
-class FaultServer:
-    """HTTP/1.1 on 127.0.0.1 from raw sockets: a fault for the kinds named, good answers otherwise."""
+class _LoopbackServer:
+    """A listening socket on 127.0.0.1 and a thread per accepted connection (``_handle``)."""
 
-    def __init__(self, faulty: Callable[[str, dict[str, str]], Action | None]) -> None:
-        self.faulty = faulty
+    def __init__(self, scheme: str = "http") -> None:
         self.sock = _socket.socket()
         self.sock.bind(("127.0.0.1", 0))
         self.sock.listen(64)
-        self.url = f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
         self.stopped = False
-        self.requests = 0
+
+    def start(self) -> None:
         threading.Thread(target=self._serve, daemon=True).start()
 
     def stop(self) -> None:
@@ -151,6 +151,19 @@ class FaultServer:
             except OSError:
                 return
             threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+    def _handle(self, conn: _socket.socket) -> None:
+        raise NotImplementedError
+
+
+class FaultServer(_LoopbackServer):
+    """HTTP/1.1 on 127.0.0.1 from raw sockets: a fault for the kinds named, good answers otherwise."""
+
+    def __init__(self, faulty: Callable[[str, dict[str, str]], Action | None]) -> None:
+        super().__init__()
+        self.faulty = faulty
+        self.requests = 0
+        self.start()
 
     def _handle(self, conn: _socket.socket) -> None:
         with conn:
@@ -349,35 +362,18 @@ def _item(path: str) -> dict[str, Any]:
     return {"metadata": {"name": "obj", "namespace": "default", "uid": path}}
 
 
-class KeepAliveServer:
+class KeepAliveServer(_LoopbackServer):
     """HTTP/1.1 with keep-alive (as kube-apiserver), optionally over TLS: every list answers one
     object, except where `fault(path)` says "drip" (headers, then a byte every 0.1 s, for ever) or
     "stall" (never a byte). Counts connections, TLS handshakes, and requests per connection."""
 
     def __init__(self, fault: Callable[[str], str | None], tls: _ssl.SSLContext | None = None) -> None:
+        super().__init__("https" if tls else "http")
         self.fault, self.tls = fault, tls
-        self.sock = _socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(64)
-        scheme = "https" if tls else "http"
-        self.url = f"{scheme}://127.0.0.1:{self.sock.getsockname()[1]}"
-        self.stopped = False
         self.connections: list[list[str]] = []  # per connection: the paths it carried
         self.handshakes = 0
         self.authorized: list[bool] = []
-        threading.Thread(target=self._serve, daemon=True).start()
-
-    def stop(self) -> None:
-        self.stopped = True
-        self.sock.close()
-
-    def _serve(self) -> None:
-        while not self.stopped:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                return
-            threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+        self.start()
 
     def _handle(self, conn: _socket.socket) -> None:
         paths: list[str] = []
