@@ -18,7 +18,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
@@ -69,16 +69,10 @@ class FailingCredential:
         raise ClientAuthenticationError("AADSTS700016: application not found in the directory")
 
 
-class FakeArm(HttpTransport):
-    """ARM list endpoints over the export's resources, with paging, throttling and errors."""
+class _InProcessTransport(HttpTransport):
+    """An azure-core transport answered in this process (``send``): nothing to open or close."""
 
-    def __init__(self, resources: list[dict[str, Any]], *, forbid_firewalls: bool = True) -> None:
-        self.resources = resources
-        self.requests: list[tuple[str, str]] = []
-        self.throttled: set[str] = set()
-        self.forbid_firewalls = forbid_firewalls
-
-    def __enter__(self) -> FakeArm:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *_: object) -> None:
@@ -89,6 +83,16 @@ class FakeArm(HttpTransport):
 
     def close(self) -> None:
         pass
+
+
+class FakeArm(_InProcessTransport):
+    """ARM list endpoints over the export's resources, with paging, throttling and errors."""
+
+    def __init__(self, resources: list[dict[str, Any]], *, forbid_firewalls: bool = True) -> None:
+        self.resources = resources
+        self.requests: list[tuple[str, str]] = []
+        self.throttled: set[str] = set()
+        self.forbid_firewalls = forbid_firewalls
 
     def send(self, request: Any, **_: Any) -> Any:
         self.requests.append((request.method, request.url))
@@ -461,24 +465,12 @@ def test_workload_identity_token_file_missing_names_the_file(
     _nothing_logged(capsys, caplog)
 
 
-class FakeTokenEndpoint(HttpTransport):
+class FakeTokenEndpoint(_InProcessTransport):
     """login.microsoftonline.com as MSAL sees it: discovery documents, and a token endpoint that rejects
     the client secret (AADSTS7000215) with Microsoft Entra ID's trace trailer."""
 
     def __init__(self) -> None:
         self.requests: list[tuple[str, str]] = []
-
-    def __enter__(self) -> FakeTokenEndpoint:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        pass
-
-    def open(self) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
 
     def send(self, request: Any, **_: Any) -> Any:
         self.requests.append((request.method, request.url))
