@@ -71,8 +71,9 @@ def namespace_for(resource: Resource, source: FactsSource) -> dict[str, Any]:
 
 def unknown_rule_ids(config: Config, rule_ids: Iterable[str]) -> None:
     """Raise ConfigError for a rule id, or a pattern, that names no rule of the library: a typo in
-    `rules`, `overrides[].rules` or `exceptions[].rules` would otherwise do nothing, silently (an
-    override meant to deny would leave the rule warning). The message suggests the closest ids."""
+    `rules`, `overrides[].rules`, `exceptions[].rules` or `suppressions.<gate>.rules` would otherwise
+    do nothing, silently (an override meant to deny would leave the rule warning). The message
+    suggests the closest ids."""
     import difflib
     import fnmatch
 
@@ -94,6 +95,9 @@ def unknown_rule_ids(config: Config, rule_ids: Iterable[str]) -> None:
     for i, exception in enumerate(config.exceptions):
         for pattern in exception.rules:
             check(f"exceptions[{i}] ({exception.name}).rules", pattern)
+    for gate in ("admission", "audit"):
+        for pattern in getattr(config.suppressions, gate).rules:
+            check(f"suppressions.{gate}.rules", pattern)
     if problems:
         raise ConfigError("; ".join(problems))
 

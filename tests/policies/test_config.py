@@ -85,6 +85,11 @@ def test_a_typo_in_overrides_or_exceptions_is_an_error_with_suggestions() -> Non
     ):
         Evaluator.default(parse_config(waiver))
     Evaluator.default(parse_config("overrides:\n  - rules: ['STK-POD-*', '*']\n    action: warn\n"))
+    # the rules a gate lets annotations suppress are checked the same way
+    allowed = "suppressions:\n  admission: {namespaces: [ml], rules: [STK-POD-03]}\n"
+    with pytest.raises(ConfigError, match=r"suppressions.admission.rules: 'STK-POD-03' .*did you mean"):
+        Evaluator.default(parse_config(allowed))
+    Evaluator.default(parse_config("suppressions:\n  audit: {namespaces: [ml], rules: ['STK-POD-*']}\n"))
 
 
 def test_rule_data_hides_waivers_and_actions() -> None:
