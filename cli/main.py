@@ -11,6 +11,7 @@ whole application (every command loaded) is :data:`app`, for tests and for `pyth
 
 from __future__ import annotations
 
+import enum
 import importlib
 import sys
 from collections.abc import Collection
@@ -78,6 +79,34 @@ def version_cmd() -> None:
     typer.echo(tool_version())
 
 
+class Shell(enum.StrEnum):
+    bash = "bash"
+    zsh = "zsh"
+    fish = "fish"
+    powershell = "powershell"
+    pwsh = "pwsh"
+
+
+def completion_cmd(
+    shell: Annotated[
+        Shell,
+        typer.Argument(case_sensitive=False, metavar="SHELL", help="The shell to print the script for."),
+    ],
+) -> None:
+    """Print the shell completion script for SHELL (as `kubectl completion SHELL` does).
+
+    Install it with e.g. `stockade completion bash > /etc/bash_completion.d/stockade`, or
+    `source <(stockade completion bash)` in ~/.bashrc. Unlike --show-completion, the shell is named,
+    not guessed from the parent process (which is `sh` under make or CI).
+    """
+    from typer._completion_shared import get_completion_script
+
+    script = get_completion_script(
+        prog_name="stockade", complete_var="_STOCKADE_COMPLETE", shell=shell.lower()
+    )
+    typer.echo(script)
+
+
 def _print_version(value: bool) -> None:
     if value:
         typer.echo(f"stockade {tool_version()}")
@@ -134,6 +163,7 @@ def build(load: Collection[str] | None = None) -> typer.Typer:
         else:
             application.command(name)(_stub(command.summary))
     application.command("version")(version_cmd)
+    application.command("completion")(completion_cmd)
     return application
 
 

@@ -69,9 +69,13 @@ def test_dash_h_is_help_on_every_command(command: list[str]) -> None:
 
 
 def test_completion_script_and_completions_of_a_commands_options() -> None:
-    shown = run("--show-completion", "bash", env={"SHELL": "/bin/bash"})
+    # the shell is named, not detected from the parent process (`sh` under make and CI)
+    shown = run("completion", "bash")
     assert shown.returncode == 0, shown.stderr
     assert "_STOCKADE_COMPLETE=complete_bash" in shown.stdout
+    assert "compdef" in run("completion", "zsh").stdout
+    wrong = run("completion", "tcsh")
+    assert wrong.returncode == 2 and "'tcsh' is not one of" in wrong.stderr
     # what the installed script asks when Tab is pressed after `stockade scan --fail`
     asked = {"_STOCKADE_COMPLETE": "complete_bash", "COMP_WORDS": "stockade scan --fail", "COMP_CWORD": "2"}
     done = run(env=asked)
