@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
 from stockade.policies.config.waivers import SuppressionBook
 from stockade.policies.evaluate import Evaluator, FactsSource, namespace_for
+from stockade.policies.folding import fold
 from stockade.policies.model import Action, Finding, Operation, Origin, Resource, format_path
 
 #: Kubernetes truncates each warning beyond this length; keep the rule id and start of the message.
@@ -75,7 +76,7 @@ def evaluate(
     # stockade.io/ignore-<RULE> annotations: only where `suppressions.admission` allows (by default
     # nowhere), since whoever submits the object writes them; one not honoured says so in the message
     book = SuppressionBook(evaluator.config.suppressions, "admission", evaluator.exceptions.today)
-    return book.apply(resource, findings)
+    return fold(book.apply(resource, findings))
 
 
 def _line(f: Finding) -> str:

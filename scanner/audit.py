@@ -39,6 +39,7 @@ from stockade.policies.engines.library import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
 from stockade.policies.facts.sandbox import sandbox_summary
+from stockade.policies.folding import fold
 from stockade.policies.kinds.api import KINDS, KindInfo, guess_plural, info_for, object_kind
 from stockade.policies.model import Finding, InputError, Operation, Origin, Resource
 from stockade.scanner.notes import REGISTRIES, audit_notes, workload_registries
@@ -408,7 +409,7 @@ def evaluate_snapshot(
         if enabled is not None:  # workers run the whole library; --framework narrows it here
             outcome = [v for v in outcome if v.rule.id in enabled]
         decided = owner or resource
-        for finding in suppressions.apply(decided, evaluator.decide(decided, outcome)):
+        for finding in fold(suppressions.apply(decided, evaluator.decide(decided, outcome))):
             finding.replicas = replicas if replicas else None
             key = (finding.resource, finding.rule.id, finding.message, finding.path)
             if key in seen:  # two templates of one workload during a rollout: report once

@@ -40,6 +40,7 @@ from stockade.policies.decoding.yamlpos import LazyFile, LazyFileLocator, Span
 from stockade.policies.engines.base import EngineInput, RuleEvaluationError, evaluate_inputs
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts import inventory_of
+from stockade.policies.folding import fold
 from stockade.policies.model import (
     InputError,
     JSONPath,
@@ -279,7 +280,7 @@ def scan(
             if lines is not None:
                 resource.origin.locator = StaticLocator(lines)
                 resource.origin.prefix = ()
-            findings = suppressions.apply(resource, evaluator.decide(resource, outcome))
+            findings = fold(suppressions.apply(resource, evaluator.decide(resource, outcome)))
             if options.baseline is not None:
                 findings = options.baseline.apply(resource, findings)
             result.findings.extend(findings)

@@ -191,6 +191,7 @@ def test_no_import_cycle() -> None:
 #: runtimes, the analyzers, the policy frameworks, the engines, and the pipeline that joins them.
 POLICY_LAYERS: dict[str, set[str]] = {
     "model": set(),
+    "folding": {"model"},
     "kinds": {"model"},
     "decoding": {"model", "kinds"},
     "config": {"model", "kinds", "decoding"},

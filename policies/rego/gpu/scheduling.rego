@@ -9,10 +9,13 @@
 #   configuration leaves open are not constrained: a configured operator Exists accepts a toleration for
 #   any value of the key, a configured entry without effect accepts any effect. A node label is selected
 #   by spec.nodeSelector, or by required node affinity when every nodeSelectorTerm (they are ORed) has a
-#   matchExpression "key In [..., value, ...]".
+#   matchExpression "key In [..., value, ...]". A warning by default: a GPU pod without the toleration
+#   stays Pending (a scheduling fault seen at once, not an exposure); rules: STK-GPU-003: {action: deny}
+#   makes it a gate.
 # custom:
 #   id: STK-GPU-003
 #   severity: low
+#   action: warn
 #   kinds: ["@workloads"]
 #   frameworks: [gpu-best-practice]
 #   remediation: >-
