@@ -11,16 +11,21 @@ finding that matters. Here each such *member* finding is removed and listed in i
 ``details["folded"]`` (rule, message, field), and the primary's message names the folded rules.
 
 The decision is kept exact: a member is folded only into a primary on the same object, pod template
-and container (or volume, or role rule) that is itself active (not waived, not suppressed, not an
-evaluation error) and at least as strong (action and severity), so the exit code, the webhook's
-verdict, ``--fail-on-severity`` and every report's deny count are what they were. A waived primary
-folds nothing: once a privileged container is accepted, its restricted-profile gaps are reported as
-they are (Kyverno's per-control exclusions behave the same). The engine's own output
+and container (or volume, or role rule), covered by the same waiver or by none (an exception, a
+suppression annotation, a baseline), and at least as strong (action and severity), so the exit code,
+the webhook's verdict, ``--fail-on-severity`` and every report's deny count are what they were. A
+waived primary takes no active member: once a privileged container is accepted, its
+restricted-profile gaps are reported as they are (Kyverno's per-control exclusions behave the same).
+Evaluation errors never fold. The engine's own output
 (:meth:`~stockade.policies.evaluate.Evaluator.decide`) keeps every control, so Pod Security Standards
-parity per control is unchanged; the gates fold after exceptions and suppressions are applied.
+parity per control is unchanged; the gates fold after exceptions, suppressions and the baseline are
+applied, and a baseline records each member on its own (fixing the primary does not make its members
+new).
 
 The same rule firing more than once on the same field of one object and pod template (one metadata
-address after another on one egress rule) is folded the same way into its first finding.
+address after another on one egress rule), or, for the RBAC capability rules, anywhere in one Role or
+ClusterRole (pods created through Deployments in one rule and Jobs in another), is folded the same
+way into its first finding.
 
 Owns: the fold table (:data:`FOLDS`) and :func:`fold`. May import: stockade.policies.model.
 """
@@ -127,40 +132,46 @@ FOLDS: tuple[Fold, ...] = (
 )
 
 
-#: rules whose repeats on one part of an object (not only on one field) are one problem: a role rule
-#: with `*` in both its resources and its verbs
-REPEAT_SCOPES: dict[str, Scope] = {"STK-RBAC-001": role_rule}
+def _whole(f: Finding) -> JSONPath | None:
+    return ()
 
 
-def _active(f: Finding) -> bool:
-    return f.exception is None and not f.error
+#: rules whose repeats on one part of an object (not only on one field) are one problem: what a
+#: Role or ClusterRole grants is one permission set, reported once per capability however many of its
+#: rules grant it (`*` in the resources and verbs of one rule, pods created through Deployments in
+#: one rule and Jobs in another)
+REPEAT_SCOPES: dict[str, Scope] = {f"STK-RBAC-{n:03d}": _whole for n in range(1, 16)}
 
 
 def _covers(primary: Finding, member: Finding) -> bool:
-    """Folding `member` into `primary` changes no verdict: as strong on both counts."""
+    """Folding `member` into `primary` changes no verdict: as strong on both counts, and waived by the
+    same waiver (or neither waived)."""
     return (
         primary.action.rank >= member.action.rank
         and primary.rule.severity >= member.rule.severity
-        and _active(member)
+        and primary.exception == member.exception
     )
 
 
 def _place(f: Finding) -> tuple[Any, ...]:
-    return (f.resource, f.template, f.file)
+    """The object and pod template of a finding, and the waiver covering it (None when active): a
+    finding folds only into one covered by the same waiver, so a waived primary never takes an active
+    member along, and what a baseline or an exception accepts folds among itself."""
+    return (f.resource, f.template, f.file, f.exception)
 
 
 def fold(findings: Sequence[Finding]) -> list[Finding]:
-    """`findings` (of one or more objects, in report order) with what an active finding already says
-    folded into it; order otherwise kept."""
+    """`findings` (of one or more objects, in report order) with what a finding already says folded
+    into it; order otherwise kept. Evaluation errors never fold."""
     if len(findings) < 2:
         return list(findings)
     folded: dict[int, list[Finding]] = {}  # primary's index -> its members
     gone: set[int] = set()
     by_rule: dict[tuple[Any, ...], int] = {}
     for i, f in enumerate(findings):
-        if not _active(f):
+        if f.error:
             continue
-        # the same rule on the same field of one object and template: one finding
+        # the same rule on the same field of one object and template (or in one role): one finding
         scope = REPEAT_SCOPES.get(f.rule.id)
         where = scope(f) if scope is not None else None
         key = (_place(f), f.rule.id, where if where is not None else tuple(f.path), f.action)
@@ -171,7 +182,7 @@ def fold(findings: Sequence[Finding]) -> list[Finding]:
     for rule in FOLDS:
         primaries: dict[tuple[Any, ...], int] = {}
         for i, f in enumerate(findings):
-            if i in gone or f.rule.id not in rule.primary or not _active(f) or not rule.when(f):
+            if i in gone or f.error or f.rule.id not in rule.primary or not rule.when(f):
                 continue
             where = rule.scope(f)
             if where is not None:
@@ -179,12 +190,13 @@ def fold(findings: Sequence[Finding]) -> list[Finding]:
         if not primaries:
             continue
         for i, f in enumerate(findings):
-            if i in gone or f.rule.id not in rule.members:
+            if i in gone or f.error or f.rule.id not in rule.members:
                 continue
             where = rule.scope(f)
             p = primaries.get((_place(f), where)) if where is not None else None
             if p is not None and p != i and _covers(findings[p], f):
-                folded.setdefault(p, []).append(f)
+                # the member and what was already folded into it (its repeats) go to the primary
+                folded.setdefault(p, []).extend([f, *folded.pop(i, ())])
                 gone.add(i)
     if not gone:
         return list(findings)
@@ -199,7 +211,13 @@ def fold(findings: Sequence[Finding]) -> list[Finding]:
 
 def _with_members(primary: Finding, members: list[Finding]) -> Finding:
     entries = [*primary.details.get("folded", ())] if isinstance(primary.details.get("folded"), list) else []
-    entries += [{"rule": m.rule.id, "message": m.message, "path": format_path(m.path)} for m in members]
+    for m in members:
+        entries.append(
+            {"rule": m.rule.id, "message": m.message, "path": format_path(m.path), "details": dict(m.details)}
+        )
+        nested = m.details.get("folded")  # a member that had folded others: they come along
+        if isinstance(nested, list):
+            entries.extend(nested)
     others = sorted({m.rule.id for m in members} - {primary.rule.id})
     repeats = [m for m in members if m.rule.id == primary.rule.id]
     said = []

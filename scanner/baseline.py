@@ -157,6 +157,7 @@ class BaselineMatcher:
         self.seen: Counter[Entry] = Counter()
         self.baselined = 0
         self.new = 0
+        self._fresh: Counter[Entry] = Counter()
         self._ref = ExceptionRef(
             BASELINE_NAME,
             f"accepted in {source}",
@@ -165,6 +166,8 @@ class BaselineMatcher:
         )
 
     def apply(self, resource: Resource, findings: Sequence[Finding]) -> list[Finding]:
+        """Mark the baselined findings of `resource`, each on its own (before folding: a finding
+        folded into another is recorded and matched too, so fixing the other does not make it new)."""
         for f in findings:
             if f.exception is not None:
                 continue
@@ -173,12 +176,23 @@ class BaselineMatcher:
             if self.remaining[entry] > 0:
                 self.remaining[entry] -= 1
             else:
-                self.new += 1  # not in the baseline read (if any)
+                self._fresh[entry] += 1  # not in the baseline read (if any)
                 if not self.accept_all:
                     continue
             f.exception = self._ref
-            self.baselined += 1
         return list(findings)
+
+    def count(self, resource: Resource, findings: Sequence[Finding]) -> None:
+        """Count `resource`'s findings as the report shows them (after folding): baselined or new."""
+        for f in findings:
+            if f.exception is not None and f.exception is not self._ref:
+                continue
+            entry = fingerprint(resource, f)
+            if self._fresh[entry] > 0:
+                self._fresh[entry] -= 1
+                self.new += 1
+            if f.exception is self._ref:
+                self.baselined += 1
 
     def fixed(self, rules: Collection[str]) -> list[Entry]:
         """Baseline entries no finding matched, of the rules that ran (`rules`): fixed, or their object

@@ -280,9 +280,12 @@ def scan(
             if lines is not None:
                 resource.origin.locator = StaticLocator(lines)
                 resource.origin.prefix = ()
-            findings = fold(suppressions.apply(resource, evaluator.decide(resource, outcome)))
-            if options.baseline is not None:
-                findings = options.baseline.apply(resource, findings)
+            findings = suppressions.apply(resource, evaluator.decide(resource, outcome))
+            if options.baseline is not None:  # each finding on its own, before folding
+                findings = fold(options.baseline.apply(resource, findings))
+                options.baseline.count(resource, findings)
+            else:
+                findings = fold(findings)
             result.findings.extend(findings)
     finally:
         if own_pool:

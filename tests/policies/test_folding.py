@@ -135,11 +135,11 @@ exceptions:
     assert containers_of(findings, "STK-POD-103") == {"containers[0]", "containers[1]"}
 
 
-def test_the_same_rule_twice_on_one_role_rule_is_one_finding(tmp_path: Path) -> None:
+def test_one_capability_of_a_role_is_one_finding(tmp_path: Path) -> None:
     role = """
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRole
-metadata: {name: metrics}
+metadata: {name: controller}
 rules:
 - apiGroups: [metrics.k8s.io]
   resources: ["*"]
@@ -147,12 +147,22 @@ rules:
 - apiGroups: [""]
   resources: [configmaps]
   verbs: ["*"]
+- apiGroups: [apps]
+  resources: [deployments]
+  verbs: [create]
+- apiGroups: [batch]
+  resources: [jobs]
+  verbs: [create]
 """
     _, findings = scan(tmp_path, role)
-    wildcard = on(findings, "STK-RBAC-001")
-    assert [f["location"]["path"] for f in wildcard] == ["rules[0].resources", "rules[1].verbs"]
-    assert [m["path"] for m in wildcard[0]["details"]["folded"]] == ["rules[0].verbs"]
-    assert "also: " in wildcard[0]["message"]
+    (wildcard,) = on(findings, "STK-RBAC-001")
+    assert wildcard["location"]["path"] == "rules[0].resources"
+    assert [m["path"] for m in wildcard["details"]["folded"]] == ["rules[0].verbs", "rules[1].verbs"]
+    assert "2 more of the same" in wildcard["message"]
+    (pods,) = on(findings, "STK-RBAC-003")  # pods created through Deployments and through Jobs
+    assert pods["location"]["path"] == "rules[2]"
+    assert [m["path"] for m in pods["details"]["folded"]] == ["rules[3]"]
+    assert "also: " in pods["message"] and "jobs" in pods["message"]
 
 
 def test_fold_keeps_the_engines_findings_and_every_verdict() -> None:

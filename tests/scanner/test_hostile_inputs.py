@@ -44,7 +44,11 @@ def scan_json(*paths: str, extra: tuple[str, ...] = ()) -> tuple[int, dict[str, 
 
 
 def rules_of(doc: dict[str, Any], name: str) -> set[str]:
-    return {f["rule"]["id"] for f in doc["findings"] if f["resource"]["name"] == name}
+    """Every rule that fails the object, those folded into another finding included."""
+    found = [f for f in doc["findings"] if f["resource"]["name"] == name]
+    return {f["rule"]["id"] for f in found} | {
+        m["rule"] for f in found for m in f["details"].get("folded", ())
+    }
 
 
 def test_yaml_1_1_scalars_are_violations_as_kubernetes_reads_them() -> None:
