@@ -160,14 +160,28 @@ def extract(gd: Path, item: Input, into: Path) -> str:
     return commit
 
 
-def scan(stockade: str, target: Path, env: dict[str, str]) -> list[dict[str, Any]]:
+def init_config(stockade: str, target: Path, env: dict[str, str]) -> Path:
+    """The stockade.yaml a user has after `stockade init` in the scanned folder (its registries)."""
+    where = target if target.is_dir() else target.parent
+    config = Path(tempfile.mkdtemp(prefix="stockade-init-")) / "stockade.yaml"
+    done = subprocess.run(
+        [stockade, "init", "-o", str(config)], cwd=where, capture_output=True, text=True, env=env
+    )
+    if done.returncode != 0:
+        raise UsageError(f"stockade init in {where} exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    return config
+
+
+def scan(
+    stockade: str, target: Path, env: dict[str, str], config: Path | None = None
+) -> list[dict[str, Any]]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         run = subprocess.run(
             [
                 stockade,
                 "scan",
                 str(target),
-                "--no-config",
+                *(["--config", str(config)] if config is not None else ["--no-config"]),
                 "-f",
                 "json",
                 "--fail-on",
@@ -217,6 +231,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tools", type=Path, default=ROOT / ".tools" / "bin", help="helm, kubectl")
     parser.add_argument("--unlabelled", action="store_true", help="print unlabelled findings as stubs")
     parser.add_argument("--keep", type=Path, help="extract into this folder and keep it")
+    parser.add_argument(
+        "--init-config",
+        action="store_true",
+        help="scan with the stockade.yaml `stockade init` writes in each input (a user's first config) "
+        "instead of --no-config",
+    )
     args = parser.parse_args(argv)
     try:
         return run(args)
@@ -250,7 +270,8 @@ def run(args: argparse.Namespace) -> int:
         into = work / item.name
         into.mkdir(parents=True, exist_ok=True)
         commits[item.name] = extract(gd, item, into)
-        findings = scan(args.stockade, into / item.target, env)
+        config = init_config(args.stockade, into / item.target, env) if args.init_config else None
+        findings = scan(args.stockade, into / item.target, env, config)
         tally = per_input[item.name] = Tally()
         for key, f in zip(keys_of(item.name, findings), findings, strict=True):
             entry = labels.get(key)
