@@ -126,7 +126,7 @@ def _resource_version(obj: Mapping[str, Any]) -> str | None:
     return str(rv) if rv else None
 
 
-def _describe(exc: BaseException) -> str:
+def describe_error(exc: BaseException) -> str:
     """A one-line account of a failure that never includes headers (the ApiException str does)."""
     status = getattr(exc, "status", None)
     if isinstance(exc, k8s_client.ApiException) or isinstance(status, int):
@@ -374,7 +374,7 @@ class InventoryCache:
                     extra={
                         "kind": state.kind.kind,
                         "phase": "list" if resource_version is None else "watch",
-                        "error": _describe(exc),
+                        "error": describe_error(exc),
                         "failures": failures,
                         "retry_in_seconds": round(delay, 3),
                     },

@@ -39,7 +39,7 @@ from typing import Any
 import orjson
 from kubernetes import client as k8s_client
 
-from stockade.admission.inventory import _describe
+from stockade.admission.inventory import describe_error
 from stockade.webhooks.certs import (
     CA_CERT,
     CA_KEY,
@@ -250,7 +250,7 @@ class SelfIssuer:
                 if exc.status == HTTP_NOT_FOUND:
                     return False, False
                 raise SelfCertError(
-                    f"reading ValidatingWebhookConfiguration {self.configuration}: {_describe(exc)}"
+                    f"reading ValidatingWebhookConfiguration {self.configuration}: {describe_error(exc)}"
                 ) from None
             config = orjson.loads(response.data)
             ops: list[dict[str, Any]] = []
@@ -279,7 +279,7 @@ class SelfIssuer:
                     continue
                 raise SelfCertError(
                     f"patching the caBundle of ValidatingWebhookConfiguration {self.configuration}: "
-                    f"{_describe(exc)}"
+                    f"{describe_error(exc)}"
                 ) from None
             return True, True
         raise SelfCertError(
@@ -316,7 +316,7 @@ class SelfIssuer:
         except k8s_client.ApiException as exc:
             if exc.status == HTTP_NOT_FOUND:
                 return None
-            raise SelfCertError(f"reading {plural} {self.namespace}/{name}: {_describe(exc)}") from None
+            raise SelfCertError(f"reading {plural} {self.namespace}/{name}: {describe_error(exc)}") from None
         out: dict[str, Any] = orjson.loads(response.data)
         return out
 
@@ -333,7 +333,7 @@ class SelfIssuer:
             if exc.status == HTTP_CONFLICT:
                 return False
             name = body["metadata"]["name"]
-            raise SelfCertError(f"creating {plural} {self.namespace}/{name}: {_describe(exc)}") from None
+            raise SelfCertError(f"creating {plural} {self.namespace}/{name}: {describe_error(exc)}") from None
         return True
 
     def _replace(self, plural: str, name: str, body: dict[str, Any]) -> bool:
@@ -348,7 +348,9 @@ class SelfIssuer:
         except k8s_client.ApiException as exc:
             if exc.status in (HTTP_CONFLICT, HTTP_NOT_FOUND):
                 return False
-            raise SelfCertError(f"replacing {plural} {self.namespace}/{name}: {_describe(exc)}") from None
+            raise SelfCertError(
+                f"replacing {plural} {self.namespace}/{name}: {describe_error(exc)}"
+            ) from None
         return True
 
     # -- the loop -------------------------------------------------------------------------------------
@@ -362,7 +364,7 @@ class SelfIssuer:
             except SelfCertError as exc:
                 log.warning("self-issued certificate: %s", exc)
             except Exception as exc:  # the loop outlives anything unexpected (a connection error)
-                log.warning("self-issued certificate: %s", _describe(exc))
+                log.warning("self-issued certificate: %s", describe_error(exc))
             else:
                 if done.secret != "kept" or done.ca_bundle_patched or done.files_written:
                     log.info("self-issued certificate: %s", done)
@@ -408,6 +410,6 @@ def read_ca_bundle(api_client: Any, namespace: str) -> bytes | None:
     except k8s_client.ApiException as exc:
         if exc.status == HTTP_NOT_FOUND:
             return None
-        raise SelfCertError(f"reading ConfigMap {namespace}/{CA_BUNDLE_MAP}: {_describe(exc)}") from None
+        raise SelfCertError(f"reading ConfigMap {namespace}/{CA_BUNDLE_MAP}: {describe_error(exc)}") from None
     text = (orjson.loads(response.data).get("data") or {}).get(CA_CERT)
     return text.encode() if isinstance(text, str) and text else None
