@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 from kubernetes import client as k8s_client
 
-from stockade.admission.inventory import _describe
+from stockade.admission.inventory import describe_error
 from stockade.webhooks.certs import CA_CERT, TLS_CERT, TLS_KEY, CertPlan, check_writable, plan_certs
 from stockade.webhooks.kinds import resource_of_object
 from stockade.webhooks.manifests import NAME, TLS_SECRET, Obj, Options, render, tls_secret
@@ -116,7 +116,7 @@ def apply_object(api_client: Any, obj: Obj) -> Outcome:
         )
     except k8s_client.ApiException as exc:
         kind, namespace, name = _identity(obj)
-        raise InstallError(f"applying {kind} {namespace or ''}/{name}: {_describe(exc)}") from None
+        raise InstallError(f"applying {kind} {namespace or ''}/{name}: {describe_error(exc)}") from None
     return Outcome(*_identity(obj), "created" if response.status == 201 else "applied")
 
 
@@ -134,7 +134,7 @@ def delete_object(api_client: Any, obj: Obj) -> Outcome:
         if exc.status == HTTP_NOT_FOUND:  # already gone, or its kind (a CRD) is not installed
             return Outcome(*_identity(obj), "absent")
         kind, namespace, name = _identity(obj)
-        raise InstallError(f"deleting {kind} {namespace or ''}/{name}: {_describe(exc)}") from None
+        raise InstallError(f"deleting {kind} {namespace or ''}/{name}: {describe_error(exc)}") from None
     return Outcome(*_identity(obj), "deleted")
 
 
@@ -167,7 +167,7 @@ def wait_rolled_out(
                 name, namespace, _preload_content=False, _request_timeout=REQUEST_TIMEOUT
             )
         except k8s_client.ApiException as exc:
-            raise InstallError(f"reading Deployment {namespace}/{name}: {_describe(exc)}") from None
+            raise InstallError(f"reading Deployment {namespace}/{name}: {describe_error(exc)}") from None
         if rolled_out(orjson.loads(response.data)):
             return
         if time.monotonic() >= deadline:
