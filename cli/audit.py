@@ -296,10 +296,11 @@ def _summary(result: Result, *, to_stderr: bool) -> None:
         f"{by_action['audit']} audit), {s['waived']} waived, {len(result.gaps)} coverage gaps",
         err=True,
     )
-    for gap in result.gaps:
-        typer.echo(f"stockade: gap: {gap.scope}: {gap.message}", err=True)
+    # the errors first: a gap may be their consequence ("Azure checks skipped: ... see the error above")
     for err in result.errors:
         typer.echo(f"stockade: {err}", err=True)
+    for gap in result.gaps:
+        typer.echo(f"stockade: gap: {gap.scope}: {gap.message}", err=True)
 
 
 class _RichProgress:

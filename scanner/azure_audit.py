@@ -112,7 +112,7 @@ def run_azure_stage(
         for sub in subscriptions:
             result.gaps.append(
                 CoverageGap(
-                    f"azure/{sub}", "Azure checks skipped: no Azure credential (the azure error says why)"
+                    f"azure/{sub}", "Azure checks skipped: no credential (see the error above)"
                 )
             )
         return

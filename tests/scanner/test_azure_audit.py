@@ -654,8 +654,10 @@ def test_cli_without_credential_exits_2(fleet: Path, monkeypatch: pytest.MonkeyP
     )
     assert result.exit_code == 2
     assert "run `az login`" in result.output
-    assert f"gap: azure/{SUB}: Azure checks skipped" in result.output
-    assert "above" not in result.output  # the gap is printed before the error: it points at no order
+    gap = f"gap: azure/{SUB}: Azure checks skipped: no credential (see the error above)"
+    assert gap in result.output
+    # the gap points at the error above it: the error is printed first
+    assert result.output.rindex("no Azure credential (--auth cli)") < result.output.index(gap)
 
 
 def test_rules_about_a_kind_that_could_not_be_listed_are_not_scored() -> None:
