@@ -49,6 +49,9 @@ what := sprintf("its %s rules are", [directions]) if {
 	flavour[0] == "NetworkPolicy"
 } else := "its rules are"
 
+# where the finding points: what the policy constrains (policyTypes), else its spec
+path := ["spec", "policyTypes"] if is_array(spec.policyTypes) else := ["spec"]
+
 deny contains v if {
 	aks.cluster
 	not enforced
@@ -61,7 +64,7 @@ deny contains v if {
 				concat(" or ", sort(flavour[1])),
 			],
 		),
-		"path": ["spec"],
+		"path": path,
 		"details": {"cluster": aks.name, "networkPolicy": engine, "field": "properties.networkProfile.networkPolicy"},
 	}
 }

@@ -15,7 +15,7 @@ test_no_engine_is_not_enforced if {
 	some v in rule.deny with input as on(np(egress), cluster("none"))
 	contains(v.msg, "AKS cluster aks-prod has properties.networkProfile.networkPolicy: none")
 	contains(v.msg, "its Egress rules are enforced by nothing")
-	v.path == ["spec"]
+	v.path == ["spec", "policyTypes"]
 	v.details.field == "properties.networkProfile.networkPolicy"
 }
 
@@ -32,6 +32,7 @@ test_only_one_layer_says_nothing if {
 test_directions_default_as_the_api_server_does if {
 	some v in rule.deny with input as on(np({"podSelector": {}, "egress": [{}]}), cluster("none"))
 	contains(v.msg, "its Ingress and Egress rules")
+	v.path == ["spec"]
 }
 
 test_cilium_policies_need_cilium if {
