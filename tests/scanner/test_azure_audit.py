@@ -766,3 +766,103 @@ def test_an_azure_only_audit_needs_no_kubeconfig(tmp_path: Path, monkeypatch: py
     # asked for a context, the missing kubeconfig is still an error
     missing = CliRunner().invoke(app, ["audit", "--context", "x", "--azure-subscription", SUB])
     assert missing.exit_code == 2 and "kubeconfig" in missing.output
+
+
+#: the cross-layer rules: an AKS context's Kubernetes objects judged against its managed cluster
+XLAYER = frozenset({"STK-AZ-035", "STK-AZ-036", "STK-AZ-037", "STK-AZ-038"})
+AKS_MANIFESTS = [ROOT / "examples/manifests" / d for d in ("cluster", "compliant", "violations", "waived")]
+
+
+def _unready_cluster() -> list[dict[str, Any]]:
+    """The export with its AKS cluster serving "localhost" (the fake API server of aks-prod-eastus),
+    without a network policy engine, OIDC issuer or workload identity, and an A100 pool with public IPs."""
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            props = r["properties"]
+            props["privateFQDN"] = "localhost"
+            props["networkProfile"]["networkPolicy"] = "none"
+            props["oidcIssuerProfile"] = {"enabled": False}
+            props["securityProfile"] = {"workloadIdentity": {"enabled": False}}
+            props["agentPoolProfiles"][1]["enableNodePublicIP"] = True
+    return resources
+
+
+def _xlayer(findings: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {
+        (f["rule"]["id"], f["resource"]["kind"], f["resource"]["name"])
+        for f in findings
+        if f["rule"]["id"] in XLAYER
+    }
+
+
+def test_cli_joins_each_aks_context_to_its_cluster(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: the audit lists Azure first, the AKS context's objects are judged against the
+    managed cluster whose FQDN serves its API server, the bare-metal context's are not; and the verdicts
+    are those of `stockade scan` given the same manifests and the same cluster."""
+    resources = _unready_cluster()
+    arm = FakeArm(resources)
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    out = tmp_path / "audit.json"
+    args = ["audit", "--kubeconfig", str(fleet), "--all-contexts", "--no-fail-on-gaps"]
+    args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
+    result = CliRunner().invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    doc = orjson.loads(out.read_bytes())
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for f in doc["findings"]:
+        by_cluster.setdefault(f["resource"]["cluster"], []).append(f)
+    assert _xlayer(by_cluster["gpu-bm-1"]) == set()  # bare metal: no managed cluster under it
+    audited = _xlayer(by_cluster["aks-prod-eastus"])
+    assert {rule for rule, _, _ in audited} == XLAYER
+    messages = {f["message"] for f in by_cluster["aks-prod-eastus"] if f["rule"]["id"] in XLAYER}
+    assert any("properties.networkProfile.networkPolicy: none" in m for m in messages)
+    assert any("properties.oidcIssuerProfile.enabled: false" in m for m in messages)
+    assert any("properties.agentPoolProfiles[1].enableNodePublicIP: true" in m for m in messages)
+    # the same verdicts from the CI gate: the cluster's manifests scanned with the cluster's JSON
+    cluster = [r for r in resources if r["type"].endswith("managedclusters")]
+    export = tmp_path / "aks.json"
+    export.write_text(json.dumps({"data": cluster}))
+    scanned = run_scan(
+        FileSource([*map(str, AKS_MANIFESTS), str(export)]),
+        [],
+        Evaluator.default(CONFIG),
+        ScanOptions(CONFIG),
+        version="t",
+    )
+    scan_doc = orjson.loads(get_report("json").render(scanned))
+    assert _xlayer(scan_doc["findings"]) == audited
+
+
+def test_cli_ready_cluster_has_no_cross_layer_finding_but_gvisor(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export's own cluster (cilium, OIDC issuer and workload identity on, private GPU pool) runs
+    what its manifests ask, except gVisor, which AKS does not have: only STK-AZ-037, on the
+    gVisor workloads."""
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            r["properties"]["privateFQDN"] = "localhost"
+    arm = FakeArm(resources)
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    out = tmp_path / "audit.json"
+    args = ["audit", "--kubeconfig", str(fleet), "--context", "aks-prod-eastus", "--no-fail-on-gaps"]
+    args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
+    result = CliRunner().invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    found = [f for f in orjson.loads(out.read_bytes())["findings"] if f["rule"]["id"] in XLAYER]
+    assert found and {f["rule"]["id"] for f in found} == {"STK-AZ-037"}
+    assert all("runtimeClassName gvisor" in f["message"] for f in found)
