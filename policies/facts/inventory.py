@@ -67,6 +67,7 @@ INDEXED_ARM_TYPES = frozenset(
         "Microsoft.Network/routeTables",
         "Microsoft.Network/azureFirewalls",
         "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
+        "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
     }
 )
 
