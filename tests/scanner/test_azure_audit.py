@@ -114,6 +114,9 @@ class FakeArm(_InProcessTransport):
                 for r in self.resources
                 if r["type"].endswith("virtualnetworklinks") and f"/{zone}/" in r["id"].lower()
             ]
+        elif path.endswith("/federatedidentitycredentials"):
+            identity = path.rsplit("/", 1)[0]
+            items = [r for r in self.resources if r["id"].lower().startswith(identity + "/federatedidentitycredentials/")]
         elif path.endswith("/blobservices/default/containers"):
             account = path.split("/blobservices/")[0]
             items = [
@@ -866,3 +869,75 @@ def test_cli_ready_cluster_has_no_cross_layer_finding_but_gvisor(
     found = [f for f in orjson.loads(out.read_bytes())["findings"] if f["rule"]["id"] in XLAYER]
     assert found and {f["rule"]["id"] for f in found} == {"STK-AZ-037"}
     assert all("runtimeClassName gvisor" in f["message"] for f in found)
+
+
+RG = f"/subscriptions/{SUB}/resourceGroups/rg-ml-prod-eastus"
+IDENTITY = f"{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-trainer"
+BLOB_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+
+
+def _identity_layer() -> list[dict[str, Any]]:
+    """A managed identity with three federated credentials (the cluster's issuer for one account; an
+    issuer of no cluster listed; the default account) and two Storage Blob Data Contributor
+    assignments (the resource group; one account), as ARM lists them."""
+    issuer = "https://eastus.oic.prod-aks.azure.com/tenant/uid/"
+
+    def fic(name: str, issuer: str, subject: str) -> dict[str, Any]:
+        return {
+            "id": f"{IDENTITY}/federatedIdentityCredentials/{name}",
+            "name": name,
+            "type": "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+            "properties": {"issuer": issuer, "subject": subject, "audiences": ["api://AzureADTokenExchange"]},
+        }
+
+    def assignment(name: str, scope: str) -> dict[str, Any]:
+        return {
+            "id": f"{scope}/providers/Microsoft.Authorization/roleAssignments/{name}",
+            "name": name,
+            "type": "Microsoft.Authorization/roleAssignments",
+            "properties": {
+                "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_CONTRIBUTOR}",
+                "principalId": "11111111-2222-3333-4444-555555555555",
+                "principalType": "ServicePrincipal",
+                "scope": scope,
+            },
+        }
+
+    account = f"{RG}/providers/Microsoft.Storage/storageAccounts/stmlprodeastus"
+    return [
+        {"id": IDENTITY, "name": "id-trainer", "type": "Microsoft.ManagedIdentity/userAssignedIdentities", "properties": {}},
+        fic("trainer", issuer, "system:serviceaccount:train:trainer"),
+        fic("old-cluster", "https://westeurope.oic.prod-aks.azure.com/tenant/gone/", "system:serviceaccount:train:trainer"),
+        fic("ns-default", issuer, "system:serviceaccount:train:default"),
+        assignment("00000000-0000-0000-0000-00000000000a", RG),
+        assignment("00000000-0000-0000-0000-00000000000b", account),
+    ]
+
+
+def test_federated_credentials_and_storage_data_roles_are_listed_and_judged(tmp_path: Path) -> None:
+    """Issue 38: user-assigned identities, their federated credentials (one list per identity) and the
+    subscription's role assignments are read live; the verdicts equal the offline scan's."""
+    resources = _resources() + _identity_layer()
+    arm = FakeArm(resources)
+    result = _stage(arm, tmp_path)
+    paths = {urlsplit(u).path.lower() for _, u in arm.requests}
+    assert f"{IDENTITY.lower()}/federatedidentitycredentials" in paths
+    assert f"/subscriptions/{SUB}/providers/microsoft.authorization/roleassignments" in paths
+    found = {
+        (f.rule.id, f.resource.name)
+        for f in result.findings
+        if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
+    }
+    assert found == {
+        ("STK-AZ-039", "old-cluster"),
+        ("STK-AZ-040", "ns-default"),
+        ("STK-AZ-041", "00000000-0000-0000-0000-00000000000a"),
+    }
+    (scope,) = [f for f in result.findings if f.rule.id == "STK-AZ-041"]
+    assert scope.message.startswith(f"Storage Blob Data Contributor is granted at a resource group ({RG})")
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"data": resources}))
+    offline = run_scan(FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+    assert {
+        (f.rule.id, f.resource.name) for f in offline.findings if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
+    } == found

@@ -223,3 +223,67 @@ def test_a_terraform_plan_joins_like_a_template(manifests: Path, tmp_path: Path)
                 resource["values"]["default_node_pool"][0]["workload_runtime"] = "KataMshvVmIsolation"
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     assert _xlayer(_scan(manifests, tmp_path / "plan.json")) == {}
+
+
+IDENTITY_TEMPLATE = {
+    "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
+    "contentVersion": "1.0.0.0",
+    "parameters": {"account": {"type": "string", "defaultValue": "stmltrain"}},
+    "variables": {"blobContributor": "ba92f5b4-2d11-453d-a403-e96b0029c9fe"},
+    "resources": [
+        {
+            "type": "Microsoft.ManagedIdentity/userAssignedIdentities",
+            "apiVersion": "2023-01-31",
+            "name": "id-trainer",
+            "location": "eastus",
+            "resources": [
+                {
+                    "type": "federatedIdentityCredentials",
+                    "apiVersion": "2023-01-31",
+                    "name": "aks",
+                    "properties": {
+                        "issuer": "[reference(resourceId('Microsoft.ContainerService/managedClusters', 'aks')).oidcIssuerProfile.issuerURL]",
+                        "subject": "system:serviceaccount:train:default",
+                        "audiences": ["api://AzureADTokenExchange"],
+                    },
+                }
+            ],
+        },
+        {
+            "type": "Microsoft.Authorization/roleAssignments",
+            "apiVersion": "2022-04-01",
+            "name": "[guid(resourceGroup().id, variables('blobContributor'))]",
+            "properties": {
+                "roleDefinitionId": "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', variables('blobContributor'))]",
+                "principalId": "[reference(resourceId('Microsoft.ManagedIdentity/userAssignedIdentities', 'id-trainer')).principalId]",
+            },
+        },
+        {
+            "type": "Microsoft.Authorization/roleAssignments",
+            "apiVersion": "2022-04-01",
+            "name": "[guid(parameters('account'), variables('blobContributor'))]",
+            "scope": "[format('Microsoft.Storage/storageAccounts/{0}', parameters('account'))]",
+            "properties": {
+                "roleDefinitionId": "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', variables('blobContributor'))]",
+                "principalId": "p",
+            },
+        },
+    ],
+}
+
+
+def test_template_identities_and_role_assignments(tmp_path: Path) -> None:
+    """A federated credential for a namespace's default account, and Storage Blob Data Contributor at
+    the deployment's resource group (no scope) beside the same role on one account (scope set)."""
+    path = tmp_path / "identity.json"
+    path.write_text(json.dumps(IDENTITY_TEMPLATE, indent=2))
+    doc = _scan(path)
+    found = {(f["rule"]["id"], f["location"]["line"]) for f in doc["findings"]}
+    text = path.read_text()
+    assert ("STK-AZ-040", _line(text, '"subject"')) in found
+    (scope,) = [f for f in doc["findings"] if f["rule"]["id"] == "STK-AZ-041"]
+    assert scope["message"].startswith(
+        "Storage Blob Data Contributor is granted at the scope of its deployment (a resource group or subscription"
+    )
+    # the issuer is only known after deployment, and no cluster was read: STK-AZ-039 cannot judge it
+    assert not [f for f in doc["findings"] if f["rule"]["id"] == "STK-AZ-039"]
