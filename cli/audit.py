@@ -216,6 +216,7 @@ def audit(
         from stockade.scanner.policyreports import PolicyReportWriter
 
         writer = PolicyReportWriter(config_file, clients)
+
     def notify(line: str) -> None:
         typer.echo(f"stockade: {line}", err=True)
 

@@ -275,8 +275,5 @@ def cross_layer_note(todo: Sequence[Resource], source: InventoryFacts) -> Note |
     objects = sum(1 for r in todo if arm_type(r.obj) is None)
     if not objects:
         return None  # only the Azure layer: nothing to join
-    return Note(
-        None,
-        f"cross-layer checks (STK-AZ-035..038) not evaluated for {count(objects, 'Kubernetes object')}: {problem}",
-        objects,
-    )
+    what = count(objects, "Kubernetes object")
+    return Note(None, f"cross-layer checks (STK-AZ-035..038) not evaluated for {what}: {problem}", objects)

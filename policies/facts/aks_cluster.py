@@ -111,8 +111,8 @@ def _pools(cluster: Mapping[str, Any], inventory: Inventory) -> list[dict[str, A
         if not (pid.startswith(rid + "/agentpools/") or pname.lower().startswith(name + "/")):
             continue
         short = pname.rsplit("/", 1)[-1]
-        props = pool.get("properties") if isinstance(pool.get("properties"), Mapping) else {}
-        entry = _pool(props)
+        given = pool.get("properties")
+        entry = _pool(given if isinstance(given, Mapping) else {})
         entry["name"] = short
         entry["field"] = f"agentPools/{short} properties"
         pools[short.lower()] = entry  # a separate pool resource wins over the cluster's own profile

@@ -10,8 +10,8 @@
   VNets, route tables, firewalls, firewall policy rule collection groups, private DNS zones and their
   VNet links, AKS clusters; Key Vaults, container registries, Azure Machine Learning workspaces and
   Azure AI services accounts; user-assigned managed identities and their federated identity
-  credentials, one list per identity; role assignments). Containers cost one call per account: their ``publicAccess`` is not in
-  the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
+  credentials, one list per identity; role assignments). Containers cost one call per account: their
+  ``publicAccess`` is not in the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
   operation: stockade needs no data-plane access and asks for none (Reader is enough).
 - **Raw ARM JSON, whatever SDK is installed**: every list is a GET of the REST list operation with
   its api-version pinned (:data:`REST_LISTS`, :data:`CHILD_LISTS`) through azure-mgmt-core's ARM

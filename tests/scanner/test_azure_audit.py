@@ -116,7 +116,11 @@ class FakeArm(_InProcessTransport):
             ]
         elif path.endswith("/federatedidentitycredentials"):
             identity = path.rsplit("/", 1)[0]
-            items = [r for r in self.resources if r["id"].lower().startswith(identity + "/federatedidentitycredentials/")]
+            items = [
+                r
+                for r in self.resources
+                if r["id"].lower().startswith(identity + "/federatedidentitycredentials/")
+            ]
         elif path.endswith("/blobservices/default/containers"):
             account = path.split("/blobservices/")[0]
             items = [
@@ -896,7 +900,9 @@ def _identity_layer() -> list[dict[str, Any]]:
             "name": name,
             "type": "Microsoft.Authorization/roleAssignments",
             "properties": {
-                "roleDefinitionId": f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_CONTRIBUTOR}",
+                "roleDefinitionId": (
+                    f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_CONTRIBUTOR}"
+                ),
                 "principalId": "11111111-2222-3333-4444-555555555555",
                 "principalType": "ServicePrincipal",
                 "scope": scope,
@@ -905,9 +911,18 @@ def _identity_layer() -> list[dict[str, Any]]:
 
     account = f"{RG}/providers/Microsoft.Storage/storageAccounts/stmlprodeastus"
     return [
-        {"id": IDENTITY, "name": "id-trainer", "type": "Microsoft.ManagedIdentity/userAssignedIdentities", "properties": {}},
+        {
+            "id": IDENTITY,
+            "name": "id-trainer",
+            "type": "Microsoft.ManagedIdentity/userAssignedIdentities",
+            "properties": {},
+        },
         fic("trainer", issuer, "system:serviceaccount:train:trainer"),
-        fic("old-cluster", "https://westeurope.oic.prod-aks.azure.com/tenant/gone/", "system:serviceaccount:train:trainer"),
+        fic(
+            "old-cluster",
+            "https://westeurope.oic.prod-aks.azure.com/tenant/gone/",
+            "system:serviceaccount:train:trainer",
+        ),
         fic("ns-default", issuer, "system:serviceaccount:train:default"),
         assignment("00000000-0000-0000-0000-00000000000a", RG),
         assignment("00000000-0000-0000-0000-00000000000b", account),
@@ -937,7 +952,11 @@ def test_federated_credentials_and_storage_data_roles_are_listed_and_judged(tmp_
     assert scope.message.startswith(f"Storage Blob Data Contributor is granted at a resource group ({RG})")
     export = tmp_path / "export.json"
     export.write_text(json.dumps({"data": resources}))
-    offline = run_scan(FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+    offline = run_scan(
+        FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
     assert {
-        (f.rule.id, f.resource.name) for f in offline.findings if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
+        (f.rule.id, f.resource.name)
+        for f in offline.findings
+        if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
     } == found

@@ -138,7 +138,9 @@ def test_one_layer_alone_changes_nothing(manifests: Path) -> None:
     assert [n for n in alone["notes"] if "cross-layer" in n["message"]] == []
 
 
-def test_a_cluster_ready_for_its_manifests_has_no_cross_layer_finding(manifests: Path, tmp_path: Path) -> None:
+def test_a_cluster_ready_for_its_manifests_has_no_cross_layer_finding(
+    manifests: Path, tmp_path: Path
+) -> None:
     pools = [
         {"name": "system", "vmSize": "Standard_D4s_v5", "mode": "System"},
         {"name": "kata", "vmSize": "Standard_D8s_v5", "workloadRuntime": "KataVmIsolation"},
@@ -171,7 +173,10 @@ def test_gpu_pool_with_public_node_ips_names_the_workloads_on_it(manifests: Path
     assert gpu["location"]["line"] == _line(text, "limits: {nvidia.com/gpu")
     # pinned to another pool, the workload is not on the public one
     (manifests / "train.yaml").write_text(
-        MANIFESTS.replace("      serviceAccountName: trainer\n", "      serviceAccountName: trainer\n      nodeSelector: {agentpool: system}\n")
+        MANIFESTS.replace(
+            "      serviceAccountName: trainer\n",
+            "      serviceAccountName: trainer\n      nodeSelector: {agentpool: system}\n",
+        )
     )
     assert "STK-AZ-038" not in _xlayer(_scan(manifests, public))
 
@@ -202,14 +207,23 @@ def test_several_clusters_need_azure_cluster(manifests: Path, tmp_path: Path) ->
     # --cluster names the other one: nothing to report there
     assert _xlayer(_scan("--cluster", "aks-ready", manifests, QUICKSTART, ready)) == {}
     config.write_text("azure:\n  cluster: aks-missing\n")
-    (note,) = [n for n in _scan("--config", config, manifests, QUICKSTART, ready)["notes"] if "cross-layer" in n["message"]]
-    assert "azure.cluster 'aks-missing' names none of the AKS clusters read (GEN-UNIQUE, aks-ready)" in note["message"]
+    (note,) = [
+        n
+        for n in _scan("--config", config, manifests, QUICKSTART, ready)["notes"]
+        if "cross-layer" in n["message"]
+    ]
+    assert (
+        "azure.cluster 'aks-missing' names none of the AKS clusters read (GEN-UNIQUE, aks-ready)"
+        in note["message"]
+    )
 
 
 def test_a_terraform_plan_joins_like_a_template(manifests: Path, tmp_path: Path) -> None:
     """examples/azure/aks-egress.tfplan.json: cilium, OIDC issuer and workload identity on, one
     system pool of OCIContainer nodes; its workload_runtime is read from the node pool."""
-    plan = json.loads((Path(__file__).resolve().parents[2] / "examples" / "azure" / "aks-egress.tfplan.json").read_text())
+    plan = json.loads(
+        (Path(__file__).resolve().parents[2] / "examples" / "azure" / "aks-egress.tfplan.json").read_text()
+    )
     (tmp_path / "plan.json").write_text(json.dumps(plan))
     found = _xlayer(_scan(manifests, tmp_path / "plan.json"))
     assert set(found) == {"STK-AZ-037"}
@@ -217,7 +231,10 @@ def test_a_terraform_plan_joins_like_a_template(manifests: Path, tmp_path: Path)
         "no node pool of AKS cluster aks-ml-westeu has workloadRuntime KataVmIsolation or "
         "KataMshvVmIsolation (system (properties.agentPoolProfiles[0].workloadRuntime: OCIContainer))"
     ) in found["STK-AZ-037"]["message"]
-    for module in [plan["planned_values"]["root_module"], *plan["planned_values"]["root_module"].get("child_modules", [])]:
+    for module in [
+        plan["planned_values"]["root_module"],
+        *plan["planned_values"]["root_module"].get("child_modules", []),
+    ]:
         for resource in module.get("resources", []):
             if resource["type"] == "azurerm_kubernetes_cluster":
                 resource["values"]["default_node_pool"][0]["workload_runtime"] = "KataMshvVmIsolation"
@@ -225,6 +242,13 @@ def test_a_terraform_plan_joins_like_a_template(manifests: Path, tmp_path: Path)
     assert _xlayer(_scan(manifests, tmp_path / "plan.json")) == {}
 
 
+AKS_ISSUER = (
+    "[reference(resourceId('Microsoft.ContainerService/managedClusters', 'aks')).oidcIssuerProfile.issuerURL]"
+)
+ROLE_ID = "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', variables('blobContributor'))]"
+PRINCIPAL = (
+    "[reference(resourceId('Microsoft.ManagedIdentity/userAssignedIdentities', 'id-trainer')).principalId]"
+)
 IDENTITY_TEMPLATE = {
     "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",
     "contentVersion": "1.0.0.0",
@@ -242,7 +266,7 @@ IDENTITY_TEMPLATE = {
                     "apiVersion": "2023-01-31",
                     "name": "aks",
                     "properties": {
-                        "issuer": "[reference(resourceId('Microsoft.ContainerService/managedClusters', 'aks')).oidcIssuerProfile.issuerURL]",
+                        "issuer": AKS_ISSUER,
                         "subject": "system:serviceaccount:train:default",
                         "audiences": ["api://AzureADTokenExchange"],
                     },
@@ -254,8 +278,8 @@ IDENTITY_TEMPLATE = {
             "apiVersion": "2022-04-01",
             "name": "[guid(resourceGroup().id, variables('blobContributor'))]",
             "properties": {
-                "roleDefinitionId": "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', variables('blobContributor'))]",
-                "principalId": "[reference(resourceId('Microsoft.ManagedIdentity/userAssignedIdentities', 'id-trainer')).principalId]",
+                "roleDefinitionId": ROLE_ID,
+                "principalId": PRINCIPAL,
             },
         },
         {
@@ -264,7 +288,7 @@ IDENTITY_TEMPLATE = {
             "name": "[guid(parameters('account'), variables('blobContributor'))]",
             "scope": "[format('Microsoft.Storage/storageAccounts/{0}', parameters('account'))]",
             "properties": {
-                "roleDefinitionId": "[subscriptionResourceId('Microsoft.Authorization/roleDefinitions', variables('blobContributor'))]",
+                "roleDefinitionId": ROLE_ID,
                 "principalId": "p",
             },
         },
@@ -283,7 +307,8 @@ def test_template_identities_and_role_assignments(tmp_path: Path) -> None:
     assert ("STK-AZ-040", _line(text, '"subject"')) in found
     (scope,) = [f for f in doc["findings"] if f["rule"]["id"] == "STK-AZ-041"]
     assert scope["message"].startswith(
-        "Storage Blob Data Contributor is granted at the scope of its deployment (a resource group or subscription"
+        "Storage Blob Data Contributor is granted at the scope of its deployment "
+        "(a resource group or subscription"
     )
     # the issuer is only known after deployment, and no cluster was read: STK-AZ-039 cannot judge it
     assert not [f for f in doc["findings"] if f["rule"]["id"] == "STK-AZ-039"]
