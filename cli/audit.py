@@ -14,7 +14,7 @@ from stockade.cli.errors import EXIT_USAGE, fail, resolve
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import QuietProgress, Target, audit_cluster_roles, kinds_to_list, run_audit
-from stockade.scanner.azure_audit import run_azure_stage
+from stockade.scanner.azure_audit import evaluate_azure, list_azure
 from stockade.scanner.reports import get_report
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, default_workers
@@ -216,6 +216,15 @@ def audit(
         from stockade.scanner.policyreports import PolicyReportWriter
 
         writer = PolicyReportWriter(config_file, clients)
+
+    def notify(line: str) -> None:
+        typer.echo(f"stockade: {line}", err=True)
+
+    # Azure is listed first: each AKS context's inventory then holds its managed cluster, for the
+    # cross-layer rules (STK-AZ-035..038); the Azure resources are evaluated after the clusters
+    listing = list_azure(
+        azure_subscription or [], auth=auth.value, contexts=chosen, kubeconfig=kubeconfig, notify=notify
+    )
     with _progress() as progress:
         result = run_audit(
             targets,
@@ -224,16 +233,10 @@ def audit(
             progress=progress,
             on_snapshot=writer.write if writer is not None else None,
             options=options,
+            cluster_layer=listing.cluster_layer,
         )
-    run_azure_stage(
-        result,
-        evaluator,
-        azure_subscription or [],
-        auth=auth.value,
-        contexts=chosen,
-        kubeconfig=kubeconfig,
-        notify=lambda line: typer.echo(f"stockade: {line}", err=True),
-    )
+    if azure_subscription:
+        evaluate_azure(result, evaluator, listing, contexts=chosen, notify=notify)
     if framework is not None:
         result.framework = framework
     fmt = format.value
@@ -296,10 +299,11 @@ def _summary(result: Result, *, to_stderr: bool) -> None:
         f"{by_action['audit']} audit), {s['waived']} waived, {len(result.gaps)} coverage gaps",
         err=True,
     )
-    for gap in result.gaps:
-        typer.echo(f"stockade: gap: {gap.scope}: {gap.message}", err=True)
+    # the errors first: a gap may be their consequence ("Azure checks skipped: ... see the error above")
     for err in result.errors:
         typer.echo(f"stockade: {err}", err=True)
+    for gap in result.gaps:
+        typer.echo(f"stockade: gap: {gap.scope}: {gap.message}", err=True)
 
 
 class _RichProgress:

@@ -448,8 +448,13 @@ def run_audit(
     max_parallel: int = 8,
     on_snapshot: Callable[[ClusterSnapshot, Result], None] | None = None,
     options: ScanOptions | None = None,
+    cluster_layer: Callable[[str], Iterable[Mapping[str, Any]]] | None = None,
 ) -> Result:
-    """Audit every target: list them in parallel, evaluate each as its lists complete."""
+    """Audit every target: list them in parallel, evaluate each as its lists complete.
+
+    ``cluster_layer(context)`` gives the Azure objects of the cluster behind a context (its AKS
+    managed cluster, from ``--azure-subscription``): added to the context's inventory, they are the
+    cross-layer facts (policies/facts/aks_cluster.py) of its Kubernetes objects."""
     progress = progress or QuietProgress()
     kinds = kinds_to_list(evaluator)
     result = Result(tool_version=version, rules=dict(evaluator.rules))
@@ -480,6 +485,8 @@ def run_audit(
                 result.gaps.extend(snap.gaps)
                 result.clusters.append(snap.stats)
                 if snap.failed is None:
+                    for obj in cluster_layer(snap.name) if cluster_layer is not None else ():
+                        snap.inventory.add(obj)
                     evaluate_snapshot(snap, evaluator, result, progress, workers, suppressions)
                     if on_snapshot is not None:
                         on_snapshot(snap, result)

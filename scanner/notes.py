@@ -7,6 +7,9 @@ read, never per object.
   its network policies: STK-NET-001 (isolation) and the workload part of STK-NET-006 (metadata
   endpoints) then report nothing. Whether a namespace's policies are known is asked of the same
   analyzer the rules' facts come from, once per namespace.
+- **Cross-layer checks not evaluated** (scan): the scan read AKS clusters (templates, plans) and
+  Kubernetes objects but cannot tell which cluster the objects run on (several clusters, no
+  ``azure.cluster``): STK-AZ-035..038 then report nothing, and the note says how to name it.
 - **Registry allowlist not configured** (scan and audit): with ``images.allowed_registries`` empty,
   STK-IMG-001 checks nothing (the default), so the run says which registries its workloads pull from.
   Registries are normalised as the image rules do (:func:`image_registry`, a port of
@@ -24,9 +27,9 @@ from typing import Any
 
 from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
-from stockade.policies.facts import egress
+from stockade.policies.facts import aks_cluster, egress
 from stockade.policies.kinds.workloads import WorkloadKinds
-from stockade.policies.model import Resource
+from stockade.policies.model import Resource, arm_type
 from stockade.scanner.reports.base import count
 from stockade.scanner.result import ClusterStats, Note
 
@@ -258,5 +261,19 @@ def scan_notes(evaluator: Evaluator, todo: Sequence[Resource], source: Inventory
     notes = [
         egress_note(evaluator, todo, source, pod_lists),
         registry_note(evaluator.config, evaluator.rules, workloads, used),
+        cross_layer_note(todo, source),
     ]
     return [n for n in notes if n is not None]
+
+
+def cross_layer_note(todo: Sequence[Resource], source: InventoryFacts) -> Note | None:
+    """The cross-layer rules (STK-AZ-035..038) not evaluated: the scan read Kubernetes objects and
+    AKS clusters but cannot tell which cluster the objects run on (:func:`aks_cluster.join_problem`)."""
+    problem = aks_cluster.join_problem(source.inventory)
+    if problem is None:
+        return None
+    objects = sum(1 for r in todo if arm_type(r.obj) is None)
+    if not objects:
+        return None  # only the Azure layer: nothing to join
+    what = count(objects, "Kubernetes object")
+    return Note(None, f"cross-layer checks (STK-AZ-035..038) not evaluated for {what}: {problem}", objects)

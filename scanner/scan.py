@@ -247,6 +247,7 @@ def scan(
     namespaceless = default_namespaces(resources, options.namespace)
     inventory = inventory_of(r.obj for r in resources)
     inventory.cluster = options.cluster
+    inventory.azure_cluster = evaluator.config.azure.cluster  # several AKS clusters: the manifests' one
     if options.cluster is not None:
         for r in resources:
             r.origin.cluster = options.cluster

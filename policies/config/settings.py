@@ -541,6 +541,9 @@ class AzureConfig(_Model):
 
     # VM sizes (globs) whose node pools are GPU pools: no public IPs on their nodes.
     gpu_vm_sizes: tuple[str, ...] = ("Standard_N*",)
+    # The AKS cluster (name or resource id) the scanned manifests run on, when the ARM templates or
+    # terraform plans of the scan hold several: the cross-layer rules (STK-AZ-035..038) join it.
+    cluster: str | None = None
 
 
 class RuleSetting(_Model):
@@ -945,6 +948,7 @@ credentials:
 
 azure:
   gpu_vm_sizes: ["Standard_N*"]
+  # cluster: aks-prod   # the AKS cluster the manifests run on, when the scanned templates hold several
 
 # Per rule: turn it off, or change its action (deny | warn | audit) or severity.
 rules: {}

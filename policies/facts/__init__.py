@@ -7,7 +7,8 @@ facts its rules need, computed by the same code in every gate.
 Owns: the :class:`Inventory` (:mod:`.inventory`) and one module per analyzer, listed in
 :data:`ANALYZERS`: ServiceAccounts and RBAC (:mod:`.rbac`, the effective permissions and escalation
 paths), sandbox runtime classes, egress reach (:mod:`.egress` over the network-policy models of
-:mod:`.netpol`), Azure private links and identities, exposure, credentials, network-policy use.
+:mod:`.netpol`), Azure private links and identities, the AKS cluster under Kubernetes objects
+(:mod:`.aks_cluster`), exposure, credentials, network-policy use.
 
 May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
 :mod:`stockade.policies.decoding`, :mod:`stockade.policies.config`.
@@ -19,6 +20,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from stockade.policies.facts import (
+    aks_cluster,
     azure,
     credentials,
     egress,
@@ -42,6 +44,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     sandbox.facts,
     egress.facts,
     azure.facts,
+    aks_cluster.facts,
     exposure.facts,
     credentials.facts,
     netpol_use.facts,

@@ -17,6 +17,11 @@ the ``STK-AZ-*`` rules as ``input.facts``:
         "statuses": ["Approved"],      # Azure AI services accounts (PRIVATE_LINK_TYPES): the status of
         "complete": true,              # each private endpoint connection (own list, else the endpoints
     }                                  # declared beside it)
+    input.facts.federation = {         # for userAssignedIdentities/federatedIdentityCredentials
+        "clusterIssuers": ["https://eastus.oic.prod-aks.azure.com/tenant/uid"],  # lower case, no "/"
+        "clusters": 1, "issuersKnown": true,   # every AKS cluster read has a concrete issuer URL
+        "complete": true,
+    }
     input.facts.aks = {                # for Microsoft.ContainerService/managedClusters
         "defaultRoute": {"found": true, "nextHopType": "VirtualAppliance",
                          "nextHopIpAddress": "10.0.1.4", "firewall": "fw-hub"} | null,
@@ -61,6 +66,9 @@ KEY_VAULT = "Microsoft.KeyVault/vaults"
 CONTAINER_REGISTRY = "Microsoft.ContainerRegistry/registries"
 ML_WORKSPACE = "Microsoft.MachineLearningServices/workspaces"
 AI_ACCOUNT = "Microsoft.CognitiveServices/accounts"
+USER_IDENTITY = "Microsoft.ManagedIdentity/userAssignedIdentities"
+FEDERATED_CREDENTIAL = "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials"
+ROLE_ASSIGNMENT = "Microsoft.Authorization/roleAssignments"
 #: the resources holding models, images, secrets and inference endpoints whose private endpoints the
 #: STK-AZ private-link rules judge (input.facts.privateLink)
 PRIVATE_LINK_TYPES: tuple[str, ...] = (KEY_VAULT, CONTAINER_REGISTRY, ML_WORKSPACE, AI_ACCOUNT)
@@ -82,6 +90,9 @@ ARM_TYPES: tuple[str, ...] = (
     FIREWALL_POLICY,
     RULE_COLLECTION_GROUP,
     *PRIVATE_LINK_TYPES,
+    USER_IDENTITY,
+    FEDERATED_CREDENTIAL,
+    ROLE_ASSIGNMENT,
 )
 _CANONICAL = {t.lower(): t for t in ARM_TYPES}
 
@@ -386,10 +397,42 @@ def aks_facts(cluster: Mapping[str, Any], inventory: Inventory) -> dict[str, Any
     }
 
 
+# --- federated identity credentials -----------------------------------------------------------------
+
+
+def _issuer(url: Any) -> str:
+    return url.strip().rstrip("/").lower() if isinstance(url, str) else ""
+
+
+def federation_facts(inventory: Inventory) -> dict[str, Any]:
+    """The OIDC issuer URLs of the AKS clusters read beside a federated identity credential: a
+    credential for a Kubernetes subject whose issuer is none of them trusts a cluster stockade was
+    not given (``clusters`` counts the clusters read; issuers only known after deployment, such as a
+    template's ``reference()``, are not listed and leave ``issuersKnown`` false)."""
+    issuers, unknown = [], False
+    clusters = list(_of_type(inventory, MANAGED_CLUSTER))
+    for cluster in clusters:
+        url = _get(_props(cluster), "oidcIssuerProfile", "issuerURL")
+        if isinstance(url, str) and url.startswith("https://"):
+            issuers.append(_issuer(url))
+        else:
+            unknown = True
+    return {
+        "federation": {
+            "clusterIssuers": sorted(set(issuers)),
+            "clusters": len(clusters),
+            "issuersKnown": bool(clusters) and not unknown,
+            "complete": inventory.complete,
+        }
+    }
+
+
 def facts(
     obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
     kind = arm_type(obj)
+    if kind == FEDERATED_CREDENTIAL:
+        return federation_facts(inventory)
     if kind == STORAGE_ACCOUNT:
         return storage_facts(obj, inventory)
     if kind == MANAGED_CLUSTER:

@@ -67,6 +67,7 @@ INDEXED_ARM_TYPES = frozenset(
         "Microsoft.Network/routeTables",
         "Microsoft.Network/azureFirewalls",
         "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
+        "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
     }
 )
 
@@ -136,6 +137,9 @@ class Inventory:
         # The cluster these objects come from (audit context, webhook's cluster); None in a scan.
         # It selects per-cluster settings such as the sandbox profile (facts/sandbox.py).
         self.cluster = cluster
+        # The AKS cluster (a name or resource id, `azure.cluster` in stockade.yaml) the Kubernetes
+        # objects run on, when the inventory holds several managed clusters (facts/aks_cluster.py)
+        self.azure_cluster: str | None = None
         # The Kubernetes minor version the objects are for (rbac.kubernetes_version, set by the gate):
         # what the API server authorizes differs by version (policies/facts/rbac.py). Unknown: the
         # oldest supported, which allows the most.

@@ -9,8 +9,9 @@
   containers of each account that has a blob service, Storage Sync Services, private endpoints,
   VNets, route tables, firewalls, firewall policy rule collection groups, private DNS zones and their
   VNet links, AKS clusters; Key Vaults, container registries, Azure Machine Learning workspaces and
-  Azure AI services accounts). Containers cost one call per account: their ``publicAccess`` is not in
-  the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
+  Azure AI services accounts; user-assigned managed identities and their federated identity
+  credentials, one list per identity; role assignments). Containers cost one call per account: their
+  ``publicAccess`` is not in the account's own properties. Never ``list_keys``, ``regenerate_key``, or any SAS
   operation: stockade needs no data-plane access and asks for none (Reader is enough).
 - **Raw ARM JSON, whatever SDK is installed**: every list is a GET of the REST list operation with
   its api-version pinned (:data:`REST_LISTS`, :data:`CHILD_LISTS`) through azure-mgmt-core's ARM
@@ -86,6 +87,9 @@ REST_LISTS: dict[str, str] = {
     "Microsoft.ContainerRegistry/registries": "2023-07-01",
     "Microsoft.MachineLearningServices/workspaces": "2024-04-01",
     "Microsoft.CognitiveServices/accounts": "2023-05-01",
+    "Microsoft.ManagedIdentity/userAssignedIdentities": "2023-01-31",
+    # every role assignment at, above and below the subscription (STK-AZ-041 judges their scope)
+    "Microsoft.Authorization/roleAssignments": "2022-04-01",
 }
 #: parent type -> (child type, path below the parent's id, api-version): one list per parent
 CHILD_LISTS: dict[str, tuple[str, str, str]] = {
@@ -103,6 +107,11 @@ CHILD_LISTS: dict[str, tuple[str, str, str]] = {
         "Microsoft.Network/firewallPolicies/ruleCollectionGroups",
         "ruleCollectionGroups",
         _NETWORK,
+    ),
+    "Microsoft.ManagedIdentity/userAssignedIdentities": (
+        "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+        "federatedIdentityCredentials",
+        "2023-01-31",
     ),
 }
 

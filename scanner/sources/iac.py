@@ -562,6 +562,8 @@ def _pool(
 ) -> None:
     a.set((*base, "name"), pool.get("name"), (*tf_base, "name"))
     a.set((*base, "vmSize"), pool.get("vm_size"), (*tf_base, "vm_size"))
+    # OCIContainer (the default), KataMshvVmIsolation, WasmWasi: the Kata pools of Pod Sandboxing
+    a.set((*base, "workloadRuntime"), pool.get("workload_runtime"), (*tf_base, "workload_runtime"))
     public, key = a.either(pool, tf_base, "node_public_ip_enabled", "enable_node_public_ip")
     a.setting((*base, "enableNodePublicIP"), public, (*tf_base, key))
     # azurerm 4 renamed enable_host_encryption (default false)
@@ -619,6 +621,11 @@ def _cluster(v: Mapping[str, Any], ids: _Ids, address: str) -> _Arm:
         (*p, "networkProfile", "networkPolicy"),
         net.get("network_policy"),
         ("network_profile", 0, "network_policy"),
+    )
+    a.set(
+        (*p, "networkProfile", "networkDataplane"),
+        net.get("network_data_plane"),
+        ("network_profile", 0, "network_data_plane"),
     )
     a.set(
         (*p, "networkProfile", "outboundType"),

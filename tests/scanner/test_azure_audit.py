@@ -114,6 +114,13 @@ class FakeArm(_InProcessTransport):
                 for r in self.resources
                 if r["type"].endswith("virtualnetworklinks") and f"/{zone}/" in r["id"].lower()
             ]
+        elif path.endswith("/federatedidentitycredentials"):
+            identity = path.rsplit("/", 1)[0]
+            items = [
+                r
+                for r in self.resources
+                if r["id"].lower().startswith(identity + "/federatedidentitycredentials/")
+            ]
         elif path.endswith("/blobservices/default/containers"):
             account = path.split("/blobservices/")[0]
             items = [
@@ -654,8 +661,10 @@ def test_cli_without_credential_exits_2(fleet: Path, monkeypatch: pytest.MonkeyP
     )
     assert result.exit_code == 2
     assert "run `az login`" in result.output
-    assert f"gap: azure/{SUB}: Azure checks skipped" in result.output
-    assert "above" not in result.output  # the gap is printed before the error: it points at no order
+    gap = f"gap: azure/{SUB}: Azure checks skipped: no credential (see the error above)"
+    assert gap in result.output
+    # the gap points at the error above it: the error is printed first
+    assert result.output.rindex("no Azure credential (--auth cli)") < result.output.index(gap)
 
 
 def test_rules_about_a_kind_that_could_not_be_listed_are_not_scored() -> None:
@@ -764,3 +773,190 @@ def test_an_azure_only_audit_needs_no_kubeconfig(tmp_path: Path, monkeypatch: py
     # asked for a context, the missing kubeconfig is still an error
     missing = CliRunner().invoke(app, ["audit", "--context", "x", "--azure-subscription", SUB])
     assert missing.exit_code == 2 and "kubeconfig" in missing.output
+
+
+#: the cross-layer rules: an AKS context's Kubernetes objects judged against its managed cluster
+XLAYER = frozenset({"STK-AZ-035", "STK-AZ-036", "STK-AZ-037", "STK-AZ-038"})
+AKS_MANIFESTS = [ROOT / "examples/manifests" / d for d in ("cluster", "compliant", "violations", "waived")]
+
+
+def _unready_cluster() -> list[dict[str, Any]]:
+    """The export with its AKS cluster serving "localhost" (the fake API server of aks-prod-eastus),
+    without a network policy engine, OIDC issuer or workload identity, and an A100 pool with public IPs."""
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            props = r["properties"]
+            props["privateFQDN"] = "localhost"
+            props["networkProfile"]["networkPolicy"] = "none"
+            props["oidcIssuerProfile"] = {"enabled": False}
+            props["securityProfile"] = {"workloadIdentity": {"enabled": False}}
+            props["agentPoolProfiles"][1]["enableNodePublicIP"] = True
+    return resources
+
+
+def _xlayer(findings: list[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    return {
+        (f["rule"]["id"], f["resource"]["kind"], f["resource"]["name"])
+        for f in findings
+        if f["rule"]["id"] in XLAYER
+    }
+
+
+def test_cli_joins_each_aks_context_to_its_cluster(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: the audit lists Azure first, the AKS context's objects are judged against the
+    managed cluster whose FQDN serves its API server, the bare-metal context's are not; and the verdicts
+    are those of `stockade scan` given the same manifests and the same cluster."""
+    resources = _unready_cluster()
+    arm = FakeArm(resources)
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    out = tmp_path / "audit.json"
+    args = ["audit", "--kubeconfig", str(fleet), "--all-contexts", "--no-fail-on-gaps"]
+    args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
+    result = CliRunner().invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    doc = orjson.loads(out.read_bytes())
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for f in doc["findings"]:
+        by_cluster.setdefault(f["resource"]["cluster"], []).append(f)
+    assert _xlayer(by_cluster["gpu-bm-1"]) == set()  # bare metal: no managed cluster under it
+    audited = _xlayer(by_cluster["aks-prod-eastus"])
+    assert {rule for rule, _, _ in audited} == XLAYER
+    messages = {f["message"] for f in by_cluster["aks-prod-eastus"] if f["rule"]["id"] in XLAYER}
+    assert any("properties.networkProfile.networkPolicy: none" in m for m in messages)
+    assert any("properties.oidcIssuerProfile.enabled: false" in m for m in messages)
+    assert any("properties.agentPoolProfiles[1].enableNodePublicIP: true" in m for m in messages)
+    # the same verdicts from the CI gate: the cluster's manifests scanned with the cluster's JSON
+    cluster = [r for r in resources if r["type"].endswith("managedclusters")]
+    export = tmp_path / "aks.json"
+    export.write_text(json.dumps({"data": cluster}))
+    scanned = run_scan(
+        FileSource([*map(str, AKS_MANIFESTS), str(export)]),
+        [],
+        Evaluator.default(CONFIG),
+        ScanOptions(CONFIG),
+        version="t",
+    )
+    scan_doc = orjson.loads(get_report("json").render(scanned))
+    assert _xlayer(scan_doc["findings"]) == audited
+
+
+def test_cli_ready_cluster_has_no_cross_layer_finding_but_gvisor(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The export's own cluster (cilium, OIDC issuer and workload identity on, private GPU pool) runs
+    what its manifests ask, except gVisor, which AKS does not have: only STK-AZ-037, on the
+    gVisor workloads."""
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            r["properties"]["privateFQDN"] = "localhost"
+    arm = FakeArm(resources)
+    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
+    monkeypatch.setattr(
+        azure_audit,
+        "AzureReader",
+        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
+    )
+    out = tmp_path / "audit.json"
+    args = ["audit", "--kubeconfig", str(fleet), "--context", "aks-prod-eastus", "--no-fail-on-gaps"]
+    args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
+    result = CliRunner().invoke(app, [*args, "-f", "json", "-o", str(out)])
+    assert result.exit_code == 1, result.output
+    found = [f for f in orjson.loads(out.read_bytes())["findings"] if f["rule"]["id"] in XLAYER]
+    assert found and {f["rule"]["id"] for f in found} == {"STK-AZ-037"}
+    assert all("runtimeClassName gvisor" in f["message"] for f in found)
+
+
+RG = f"/subscriptions/{SUB}/resourceGroups/rg-ml-prod-eastus"
+IDENTITY = f"{RG}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/id-trainer"
+BLOB_CONTRIBUTOR = "ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+
+
+def _identity_layer() -> list[dict[str, Any]]:
+    """A managed identity with three federated credentials (the cluster's issuer for one account; an
+    issuer of no cluster listed; the default account) and two Storage Blob Data Contributor
+    assignments (the resource group; one account), as ARM lists them."""
+    issuer = "https://eastus.oic.prod-aks.azure.com/tenant/uid/"
+
+    def fic(name: str, issuer: str, subject: str) -> dict[str, Any]:
+        return {
+            "id": f"{IDENTITY}/federatedIdentityCredentials/{name}",
+            "name": name,
+            "type": "Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials",
+            "properties": {"issuer": issuer, "subject": subject, "audiences": ["api://AzureADTokenExchange"]},
+        }
+
+    def assignment(name: str, scope: str) -> dict[str, Any]:
+        return {
+            "id": f"{scope}/providers/Microsoft.Authorization/roleAssignments/{name}",
+            "name": name,
+            "type": "Microsoft.Authorization/roleAssignments",
+            "properties": {
+                "roleDefinitionId": (
+                    f"/subscriptions/{SUB}/providers/Microsoft.Authorization/roleDefinitions/{BLOB_CONTRIBUTOR}"
+                ),
+                "principalId": "11111111-2222-3333-4444-555555555555",
+                "principalType": "ServicePrincipal",
+                "scope": scope,
+            },
+        }
+
+    account = f"{RG}/providers/Microsoft.Storage/storageAccounts/stmlprodeastus"
+    return [
+        {
+            "id": IDENTITY,
+            "name": "id-trainer",
+            "type": "Microsoft.ManagedIdentity/userAssignedIdentities",
+            "properties": {},
+        },
+        fic("trainer", issuer, "system:serviceaccount:train:trainer"),
+        fic(
+            "old-cluster",
+            "https://westeurope.oic.prod-aks.azure.com/tenant/gone/",
+            "system:serviceaccount:train:trainer",
+        ),
+        fic("ns-default", issuer, "system:serviceaccount:train:default"),
+        assignment("00000000-0000-0000-0000-00000000000a", RG),
+        assignment("00000000-0000-0000-0000-00000000000b", account),
+    ]
+
+
+def test_federated_credentials_and_storage_data_roles_are_listed_and_judged(tmp_path: Path) -> None:
+    """Issue 38: user-assigned identities, their federated credentials (one list per identity) and the
+    subscription's role assignments are read live; the verdicts equal the offline scan's."""
+    resources = _resources() + _identity_layer()
+    arm = FakeArm(resources)
+    result = _stage(arm, tmp_path)
+    paths = {urlsplit(u).path.lower() for _, u in arm.requests}
+    assert f"{IDENTITY.lower()}/federatedidentitycredentials" in paths
+    assert f"/subscriptions/{SUB}/providers/microsoft.authorization/roleassignments" in paths
+    found = {
+        (f.rule.id, f.resource.name)
+        for f in result.findings
+        if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
+    }
+    assert found == {
+        ("STK-AZ-039", "old-cluster"),
+        ("STK-AZ-040", "ns-default"),
+        ("STK-AZ-041", "00000000-0000-0000-0000-00000000000a"),
+    }
+    (scope,) = [f for f in result.findings if f.rule.id == "STK-AZ-041"]
+    assert scope.message.startswith(f"Storage Blob Data Contributor is granted at a resource group ({RG})")
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps({"data": resources}))
+    offline = run_scan(
+        FileSource([str(export)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert {
+        (f.rule.id, f.resource.name)
+        for f in offline.findings
+        if f.rule.id in ("STK-AZ-039", "STK-AZ-040", "STK-AZ-041")
+    } == found
