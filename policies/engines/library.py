@@ -251,19 +251,23 @@ def _rule_of(module: Module) -> Rule | None:
 
 
 def group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
-    by_kind: dict[str, list[Rule]] = {}
+    """The rules of each kind, in their order, each once (by id: comparing whole Rule dataclasses
+    field by field cost a one-file scan milliseconds), the wildcard rules after each kind's own."""
+    rules = list(rules)
+    by_kind: dict[str, dict[str, Rule]] = {}
     wildcard = [r for r in rules if "*" in r.kinds]
     for rule in rules:
         for kind in rule.kinds:
             if kind != "*":
-                by_kind.setdefault(kind, [])
-                if rule not in by_kind[kind]:
-                    by_kind[kind].append(rule)
-    for kind in by_kind:
-        by_kind[kind].extend(r for r in wildcard if r not in by_kind[kind])
+                by_kind.setdefault(kind, {}).setdefault(rule.id, rule)
+    out = {}
+    for kind, own in by_kind.items():
+        for r in wildcard:
+            own.setdefault(r.id, r)
+        out[kind] = list(own.values())
     if wildcard:
-        by_kind["*"] = list(wildcard)
-    return by_kind
+        out["*"] = list(wildcard)
+    return out
 
 
 def agg_name(kind: str) -> str:
