@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -142,12 +143,36 @@ def _size(collection: Any) -> int:
     return len(collection) if isinstance(collection, list) else int(collection[0])
 
 
-def run_once(kubeconfig: Path, config: Path, out: Path) -> tuple[float, int, dict[str, Any]]:
+@dataclass
+class Run:
+    seconds: float
+    peak_kib: int
+    auditor_cpu: float  # user + system seconds of the `stockade audit` process
+    server_cpu: float  # of this process while it ran: the fake API server's threads
+    doc: dict[str, Any]
+
+
+def _cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(
+    kubeconfig: Path, config: Path, out: Path, stockade: list[str] | None = None, profile: Path | None = None
+) -> Run:
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    children, server = _cpu(resource.RUSAGE_CHILDREN), _cpu(resource.RUSAGE_SELF)
     start = time.perf_counter()
+    command = stockade or [
+        sys.executable,
+        *(("-m", "cProfile", "-o", str(profile)) if profile else ()),
+        "-m",
+        "stockade.cli.main",
+    ]
     proc = subprocess.run(
         [
-            *(sys.executable, "-m", "stockade.cli.main", "audit", "--kubeconfig", str(kubeconfig)),
+            *command,
+            *("audit", "--kubeconfig", str(kubeconfig)),
             *("--config", str(config), "--format", "json", "--output", str(out)),
         ],
         capture_output=True,
@@ -155,12 +180,16 @@ def run_once(kubeconfig: Path, config: Path, out: Path) -> tuple[float, int, dic
         check=False,
     )
     seconds = time.perf_counter() - start
+    auditor_cpu = _cpu(resource.RUSAGE_CHILDREN) - children
+    server_cpu = _cpu(resource.RUSAGE_SELF) - server
     if proc.returncode not in (0, 1):
         raise SystemExit(f"audit failed ({proc.returncode}): {proc.stderr[-2000:]}")
     peak_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     if peak_kib < before:  # pragma: no cover - getrusage keeps the max over all children
         peak_kib = before
-    return seconds, peak_kib, orjson.loads(out.read_bytes())
+    # RUSAGE_CHILDREN's peak is the largest child's so far: with a baseline run first, a smaller
+    # later one is not seen; the baseline is run after, and each figure says which it is
+    return Run(seconds, peak_kib, auditor_cpu, server_cpu, orjson.loads(out.read_bytes()))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -170,6 +199,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--daemonsets", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--baseline",
+        help="another build's `stockade` executable, run in alternation after each run of this one",
+    )
+    parser.add_argument("--profile", type=Path, help="cProfile the (first) audit into this file")
     args = parser.parse_args(argv)
 
     cluster, counts = build_cluster(args.nodes, args.pods, args.daemonsets, args.seed)
@@ -180,25 +214,46 @@ def main(argv: list[str] | None = None) -> int:
         config = Path(tmp) / "stockade.yaml"
         config.write_text(BENCH_CONFIG)
         rows = []
+        base_rows: list[Run] = []
         for i in range(args.repeat):
             cluster.requests.clear()
-            seconds, peak_kib, doc = run_once(kubeconfig, config, Path(tmp) / "audit.json")
+            run = run_once(
+                kubeconfig, config, Path(tmp) / "audit.json", profile=args.profile if i == 0 else None
+            )
             requests = len(cluster.requests)
-            stats = doc["clusters"][0]
+            stats = run.doc["clusters"][0]
             floor = sum(
                 max(1, -(-_size(cluster.collections.get(path, [])) // 500))
                 for path in {p for p, _, _ in cluster.requests}
             )
             stats["pages_floor"] = floor
-            rows.append((seconds, peak_kib, requests, stats, len(doc["findings"])))
+            rows.append((run.seconds, run.peak_kib, requests, stats, len(run.doc["findings"]), run))
             print(
-                f"run {i + 1}: {seconds:.1f} s, peak RSS {peak_kib / 1024:.0f} MiB, {requests} API requests "
+                f"run {i + 1}: {run.seconds:.1f} s, auditor CPU {run.auditor_cpu:.1f} s, server CPU "
+                f"{run.server_cpu:.1f} s, peak RSS {run.peak_kib / 1024:.0f} MiB, {requests} API requests "
                 f"({stats['objects']} objects listed, {stats['evaluated']} evaluated), "
-                f"{len(doc['findings'])} findings",
+                f"{len(run.doc['findings'])} findings",
                 flush=True,
             )
+            if args.baseline:
+                base = run_once(kubeconfig, config, Path(tmp) / "base.json", stockade=[args.baseline])
+                base_rows.append(base)
+                print(
+                    f"  baseline: {base.seconds:.1f} s, auditor CPU {base.auditor_cpu:.1f} s, server CPU "
+                    f"{base.server_cpu:.1f} s, {len(base.doc['findings'])} findings",
+                    flush=True,
+                )
     seconds = statistics.median(r[0] for r in rows)
     peak = max(r[1] for r in rows) / 1024
+    auditor = statistics.median(r[5].auditor_cpu for r in rows)
+    server = statistics.median(r[5].server_cpu for r in rows)
+    print(f"\nmedians: wall {seconds:.1f} s, auditor CPU {auditor:.1f} s, server CPU {server:.1f} s")
+    if base_rows:
+        print(
+            f"baseline medians: wall {statistics.median(b.seconds for b in base_rows):.1f} s, auditor CPU "
+            f"{statistics.median(b.auditor_cpu for b in base_rows):.1f} s, server CPU "
+            f"{statistics.median(b.server_cpu for b in base_rows):.1f} s"
+        )
     requests = rows[-1][2]
     objects = rows[-1][3]["objects"]
     print()

@@ -101,6 +101,28 @@ def _cni_policies(inventory: Inventory) -> tuple[list[cilium.RuleSet], list[cali
     return rule_sets, policies
 
 
+#: the inventory's Kubernetes NetworkPolicies, parsed, by namespace; rebuilt when that kind changes
+_K8S_PARSED: weakref.WeakKeyDictionary[Inventory, tuple[int, dict[str, list[k8s.NetworkPolicy]]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _k8s_policies(inventory: Inventory, namespace: str) -> list[k8s.NetworkPolicy]:
+    """The Kubernetes NetworkPolicies of `namespace`, parsed once per change of the kind (not once per
+    workload: an audit of 10,000 workloads over 500 policies parsed 5 million of them)."""
+    version = inventory.versions.get("NetworkPolicy", 0)
+    hit = _K8S_PARSED.get(inventory)
+    if hit is None or hit[0] != version:
+        by_namespace: dict[str, list[k8s.NetworkPolicy]] = {}
+        for p in inventory.of_kind("NetworkPolicy"):
+            if k8s.is_kubernetes_policy(p):
+                ns = str((p.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE)
+                by_namespace.setdefault(ns, []).append(k8s.parse(p))
+        hit = (version, by_namespace)
+        _K8S_PARSED[inventory] = hit
+    return hit[1].get(namespace, [])
+
+
 def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory) -> tuple[list[str], bool]:
     """(names of the Cilium/Calico policies isolating the pods for egress, whether the namespace has
     any namespaced Cilium/Calico policy at all: then, like a NetworkPolicy, its policies are known)."""
@@ -136,12 +158,7 @@ def facts(
     md = obj.get("metadata") or {}
     namespace = str(md.get("namespace") or DEFAULT_NAMESPACE)
     labels = {str(k): str(v) for k, v in (pod["metadata"].get("labels") or {}).items()}
-    policies = [
-        k8s.parse(p)
-        for p in inventory.of_kind("NetworkPolicy")
-        if k8s.is_kubernetes_policy(p)
-        and str((p.get("metadata") or {}).get("namespace") or DEFAULT_NAMESPACE) == namespace
-    ]
+    policies = _k8s_policies(inventory, namespace)
     cni_names, cni_owned = _cni_isolation(namespace, labels, inventory)
     known = (
         inventory.complete
