@@ -445,10 +445,11 @@ def _raw_reader(url: str, name: str = "bad", **options: Any) -> ClusterReader:
 
 
 def test_a_connection_that_reached_a_deadline_is_never_reused() -> None:
-    """Pods drip (KeepAliveServer, HTTP/1.1 keep-alive): their list is a gap after the request
+    """Services drip (KeepAliveServer, HTTP/1.1 keep-alive): their list is a gap after the request
     deadline, and the dripping connection carries no other request (before: it went back to the
     pool undrained, and the next list read the drip as its status line, for ever)."""
-    srv = KeepAliveServer(lambda path: "drip" if path == "/api/v1/pods" else None)
+    # (Services: a list in the middle of the audit's order, so that later lists show where they went)
+    srv = KeepAliveServer(lambda path: "drip" if path == "/api/v1/services" else None)
     try:
         deadlines = Deadlines(request=1.0)
         result = _bounded([Target("bad", lambda: _raw_reader(srv.url, deadlines=deadlines))])
@@ -456,13 +457,14 @@ def test_a_connection_that_reached_a_deadline_is_never_reused() -> None:
         srv.stop()
     messages = [f"{g.scope}: {g.message}" for g in result.gaps]
     assert messages == [
-        "bad/Pod: pods could not be listed: GET /api/v1/pods: the response did not finish within 1 s"
+        "bad/Service: services could not be listed: GET /api/v1/services: "
+        "the response did not finish within 1 s"
     ]
     (stats,) = result.clusters
     assert stats.reachable is True
-    dripping = [paths for paths in srv.connections if "/api/v1/pods" in paths]
-    assert dripping == [["/api/v1/pods"]] or dripping[0][-1] == "/api/v1/pods"  # nothing after the drip
-    after = srv.requests[srv.requests.index("/api/v1/pods") + 1 :]
+    dripping = [paths for paths in srv.connections if "/api/v1/services" in paths]
+    assert dripping == [["/api/v1/services"]] or dripping[0][-1] == "/api/v1/services"  # nothing after
+    after = srv.requests[srv.requests.index("/api/v1/services") + 1 :]
     assert len(after) > 10  # every later kind was listed, on other connections
     assert stats.objects == len(srv.requests) - 1  # one object per list but the dripping one
 
