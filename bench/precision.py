@@ -245,9 +245,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def run(args: argparse.Namespace) -> int:
+def chosen_inputs(args: argparse.Namespace) -> tuple[list[Input], dict[str, str]]:
+    """The inputs `--input` names (all by default), and the environment with `--tools` first on PATH;
+    UsageError for an unknown input or a --mirrors that is not a folder."""
     inputs = load_inputs(args.inputs)
-    labels = load_labels(args.labels)
     if args.input:
         unknown = set(args.input) - {i.name for i in inputs}
         if unknown:
@@ -257,6 +258,12 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--mirrors {args.mirrors}: not a folder")
     env = dict(os.environ)
     env["PATH"] = f"{args.tools}{os.pathsep}{env.get('PATH', '')}"
+    return inputs, env
+
+
+def run(args: argparse.Namespace) -> int:
+    inputs, env = chosen_inputs(args)
+    labels = load_labels(args.labels)
     per_input: dict[str, Tally] = {}
     per_rule: dict[str, Tally] = collections.defaultdict(Tally)
     total = Tally()

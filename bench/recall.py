@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import collections
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -39,7 +38,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from precision import DATA, ROOT, Input, UsageError, extract, git_dir, load_inputs
+from precision import DATA, ROOT, UsageError, chosen_inputs, extract, git_dir
 
 #: Checkov check -> (what it checks, the stockade rules that report the same control)
 CHECKS: dict[str, tuple[str, frozenset[str]]] = {
@@ -260,14 +259,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    inputs: list[Input] = load_inputs(args.inputs)
-    if args.input:
-        unknown = set(args.input) - {i.name for i in inputs}
-        if unknown:
-            raise UsageError(f"unknown input {', '.join(sorted(unknown))}")
-        inputs = [i for i in inputs if i.name in args.input]
-    env = dict(os.environ)
-    env["PATH"] = f"{args.tools}{os.pathsep}{env.get('PATH', '')}"
+    inputs, env = chosen_inputs(args)
     hits: collections.Counter[str] = collections.Counter()
     found: collections.Counter[str] = collections.Counter()
     other: collections.Counter[str] = collections.Counter()

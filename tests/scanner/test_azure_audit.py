@@ -601,13 +601,9 @@ def fleet(tmp_path: Path) -> Iterator[Path]:
         s.__exit__()
 
 
-def test_cli_reports_cluster_and_cloud_findings_together(
-    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    resources = _resources()
-    for r in resources:
-        if r["type"].endswith("managedclusters"):
-            r["properties"]["privateFQDN"] = "localhost"
+def _serve_arm(monkeypatch: pytest.MonkeyPatch, resources: list[dict[str, Any]]) -> None:
+    """The audit's Azure SDK clients read `resources` through the in-process ARM transport, with a
+    static credential."""
     arm = FakeArm(resources)
     monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
     monkeypatch.setattr(
@@ -615,6 +611,16 @@ def test_cli_reports_cluster_and_cloud_findings_together(
         "AzureReader",
         lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
     )
+
+
+def test_cli_reports_cluster_and_cloud_findings_together(
+    fleet: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    resources = _resources()
+    for r in resources:
+        if r["type"].endswith("managedclusters"):
+            r["properties"]["privateFQDN"] = "localhost"
+    _serve_arm(monkeypatch, resources)
     out = tmp_path / "audit.json"
     args = [
         "audit",
@@ -742,13 +748,7 @@ def test_key_vaults_registries_ml_workspaces_and_ai_accounts_are_listed(tmp_path
 def test_an_azure_only_audit_needs_no_kubeconfig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`audit --azure-subscription X` with no kubeconfig anywhere audits Azure alone (issue 38); the
     real Azure SDK clients against the ARM-shaped fixtures, through an azure-core transport."""
-    arm = FakeArm(_resources())
-    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
-    monkeypatch.setattr(
-        azure_audit,
-        "AzureReader",
-        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
-    )
+    _serve_arm(monkeypatch, _resources())
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("KUBECONFIG", raising=False)
     out = tmp_path / "audit.json"
@@ -810,13 +810,7 @@ def test_cli_joins_each_aks_context_to_its_cluster(
     managed cluster whose FQDN serves its API server, the bare-metal context's are not; and the verdicts
     are those of `stockade scan` given the same manifests and the same cluster."""
     resources = _unready_cluster()
-    arm = FakeArm(resources)
-    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
-    monkeypatch.setattr(
-        azure_audit,
-        "AzureReader",
-        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
-    )
+    _serve_arm(monkeypatch, resources)
     out = tmp_path / "audit.json"
     args = ["audit", "--kubeconfig", str(fleet), "--all-contexts", "--no-fail-on-gaps"]
     args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
@@ -858,13 +852,7 @@ def test_cli_ready_cluster_has_no_cross_layer_finding_but_gvisor(
     for r in resources:
         if r["type"].endswith("managedclusters"):
             r["properties"]["privateFQDN"] = "localhost"
-    arm = FakeArm(resources)
-    monkeypatch.setattr(azure_audit, "make_credential", lambda auth: StaticCredential())
-    monkeypatch.setattr(
-        azure_audit,
-        "AzureReader",
-        lambda sub, cred, **kw: AzureReader(sub, cred, transport=arm, retry_backoff_factor=0.0, **kw),
-    )
+    _serve_arm(monkeypatch, resources)
     out = tmp_path / "audit.json"
     args = ["audit", "--kubeconfig", str(fleet), "--context", "aks-prod-eastus", "--no-fail-on-gaps"]
     args += ["--config", str(ROOT / "examples/stockade.yaml"), "--azure-subscription", SUB]
