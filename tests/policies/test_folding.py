@@ -21,6 +21,7 @@ from stockade.policies.evaluate import Evaluator
 from stockade.policies.folding import fold
 from stockade.policies.model import Resource
 from tests.fleet import audit_objects
+from tests.reviews import admission_review
 from tests.tls_webhook import webhook_client
 
 DAEMONSET = """
@@ -185,19 +186,7 @@ def test_fold_keeps_the_engines_findings_and_every_verdict() -> None:
 def test_the_webhook_and_the_audit_fold_as_the_scan_does(tmp_path: Path, gate: str) -> None:
     obj = yaml.safe_load(DAEMONSET)
     if gate == "webhook":
-        review = {
-            "apiVersion": "admission.k8s.io/v1",
-            "kind": "AdmissionReview",
-            "request": {
-                "uid": "u1",
-                "kind": {"group": "apps", "version": "v1", "kind": "DaemonSet"},
-                "resource": {"group": "apps", "version": "v1", "resource": "daemonsets"},
-                "namespace": "ml",
-                "operation": "CREATE",
-                "userInfo": {"username": "dev"},
-                "object": obj,
-            },
-        }
+        review = admission_review(obj, "ml")
         with webhook_client(tmp_path) as client:
             r = client.post(
                 "/validate", content=json.dumps(review).encode(), headers={"content-type": "application/json"}
