@@ -12,7 +12,8 @@
 #   (exposure.ingress_auth_annotations: nginx auth-url/auth-type, ALB auth-type, Traefik middlewares,
 #   ...), or a Ray head Service of type LoadBalancer or NodePort (a RayCluster's, RayJob's or
 #   RayService's headGroupSpec.serviceType or headService). An internal load balancer still exposes
-#   the interface to the whole network.
+#   the interface to the whole network. An Ingress that passes TLS through to the Ray client or GCS
+#   port (nginx ssl-passthrough) is not reported: Ray's TLS is mutual (client certificates).
 # custom:
 #   id: STK-EXP-001
 #   severity: critical
@@ -80,12 +81,24 @@ authenticated if {
 	annotations[key] != ""
 }
 
+# TLS passed through to the backend (the ingress controller does not terminate it): Ray's own TLS is
+# mutual (RAY_USE_TLS with RAY_TLS_CA_CERT: the client and GCS servers require a client certificate
+# that CA signed), and a passthrough to a Ray port that does not speak TLS connects nobody.
+passthrough if annotations["nginx.ingress.kubernetes.io/ssl-passthrough"] == "true"
+
+mutual_tls := {"Ray client", "Ray GCS"}
+
+unauthenticated(found) := found - mutual_tls if passthrough
+
+else := found
+
 deny contains v if {
 	input.object.kind == "Ingress"
 	not authenticated
 	some [path, backend] in backends
 	port := object.get(backend, "port", {})
-	whats := exposure.interfaces({"port": object.get(port, "number", null), "name": object.get(port, "name", null)})
+	found := exposure.interfaces({"port": object.get(port, "number", null), "name": object.get(port, "name", null)})
+	whats := unauthenticated(found)
 	count(whats) > 0
 	v := {
 		"msg": sprintf("Ingress routes to the %s of Service %q without authentication (no exposure.ingress_auth_annotations annotation)", [concat(" / ", sort(whats)), object.get(backend, "name", "")]),

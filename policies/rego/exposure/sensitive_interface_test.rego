@@ -80,3 +80,18 @@ test_selected_images_not_reported_twice_or_for_cluster_ip if {
 	ws := sensitive_interface.deny with input as j with data.stockade.config as {}
 	count(ws) == 0
 }
+
+ray_client_ingress(annotations) := {
+	"apiVersion": "networking.k8s.io/v1",
+	"kind": "Ingress",
+	"metadata": {"name": "rayclient", "namespace": "ml", "annotations": annotations},
+	"spec": {"rules": [{"http": {"paths": [{"path": "/", "pathType": "Prefix", "backend": {"service": {"name": "ray-head", "port": {"number": 10001}}}}]}}]},
+}
+
+test_ingress_to_the_ray_client_passing_tls_through_is_mutual_tls if {
+	count(sensitive_interface.deny) == 0 with input as {"object": ray_client_ingress({"nginx.ingress.kubernetes.io/ssl-passthrough": "true"}), "facts": {}}
+}
+
+test_ingress_to_the_ray_client_terminating_tls_is_denied if {
+	count(sensitive_interface.deny) == 1 with input as {"object": ray_client_ingress({}), "facts": {}}
+}
