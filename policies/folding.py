@@ -3,13 +3,14 @@
 A privileged container also lacks ``allowPrivilegeEscalation: false`` (which the API server refuses
 next to ``privileged: true``), ``capabilities.drop: [ALL]`` (it holds every capability anyway), a
 seccomp profile (the runtime does not apply one to it) and a read-only root filesystem; a hostPath
-volume that exposes a forbidden host path is also a hostPath volume; a hostNetwork pod's host port is
-its container port anyway, and its egress reaches the metadata endpoint whatever NetworkPolicies say;
-a pull policy asked for because of a moving tag is settled with the tag; a container with no memory limit has no memory request it could default
-to; a wildcard in a role rule whose sharp grant (Secrets, pods/exec …) another rule reports adds
-nothing a reviewer acts on. Reported one by one these are true but repeated: noise that hides the
-finding that matters. Here each such *member* finding is removed and listed in its *primary*'s
-``details["folded"]`` (rule, message, field), and the primary's message names the folded rules.
+volume that exposes a forbidden host path is also a hostPath volume; a hostNetwork pod's host port
+is its container port anyway, and its egress reaches the metadata endpoint whatever NetworkPolicies
+say; a pull policy asked for because of a moving tag is settled with the tag; a container with no
+memory limit has no memory request it could default to; a wildcard in a role rule whose sharp grant
+(Secrets, pods/exec …) another rule reports adds nothing a reviewer acts on. Reported one by one
+these are true but repeated: noise that hides the finding that matters. Here each such *member*
+finding is removed and listed in its *primary*'s ``details["folded"]`` (rule, message, field), and
+the primary's message names the folded rules.
 
 The decision is kept exact: a member is folded only into a primary on the same object, pod template
 and container (or volume, or role rule), covered by the same waiver or by none (an exception, a
@@ -18,15 +19,15 @@ the webhook's verdict, ``--fail-on-severity`` and every report's deny count are 
 waived primary takes no active member: once a privileged container is accepted, its
 restricted-profile gaps are reported as they are (Kyverno's per-control exclusions behave the same).
 Evaluation errors never fold. The engine's own output
-(:meth:`~stockade.policies.evaluate.Evaluator.decide`) keeps every control, so Pod Security Standards
-parity per control is unchanged; the gates fold after exceptions, suppressions and the baseline are
-applied, and a baseline records each member on its own (fixing the primary does not make its members
-new).
+(:meth:`~stockade.policies.evaluate.Evaluator.decide`) keeps every control, so Pod Security
+Standards parity per control is unchanged; the gates fold after exceptions, suppressions and the
+baseline are applied, and a baseline records each member on its own (fixing the primary does not
+make its members new).
 
 The same rule firing more than once on the same field of one object and pod template (one metadata
-address after another on one egress rule), or, for the RBAC capability rules, anywhere in one Role or
-ClusterRole (pods created through Deployments in one rule and Jobs in another), is folded the same
-way into its first finding.
+address after another on one egress rule), or, for the RBAC capability rules, anywhere in one Role
+or ClusterRole (pods created through Deployments in one rule and Jobs in another), is folded the
+same way into its first finding.
 
 Owns: the fold table (:data:`FOLDS`) and :func:`fold`. May import: stockade.policies.model.
 """
