@@ -49,8 +49,8 @@ from workloads import REGISTRY, violate
 
 from stockade.webhooks.certs import CertificateAuthority
 
-TARGET_P99_MS = 10.0  # p99 <= 10 ms at TARGET_RATE, with zero errors
-TARGET_RATE = 300
+TARGET_P99_MS = 10.0  # p99 <= 10 ms at TARGET_RATE, with zero errors (issue 39: 1,000 req/s)
+TARGET_RATE = 1000
 TARGET_EVAL_OVERHEAD_MS = 1.0  # evaluation adds <= 1 ms to the median over the floor
 # asyncio timers wake up to ~1 ms late (epoll has millisecond timeouts): wake this much before a
 # scheduled send, and send then, so that the timer's lateness is not counted as server latency.
@@ -287,8 +287,9 @@ def _proc_cpu_seconds(pids: Sequence[int]) -> float:
     return total
 
 
-def _children(pid: int) -> list[int]:
-    out = []
+def _descendants(pid: int) -> list[int]:
+    """Every process below `pid`: the server's workers and their engine processes."""
+    parents: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
         if not entry.name.isdigit():
             continue
@@ -296,8 +297,12 @@ def _children(pid: int) -> list[int]:
             ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
         except (OSError, ValueError, IndexError):
             continue
-        if ppid == pid:
-            out.append(int(entry.name))
+        parents.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        kids = parents.get(todo.pop(), [])
+        out += kids
+        todo += kids
     return out
 
 
@@ -334,7 +339,7 @@ class WebhookServer:
                 time.sleep(0.1)
 
     def pids(self) -> list[int]:
-        return [] if self.proc is None else [self.proc.pid, *_children(self.proc.pid)]
+        return [] if self.proc is None else [self.proc.pid, *_descendants(self.proc.pid)]
 
     def worker_cpu(self) -> dict[int, float]:
         return {pid: _proc_cpu_seconds([pid]) for pid in self.pids()}
@@ -567,7 +572,8 @@ async def drive(
 
 
 def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, float]]:
-    """Median µs per phase of `POST /validate`, called directly, on one thread."""
+    """Median µs per phase of `POST /validate`, called directly, on one thread: CPU time of the
+    thread (``time.thread_time``), so that other work on the machine does not count."""
     import statistics
 
     from stockade.admission.app import parse_review
@@ -580,20 +586,32 @@ def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, floa
     facts = InventoryFacts()
     phases: dict[str, list[float]] = {"parse (orjson + pydantic)": [], "evaluate": [], "respond + dump": []}
     sample = [bodies.next()[1] for _ in range(n)]
-    for rep in range(2):  # the first pass warms up
+    clock = time.thread_time
+    for rep in range(4):  # the first pass warms up
         for body in sample:
-            t0 = time.perf_counter()
+            t0 = clock()
             review = parse_review(body)
-            t1 = time.perf_counter()
+            t1 = clock()
             findings = evaluate(review.request, evaluator, facts)
-            t2 = time.perf_counter()
+            t2 = clock()
             orjson.dumps(AdmissionReviewResponse(response=respond(review.request.uid, findings)).to_json())
-            t3 = time.perf_counter()
+            t3 = clock()
             if rep:
                 phases["parse (orjson + pydantic)"].append(t1 - t0)
                 phases["evaluate"].append(t2 - t1)
                 phases["respond + dump"].append(t3 - t2)
     return [(k, statistics.median(v) * 1e6) for k, v in phases.items()]
+
+
+def baseline_breakdown(stockade: str, objects_args: list[str], config: Path, n: int) -> dict[str, float]:
+    """The same breakdown in the baseline build's Python (next to its `stockade`), as a child process."""
+    python = Path(stockade).with_name("python")
+    argv = [str(python), __file__, *objects_args, "--breakdown-only", str(config), "--breakdown", str(n)]
+    done = subprocess.run(argv, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        print(f"baseline breakdown failed: {done.stderr.strip()[-500:]}", file=sys.stderr)
+        return {}
+    return {str(k): float(v) for k, v in orjson.loads(done.stdout.strip().splitlines()[-1])}
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -619,18 +637,47 @@ def table(results: Sequence[Result]) -> str:
 
 def cpu_table(results: Sequence[Result]) -> str:
     lines = [
-        "| server | rate | server CPU % (per process) | load gen. CPU % | send lag ms p50 / max | denied |",
-        "|---|---:|---|---:|---:|---:|",
+        "| server | rate | server CPU % (per process) | server CPU µs / request | load gen. CPU % "
+        "| send lag ms p50 / max | denied |",
+        "|---|---:|---|---:|---:|---:|---:|",
     ]
     for r in results:
         per = [v / r.elapsed * 100 for v in r.server_cpu.values() if v > 0.005]
         server = f"{sum(per):.0f} (" + " + ".join(f"{p:.0f}" for p in per) + ")" if per else "n/a"
         done = len(r.latencies)
+        answered = done + r.non_200 + r.bad_review
+        per_request = f"{sum(r.server_cpu.values()) / answered * 1e6:.0f}" if answered else "n/a"
         denied = f"{r.denied / done * 100:.0f} %" if done else "n/a"
         lines.append(
-            f"| {r.server} | {r.rate} | {server} | {r.client_cpu / r.elapsed * 100:.0f} "
+            f"| {r.server} | {r.rate} | {server} | {per_request} | {r.client_cpu / r.elapsed * 100:.0f} "
             f"| {_ms(pct(r.lags, 50))} / {_ms(pct(r.lags, 100))} | {denied} |"
         )
+    return "\n".join(lines)
+
+
+def compare(results: Sequence[Result], *pairs: tuple[str, str]) -> str:
+    """This build beside the baseline, rate by rate: latency, achieved rate, errors, server CPU."""
+    by = {(r.server, r.rate): r for r in results}
+    lines = [
+        "| server (this build / baseline) | rate | achieved | p50 ms | p99 ms | errors "
+        "| server CPU µs / req |",
+        "|---|---:|---:|---:|---:|---|---:|",
+    ]
+    for new, old in pairs:
+        for rate in sorted({r.rate for r in results}):
+            a, b = by.get((new, rate)), by.get((old, rate))
+            if a is None or b is None:
+                continue
+
+            def cpu(r: Result) -> str:
+                answered = len(r.latencies) + r.non_200 + r.bad_review
+                return f"{sum(r.server_cpu.values()) / answered * 1e6:.0f}" if answered else "n/a"
+
+            lines.append(
+                f"| {new} / {old} | {rate} | {a.achieved:.0f} / {b.achieved:.0f} "
+                f"| {_ms(a.pct(50))} / {_ms(b.pct(50))} | {_ms(a.pct(99))} / {_ms(b.pct(99))} "
+                f"| {a.error_text()} / {b.error_text()} | {cpu(a)} / {cpu(b)} |"
+            )
     return "\n".join(lines)
 
 
@@ -710,21 +757,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument(
+        "--baseline",
+        help="another build's stockade executable (OLD_VENV/bin/stockade): its server and floor are run in\n"
+        "the same run, after this build's, and its in-process breakdown with its own Python",
+    )
+    ap.add_argument("--breakdown-only", type=Path, help=argparse.SUPPRESS)  # CONFIG: one JSON line
+    ap.add_argument(
         "--breakdown", type=int, default=300, help="requests in the in-process breakdown (300; 0: skip)"
     )
     ap.add_argument("--keep-logs", type=Path, help="copy the server logs into this directory")
     args = ap.parse_args(argv)
+    if args.breakdown_only:  # the baseline's breakdown, in the baseline's Python (baseline_breakdown)
+        objects = make_objects(args.objects, args.seed, args.violating)
+        print(orjson.dumps(breakdown(Bodies(objects), args.breakdown_only, args.breakdown)).decode())
+        return 0
     rates = _rates(args.rates)
     if args.duration <= 0 or args.duration * max(rates) > 200_000:
         raise SystemExit("--duration: positive, and at most 200,000 requests per rate")
     stockade = find_stockade(args.stockade)
+    baseline = find_stockade(args.baseline) if args.baseline else None
 
     objects = make_objects(args.objects, args.seed, args.violating)
     bodies = Bodies(objects)
     sizes = sorted(len(bodies.next()[1]) for _ in range(len(objects)))
     full, floor = "stockade", "floor (--no-evaluation)"
-    plan = [(full, []), (floor, ["--no-evaluation"])]
-    plan = [p for p in plan if args.servers in ("both", "stockade" if p[0] == full else "floor")]
+    old, old_floor = "baseline", "baseline floor"
+    plan = [(full, stockade, []), (floor, stockade, ["--no-evaluation"])]
+    if baseline:
+        plan += [(old, baseline, []), (old_floor, baseline, ["--no-evaluation"])]
+    plan = [p for p in plan if args.servers in ("both", "stockade" if p[0] in (full, old) else "floor")]
 
     results: list[Result] = []
     commands: list[str] = []
@@ -733,9 +794,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         ca, cert, key = make_pki(root)
         config = root / "stockade.yaml"
         config.write_text(BENCH_CONFIG, encoding="utf-8")
-        for label, extra in plan:
+        for label, exe, extra in plan:
             port = free_port()
-            cmd = [stockade, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+            cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
             cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
             cmd += ["--config", str(config), *extra]
             server = WebhookServer(label, cmd, port, ca, root / f"server-{len(commands)}.log")
@@ -752,10 +813,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.keep_logs.mkdir(parents=True, exist_ok=True)
                     shutil.copy(server.log_path, args.keep_logs / server.log_path.name)
         phases = breakdown(Bodies(objects), config, args.breakdown) if args.breakdown > 0 else []
+        objects_args = ["--objects", str(args.objects), "--seed", str(args.seed)]
+        objects_args += ["--violating", str(args.violating)]
+        old_phases = (
+            baseline_breakdown(baseline, objects_args, config, args.breakdown)
+            if baseline and args.breakdown > 0
+            else {}
+        )
 
     version = subprocess.run(
         [stockade, "version"], capture_output=True, text=True, check=False
     ).stdout.strip()
+    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     kinds = sum(o["kind"] == "Pod" for o in objects)
     print()
     print(
@@ -772,18 +841,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{args.violating:.0%} violating), bodies {sizes[0] / 1024:.1f}-{sizes[-1] / 1024:.1f} KB "
         f"(median {sizes[len(sizes) // 2] / 1024:.1f} KB); warm-up {args.warmup:g} s; latency from the "
         f"scheduled send to the response"
+        + (f"; load average at the end {load[0]:.2f}, {load[1]:.2f}, {load[2]:.2f}" if load else "")
     )
     print()
     print(table(results))
     print()
     print(cpu_table(results))
+    if baseline:
+        print()
+        print(compare(results, (full, old), (floor, old_floor)))
     if phases:
         print()
-        print(f"In-process request path (no HTTP/TLS), median of {args.breakdown} requests, one thread:")
+        print(
+            f"In-process request path (no HTTP/TLS), median CPU µs (thread time) over {args.breakdown} "
+            "requests, 3 passes, one thread:"
+        )
         print()
-        print("| phase | median µs |\n|---|---:|")
-        for name, us in phases:
-            print(f"| {name} | {us:.0f} |")
+        if old_phases:
+            print("| phase | this build µs | baseline µs | ratio |\n|---|---:|---:|---:|")
+            for name, us in phases:
+                was = old_phases.get(name)
+                ratio = f"{us / was:.2f}" if was else "n/a"
+                print(f"| {name} | {us:.0f} | {'n/a' if was is None else f'{was:.0f}'} | {ratio} |")
+        else:
+            print("| phase | median µs |\n|---|---:|")
+            for name, us in phases:
+                print(f"| {name} | {us:.0f} |")
     print()
     print("\n".join(verdicts(results, full, floor)))
     print()
