@@ -181,16 +181,7 @@ class EmbeddedEngine:
             return self._for_this_thread().evaluate(kind, input, library=library, constraints=constraints)
         found: list[Violation] = []
         if library and (self._vm_by_kind or self._custom_by_kind):
-            text = orjson.dumps(input).decode()
-            agg = kind if kind in self._vm_by_kind else "*"
-            rules = self._vm_by_kind.get(agg)
-            if rules:
-                compiled = self.evaluate_compiled(agg, text)
-                found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
-            agg = kind if kind in self._custom_by_kind else "*"
-            rules = self._custom_by_kind.get(agg)
-            if rules:
-                found = found + self.evaluate_interpreted(agg, rules, text, CUSTOM_AGG_PACKAGE)
+            found = self.evaluate_json(kind, orjson.dumps(input).decode())
         if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)
@@ -198,6 +189,29 @@ class EmbeddedEngine:
                 raise RuleEvaluationError(str(exc)) from None
         if self._vap is not None and constraints:
             found = found + self._vap.evaluate(input)
+        return found
+
+    @property
+    def library_only(self) -> bool:
+        """No Gatekeeper constraint or VAP is evaluated besides the library's Rego: an input is then
+        judged from its JSON text alone (:meth:`evaluate_json`)."""
+        return self._gatekeeper is None and self._vap is None
+
+    def evaluate_json(self, kind: str, text: str) -> list[Violation]:
+        """The library's violations for an input given as JSON text (what :meth:`evaluate` serialises
+        the input to): the engine process receives its inputs as text and hands them on unparsed."""
+        if threading.get_ident() != self._owner:
+            return self._for_this_thread().evaluate_json(kind, text)
+        found: list[Violation] = []
+        agg = kind if kind in self._vm_by_kind else "*"
+        rules = self._vm_by_kind.get(agg)
+        if rules:
+            compiled = self.evaluate_compiled(agg, text)
+            found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
+        agg = kind if kind in self._custom_by_kind else "*"
+        rules = self._custom_by_kind.get(agg)
+        if rules:
+            found = found + self.evaluate_interpreted(agg, rules, text, CUSTOM_AGG_PACKAGE)
         return found
 
     def set_inventory(self, objects: Iterable[Mapping[str, Any]], *, decisive: bool = False) -> None:

@@ -16,18 +16,23 @@ RSS (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
+import pickle
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from stockade.policies.config.settings import Config
 from stockade.policies.engines.base import RuleEvaluationError, enabled_rules, evaluate_inputs
 from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.engines.library import Library, PolicyError, load_library
+from stockade.policies.kinds.workloads import WORKLOAD_ALIAS
 from stockade.policies.model import Violation
 
 log = logging.getLogger("stockade.engine")
@@ -45,6 +50,45 @@ class EngineProcessError(Exception):
     An evaluation error inside a healthy process is a RuleEvaluationError, as it is in-process."""
 
 
+# The wire, after the child's first message (a pickled ("ready" | "error", ...)): one buffer each
+# way. Parent to child: b"E" + the batch (_batch) when the library's Rego alone judges (no Gatekeeper
+# constraint or VAP), b"Q" + the inputs pickled otherwise, or b"I" + pickled (objects, decisive).
+# Child to parent: b"J" + JSON violation rows, b"P" + the same rows pickled (constraints' details
+# may hold what JSON would change), or b"X" + the error's one-line text. On the library's path an
+# input crosses as the JSON text the engine evaluates: serialised once in the parent (orjson), never
+# pickled, parsed or serialised again in the child.
+_SEP = b"\0"  # never inside JSON text: orjson escapes every control character
+
+
+def _batch(inputs: Sequence[_Input]) -> bytes:
+    """b"E", then a JSON header of each input's (kind, pod template label), then each input's JSON
+    text, separated by NUL bytes."""
+    header = [(kind, (inp.get("pod") or {}).get("template") or None) for kind, inp in inputs]
+    return _SEP.join([b"E" + orjson.dumps(header), *(orjson.dumps(inp) for _, inp in inputs)])
+
+
+def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
+    """What ``evaluate_inputs(engine, inputs)`` returns for the batch ``_batch(inputs)``: one pod
+    spec judged by the library alone is evaluated from its text; anything else is parsed and goes
+    through ``evaluate_inputs`` itself."""
+    header, *texts = payload.split(_SEP)
+    kinds: list[tuple[str, str | None]] = orjson.loads(header)
+    if len(kinds) == 1 and kinds[0][0] != WORKLOAD_ALIAS and engine.library_only:
+        label = kinds[0][1]
+        found = engine.evaluate_json(kinds[0][0], texts[0].decode())
+        return [dataclasses.replace(v, template=label) for v in found] if label else found
+    return evaluate_inputs(
+        engine, [(kind, orjson.loads(text)) for (kind, _), text in zip(kinds, texts, strict=True)]
+    )
+
+
+def _rows(found: list[Violation], exact_json: bool) -> bytes:
+    rows = [(v.rule.id, v.msg, v.path, v.details, v.template, v.error, v.unevaluated) for v in found]
+    if exact_json:  # the library's rows are JSON through and through (the VM's answer, parsed)
+        return b"J" + orjson.dumps(rows)
+    return b"P" + pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
+
+
 def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> None:
     """The child's loop: load the library and build the embedded engine, then answer requests until
     the pipe closes."""
@@ -57,30 +101,26 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
     conn.send(("ready", None))
     while True:
         try:
-            op, payload = conn.recv()
+            message = conn.recv_bytes()
         except (EOFError, OSError):
             return
         try:
-            if op == "eval":
+            if message[:1] in (b"E", b"Q"):
                 # Rules by id (the parent has the same library): pickling each Rule would cost more
                 # than the evaluation's round trip.
-                found = evaluate_inputs(engine, payload)
-                conn.send(
-                    (
-                        "ok",
-                        [
-                            (v.rule.id, v.msg, v.path, v.details, v.template, v.error, v.unevaluated)
-                            for v in found
-                        ],
-                    )
+                found = (
+                    _evaluate_batch(engine, message[1:])
+                    if message[:1] == b"E"
+                    else evaluate_inputs(engine, pickle.loads(message[1:]))
                 )
-            elif op == "inventory":
-                objects, decisive = payload
+                conn.send_bytes(_rows(found, engine.library_only))
+            elif message[:1] == b"I":
+                objects, decisive = pickle.loads(message[1:])
                 engine.set_inventory(objects, decisive=decisive)
-                conn.send(("ok", None))
+                conn.send_bytes(b"P" + pickle.dumps(None))
         except Exception as exc:
             # The type, and the engine's message (it names rules and Rego, not the object's values).
-            conn.send(("error", f"{type(exc).__name__}: {exc}"))
+            conn.send_bytes(b"X" + f"{type(exc).__name__}: {exc}".encode())
 
 
 class ProcessEngine:
@@ -106,6 +146,8 @@ class ProcessEngine:
         # 3 MiB ConfigMap is not copied to the child when nothing evaluates ConfigMaps.
         self._kinds = {k for r in library.rules.values() for k in r.kinds}
         self._everything = "*" in self._kinds or bool(library.gatekeeper) or bool(library.vap)
+        # what the child's EmbeddedEngine.library_only says: its inputs then cross as JSON text
+        self._library_only = not any(library.is_external(rid) for rid in enabled_rules(config, library))
         self._start()
         self._await_ready(startup=True)
 
@@ -138,7 +180,7 @@ class ProcessEngine:
             raise (PolicyError if startup else EngineProcessError)(payload)
         self._ready = True
         if self._inventory is not None:
-            self._call("inventory", self._inventory, self.timeout)
+            self._call(b"I" + pickle.dumps(self._inventory, protocol=pickle.HIGHEST_PROTOCOL), self.timeout)
 
     def _kill(self) -> None:
         if self._conn is not None:
@@ -163,34 +205,41 @@ class ProcessEngine:
 
     # --- calls --------------------------------------------------------------------------------
 
-    def _call(self, op: str, payload: Any, timeout: float) -> Any:
+    def _call(self, message: bytes, timeout: float) -> Any:
         if self._conn is None:
             self._start()
         self._await_ready()
         assert self._conn is not None
         try:
-            self._conn.send((op, payload))
+            self._conn.send_bytes(message)
             if not self._conn.poll(timeout):
                 self._restart()
                 raise EvaluationTimeout(f"policy evaluation exceeded {timeout:g} s")
-            status, result = self._conn.recv()
+            answer = self._conn.recv_bytes()
         except (EOFError, OSError, BrokenPipeError):
             self._restart()
             raise EngineProcessError("the engine process died during an evaluation") from None
-        if status == "error":  # the evaluation's own error (the process is fine): as in-process
-            raise RuleEvaluationError(result)
-        return result
+        if answer[:1] == b"X":  # the evaluation's own error (the process is fine): as in-process
+            raise RuleEvaluationError(answer[1:].decode(errors="replace"))
+        return orjson.loads(answer[1:]) if answer[:1] == b"J" else pickle.loads(answer[1:])
 
     def evaluate_inputs(self, inputs: Sequence[_Input]) -> list[Violation]:
         """The violations of one object (all its pod specs), as ``evaluate_inputs`` computes them."""
         if not self._everything and not any(kind in self._kinds for kind, _ in inputs):
             return []
+        if self._library_only:
+            try:
+                message = _batch(inputs)
+            except TypeError as exc:  # what the child raised when it serialised the input itself
+                raise RuleEvaluationError(f"{type(exc).__name__}: {exc}") from None
+        else:
+            message = b"Q" + pickle.dumps(list(inputs), protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
-            found = self._call("eval", list(inputs), self.timeout)
+            found = self._call(message, self.timeout)
         rules = self.library.rules
         try:
             return [
-                Violation(rules[rid], msg, path, details, template, error, unevaluated)
+                Violation(rules[rid], msg, tuple(path), details, template, error, unevaluated)
                 for rid, msg, path, details, template, error, unevaluated in found
             ]
         except KeyError as exc:  # the child loaded another library (files changed between the loads)
@@ -213,4 +262,5 @@ class ProcessEngine:
         is the same)."""
         with self._lock:
             self._inventory = (list(objects), decisive)
-            self._call("inventory", self._inventory, max(self.timeout, 10.0))
+            message = b"I" + pickle.dumps(self._inventory, protocol=pickle.HIGHEST_PROTOCOL)
+            self._call(message, max(self.timeout, 10.0))
