@@ -8,7 +8,7 @@ Owns: the :class:`Inventory` (:mod:`.inventory`) and one module per analyzer, li
 :data:`ANALYZERS`: ServiceAccounts and RBAC (:mod:`.rbac`, the effective permissions and escalation
 paths), sandbox runtime classes, egress reach (:mod:`.egress` over the network-policy models of
 :mod:`.netpol`), Azure private links and identities, the AKS cluster under Kubernetes objects
-(:mod:`.aks_cluster`), exposure, credentials, network-policy use.
+(:mod:`.aks_cluster`), exposure, credentials, network-policy use, image references (:mod:`.images`).
 
 May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
 :mod:`stockade.policies.decoding`, :mod:`stockade.policies.config`.
@@ -25,6 +25,7 @@ from stockade.policies.facts import (
     credentials,
     egress,
     exposure,
+    images,
     netpol_use,
     rbac,
     sandbox,
@@ -48,6 +49,7 @@ ANALYZERS: tuple[Analyzer, ...] = (
     exposure.facts,
     credentials.facts,
     netpol_use.facts,
+    images.facts,
 )
 
 

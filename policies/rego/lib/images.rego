@@ -150,7 +150,16 @@ registered_digest(digest) if regex.match(`^(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9
 # distribution's ParseNormalizedNamed (what the kubelet calls): not a bare 64-hex image id; the
 # Docker Hub domain and "library/" added the way splitDockerDomain adds them; the repository path in
 # lower case; then Parse of the normalised string.
-valid_reference(ref) := true if {
+#
+# Every gate computes it once per image text in Python (policies/facts/images.py, the same grammar with
+# its patterns compiled once: this engine compiles a pattern on each call) and hands it over as
+# input.facts.imageReferences; grammar_reference below decides any text that map does not hold.
+valid_reference(ref) := v if {
+	v := input.facts.imageReferences[ref]
+	is_boolean(v)
+} else := grammar_reference(ref)
+
+grammar_reference(ref) := true if {
 	is_string(ref)
 	not regex.match(`^[a-f0-9]{64}$`, ref)
 	[domain, remainder] := docker_split(ref)
@@ -223,14 +232,36 @@ floating_word(tag) := tag if {
 } else := word_match(tag)
 
 # (an `else` chain without a bound value in a middle branch: the compiled VM's shape, see
-# tests/policies/test_vm_differential.py)
+# tests/policies/test_vm_differential.py). The build-stamp test runs only when a word floats: most tags
+# have no floating word, and it is the costly part (regular expressions).
 word_match(tag) := "" if {
-	build_stamp(tag, regex.split(`[-_.]`, tag))
-} else := concat("", array.slice([w | some w in regex.split(`[-_.]`, tag); floating(w)], 0, 1))
+	count(floating_words(tag)) == 0
+} else := "" if {
+	build_stamp(tag, tag_words(tag))
+} else := floating_words(tag)[0]
+
+floating_words(tag) := [w | some w in tag_words(tag); floating(w)]
+
+# The words of a tag, split at "-", "_" and "." (regex.split(`[-_.]`, tag), without a regular
+# expression).
+tag_words(tag) := split(replace(replace(tag, "-", "."), "_", "."), ".")
+
+# A pattern without glob metacharacters matches only its own text (lower-cased): a set lookup. The
+# others go through glob.match.
+floating(text) if lower(text) in floating_literals
 
 floating(text) if {
-	some pattern in floating_patterns
-	glob.match(lower(pattern), null, lower(text))
+	some pattern in floating_globs
+	glob.match(pattern, null, lower(text))
+}
+
+floating_literals := {lower(p) | some p in floating_patterns; not glob_pattern(p)}
+
+floating_globs := [lower(p) | some p in floating_patterns; glob_pattern(p)]
+
+glob_pattern(p) if {
+	some meta in ["*", "?", "[", "]", "{", "}", "\\"]
+	contains(p, meta)
 }
 
 floating_patterns := object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)

@@ -1,0 +1,151 @@
+"""Which image fields of a pod spec hold image references, decided once in Python for the image rules.
+
+    input.facts.imageReferences = {"<image text>": true | false, ...}
+
+The value is `images.valid_reference` of policies/rego/lib/images.rego: distribution/reference's
+`ParseNormalizedNamed`, the parser the kubelet calls (a bare 64-hex image id is not a name; the Docker
+Hub domain and ``library/`` added the way ``splitDockerDomain`` adds them; a lower-case repository
+path; then ``Parse``: the reference grammar, a repository path of at most 255 characters, a digest of a
+registered algorithm with its exact length).
+
+Why here: the Rego grammar is a handful of regular expressions, and the policy engine compiles a
+pattern again on every call. That was a fifth of a Deployment's evaluation in the webhook
+(docs/benchmarks.md). Python compiles each pattern once. The Rego library keeps its own grammar and
+uses it for any image text this map does not hold (a hand-written input, a test, another engine
+given the library without facts), so a verdict never depends on the map being there;
+tests/policies/test_image_facts.py checks that both answer the same on distribution's test tables
+and on generated references.
+
+Image texts longer than :data:`MAX_LENGTH` are left to the Rego grammar (linear-time regular
+expressions): Python's backtracking engine never sees an attacker's long string.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from stockade.policies.facts.inventory import Inventory
+from stockade.policies.kinds.workloads import pod_template
+
+#: longer image texts are decided by the Rego grammar (no valid reference comes near this)
+MAX_LENGTH = 1024
+
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
+_REMOTE_NAME = _PATH_COMPONENT + r"(?:/" + _PATH_COMPONENT + r")*"
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = r"(?:" + _DOMAIN_COMPONENT + r"(?:\." + _DOMAIN_COMPONENT + r")*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+
+# The patterns of images.rego, anchored as there (`\Z`: Go's `$` without the multi-line flag does not
+# match before a final newline; Python's does).
+_REFERENCE = re.compile(
+    r"^(?:" + _DOMAIN + r"/)?" + _REMOTE_NAME + r"(?::" + _TAG + r")?(?:@" + _DIGEST + r")?\Z"
+)
+_DOMAIN_ONLY = re.compile(r"^" + _DOMAIN + r"\Z")
+_REGISTERED_DIGEST = re.compile(r"^(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128})\Z")
+_IMAGE_ID = re.compile(r"^[a-f0-9]{64}\Z")
+
+_FIELDS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _split_digest(ref: str) -> tuple[str, str]:
+    i = ref.find("@")
+    return (ref[:i], ref[i + 1 :]) if i >= 0 else (ref, "")
+
+
+def _split_tag(name_tag: str) -> tuple[str, str]:
+    head, slash, last = name_tag.rpartition("/")
+    i = last.find(":")
+    if i < 0:
+        return name_tag, ""
+    return head + slash + last[:i], last[i + 1 :]
+
+
+def _grammar_path(name: str) -> str:
+    i = name.find("/")
+    if i > 0 and _DOMAIN_ONLY.match(name[:i]):
+        return name[i + 1 :]
+    return name
+
+
+def _grammar_valid(ref: str) -> bool:
+    """distribution's ``Parse``."""
+    if not _REFERENCE.match(ref):
+        return False
+    name_tag, digest = _split_digest(ref)
+    name, _tag = _split_tag(name_tag)
+    if len(_grammar_path(name)) > 255:
+        return False
+    return digest == "" or bool(_REGISTERED_DIGEST.match(digest))
+
+
+def _split_domain(first: str) -> bool:
+    return first == "localhost" or "." in first or ":" in first or first.lower() != first
+
+
+def _library_prefixed(domain: str, rest: str) -> str:
+    return "library/" + rest if domain == "docker.io" and "/" not in rest else rest
+
+
+def _docker_split(ref: str) -> tuple[str, str]:
+    if "/" not in ref:
+        return "docker.io", "library/" + ref
+    first, _, rest = ref.partition("/")
+    if first != "index.docker.io" and _split_domain(first):
+        return first, _library_prefixed(first, rest)
+    if first == "index.docker.io":
+        return "docker.io", _library_prefixed("docker.io", rest)
+    return "docker.io", ref
+
+
+@functools.lru_cache(maxsize=4096)
+def valid_reference(ref: str) -> bool:
+    """`images.valid_reference(ref)` for a string: the kubelet would pull it (ParseNormalizedNamed).
+    Cached: the same images come back in request after request."""
+    if _IMAGE_ID.match(ref):
+        return False
+    domain, remainder = _docker_split(ref)
+    colon = remainder.find(":")
+    remote = remainder[:colon] if colon >= 0 else remainder
+    if remote.lower() != remote:
+        return False
+    return _grammar_valid(domain + "/" + remainder)
+
+
+def image_texts(pod: Mapping[str, Any]) -> Iterator[Any]:
+    """Every image field of a pod spec (containers of the three lists, image volumes), as written."""
+    spec = pod.get("spec")
+    if not isinstance(spec, Mapping):
+        return
+    for field in _FIELDS:
+        containers = spec.get(field)
+        if isinstance(containers, list):
+            for c in containers:
+                if isinstance(c, Mapping):
+                    yield c.get("image")
+    volumes = spec.get("volumes")
+    if isinstance(volumes, list):
+        for v in volumes:
+            image = v.get("image") if isinstance(v, Mapping) else None
+            if isinstance(image, Mapping):
+                yield image.get("reference")
+
+
+def facts(
+    obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """`input.facts.imageReferences` for a pod spec; {} for objects without one."""
+    if pod is None:
+        pod = pod_template(obj)
+    if pod is None:
+        return {}
+    out = {
+        text: valid_reference(text)
+        for text in image_texts(pod)
+        if isinstance(text, str) and text and len(text) <= MAX_LENGTH
+    }
+    return {"imageReferences": out} if out else {}
