@@ -261,7 +261,8 @@ def audit(
     report = get_report(fmt)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(report.render(result), encoding="utf-8")
+        with output.open("w", encoding="utf-8") as stream:
+            report.write(result, stream)
     else:
         text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
         sys.stdout.write(text if text.endswith("\n") else text + "\n")

@@ -287,7 +287,8 @@ def scan(
     report = get_report(fmt)
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(report.render(result), encoding="utf-8")
+        with output.open("w", encoding="utf-8") as stream:
+            report.write(result, stream)
         _summary_line(result)
     else:
         text = report.render(result, color=fmt == "table" and sys.stdout.isatty())

@@ -23,9 +23,12 @@ source. What differs is scale, and that a cluster is a shared, live system:
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import itertools
+import pickle
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -482,6 +485,40 @@ def _unique(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
 DEFAULT_PARALLEL = 4
 
 
+class FindingSpool:
+    """The findings of audited clusters, kept in an unnamed temporary file until the report.
+
+    A fleet's findings would otherwise stay in memory while every later cluster is listed and
+    evaluated: memory would grow with the fleet, and each snapshot would be allocated around them. Each
+    cluster's findings are pickled here once its evaluation (and its PolicyReports) are done, and read
+    back when the audit ends, when no snapshot is held any longer. The file is created unlinked (no
+    other process can open it) and closed with the spool; findings hold no Secret data.
+    """
+
+    def __init__(self) -> None:
+        self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close(): the spool lives across a loop)
+        self._sizes: list[int] = []
+
+    def put(self, findings: list[Finding]) -> None:
+        data = pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)
+        self._file.write(data)
+        self._sizes.append(len(data))
+
+    def load(self) -> list[Finding]:
+        """Every finding put, in the order put; the spool is empty afterwards."""
+        out: list[Finding] = []
+        self._file.seek(0)
+        for size in self._sizes:
+            out.extend(pickle.loads(self._file.read(size)))
+        self._file.seek(0)
+        self._file.truncate()
+        self._sizes.clear()
+        return out
+
+    def close(self) -> None:
+        self._file.close()
+
+
 def run_audit(
     targets: Sequence[Target],
     evaluator: Evaluator,
@@ -526,6 +563,7 @@ def run_audit(
     with (
         batch_gc(),
         workers,
+        contextlib.closing(FindingSpool()) as spool,
         ThreadPoolExecutor(max_workers=max(1, min(max_parallel, len(targets) or 1))) as pool,
     ):
         # At most `window` clusters are held at once (listing, or listed and being evaluated): the
@@ -553,11 +591,14 @@ def run_audit(
                         evaluate_snapshot(snap, evaluator, result, progress, workers, suppressions)
                         if on_snapshot is not None:
                             on_snapshot(snap, result)
+                        spool.put(result.findings)
+                        result.findings = []
                     progress.finished(snap.name, snap.failed is None, snap.failed or "")
                     result.resources += snap.stats.evaluated
                 del snap, future
                 for i in itertools.islice(queue, 1):
                     pending[pool.submit(list_one, targets[i])] = i
+        result.findings = spool.load()
 
     # in the order the targets were given, whatever order their lists completed in (stable sorts)
     def cluster_rank(name: str | None) -> int:

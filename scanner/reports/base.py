@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import ClassVar
+from typing import ClassVar, TextIO
 
 from stockade.scanner.result import Result
 
@@ -18,6 +18,12 @@ class Report(abc.ABC):
     @abc.abstractmethod
     def render(self, result: Result, *, color: bool = False) -> str:
         """The whole report as text; `color` only matters for terminal formats."""
+
+    def write(self, result: Result, stream: TextIO, *, color: bool = False) -> None:
+        """Write the report to `stream`: the text :meth:`render` returns. Formats whose size grows
+        with the findings (JSON) override it to write finding by finding, so that a fleet's report
+        is never held whole in memory."""
+        stream.write(self.render(result, color=color))
 
 
 def count(n: int, noun: str, plural: str | None = None) -> str:

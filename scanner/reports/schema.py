@@ -232,12 +232,14 @@ class ReportDocument(_Model):
     summary: Summary
 
 
-def build(result: Result) -> ReportDocument:
-    """The report document for `result` (validated, so it always matches :func:`json_schema`)."""
+def build(result: Result, *, findings: bool = True) -> ReportDocument:
+    """The report document for `result` (validated, so it always matches :func:`json_schema`);
+    without its findings when `findings` is false (the JSON report writes them one by one:
+    :func:`finding_info`)."""
     return ReportDocument(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="stockade", version=result.tool_version),
-        findings=[_finding(f) for f in result.sorted_findings()],
+        findings=[finding_info(f) for f in result.sorted_findings()] if findings else [],
         errors=[_error(e) for e in result.errors],
         skipped_files=[SkippedInfo(file=shown(s.file), reason=s.reason) for s in result.skipped],
         exceptions=[_exception(s) for s in result.exceptions],
@@ -267,7 +269,8 @@ def json_schema() -> dict[str, Any]:
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
 
 
-def _finding(f: Finding) -> FindingInfo:
+def finding_info(f: Finding) -> FindingInfo:
+    """One entry of the document's `findings` (validated as the whole document is)."""
     ref, waiver = f.resource, f.exception
     return FindingInfo(
         rule=RuleInfo(

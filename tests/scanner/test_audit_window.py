@@ -42,7 +42,7 @@ class Events(QuietProgress):
         self.done[cluster].set()
 
 
-def _audit(parallel: int, last: str | None = None) -> tuple[Any, Events]:
+def _audit(parallel: int, last: str | None = None, on_snapshot: Any = None) -> tuple[Any, Events]:
     names = ["a", "b", "c"]
     clusters = [fake.FakeCluster.from_objects(n, [POD], nodes=1) for n in names]
     events = Events()
@@ -62,7 +62,12 @@ def _audit(parallel: int, last: str | None = None) -> tuple[Any, Events]:
         urls = dict(zip(names, (sa.url, sb.url, sc.url), strict=True))
         targets = [Target(n, lambda n=n: open_reader(urls[n], n)) for n in names]
         result = run_audit(
-            targets, Evaluator.default(parse_config("")), version="t", progress=events, max_parallel=parallel
+            targets,
+            Evaluator.default(parse_config("")),
+            version="t",
+            progress=events,
+            max_parallel=parallel,
+            on_snapshot=on_snapshot,
         )
     return result, events
 
@@ -79,3 +84,18 @@ def test_reports_keep_the_order_given_when_a_cluster_completes_last() -> None:
     assert [c.name for c in result.clusters] == ["a", "b", "c"]  # ... and is still reported first
     clusters = [f.resource.cluster for f in result.findings]
     assert clusters == sorted(clusters) and set(clusters) == {"a", "b", "c"}
+
+
+def test_earlier_clusters_findings_wait_on_disk_while_later_clusters_are_evaluated() -> None:
+    """When a cluster is evaluated, the findings held are its own (the earlier clusters' are in the
+    FindingSpool's file); the report has them all, in the order given, as they were found."""
+    held: dict[str, set[str | None]] = {}
+
+    def seen(snap: Any, result: Any) -> None:
+        held[snap.name] = {f.resource.cluster for f in result.findings}
+
+    result, _ = _audit(parallel=1, on_snapshot=seen)
+    assert held == {"a": {"a"}, "b": {"b"}, "c": {"c"}}
+    by_cluster = [(f.resource.cluster, f.rule.id) for f in result.findings]
+    assert [c for c, _ in by_cluster] == sorted(c for c, _ in by_cluster)
+    assert {r for c, r in by_cluster if c == "a"} == {r for c, r in by_cluster if c == "c"} >= {"STK-POD-003"}
