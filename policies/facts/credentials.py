@@ -457,6 +457,10 @@ def _config_text(value: str) -> bool:
     return "\n" in value.strip() or value.lstrip()[:1] == "{"
 
 
+#: decoded scalars that are not text: nothing to look into
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
 def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
     """path -> what was found there, in a decoded object.
 
@@ -498,8 +502,10 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
 
     def walk(value: Any) -> None:
         # strings are checked in their parent's loop (no call for the many that match no format);
-        # exact types first: decoded objects hold dicts, lists and strings, and an ABC check is slow
-        if type(value) is dict or isinstance(value, Mapping):
+        # exact types first: decoded objects hold dicts, lists, strings, numbers, booleans and null,
+        # and an ABC check (Mapping) is slow: it is made only for a type none of those is
+        t = type(value)
+        if t is dict or (t is not list and isinstance(value, Mapping)):
             text_value = value.get("value")  # most mappings have none: checked before the name
             if isinstance(text_value, str):
                 if sensitive_name(name := value.get("name")) and plausible(text_value):
@@ -507,16 +513,25 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
                 elif isinstance(name, str) and _config_text(text_value):
                     text((*path, "value"), text_value, None)
             children: Iterable[tuple[Any, Any]] = value.items()
-        elif isinstance(value, list):
+        elif t is list or isinstance(value, list):
             children = enumerate(value)
         else:
             return
         for k, v in children:
             t = type(v)
-            if t is str or (t is not dict and t is not list and isinstance(v, str)):
+            if t is str:
                 if search(v):
                     string(v, (*path, k))
-            elif t is dict or t is list or isinstance(v, (Mapping, list)):
+            elif t is dict or t is list:
+                path.append(k)
+                walk(v)
+                path.pop()
+            elif t in _SCALARS:
+                continue
+            elif isinstance(v, str):
+                if search(v):
+                    string(v, (*path, k))
+            elif isinstance(v, (Mapping, list)):
                 path.append(k)
                 walk(v)
                 path.pop()
