@@ -26,13 +26,11 @@ import dataclasses
 import functools
 import gc
 import marshal
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.policies.config.settings import Config
 from stockade.policies.config.waivers import SuppressionBook
@@ -49,11 +47,15 @@ from stockade.policies.model import (
     StaticLocator,
     Violation,
 )
-from stockade.scanner.baseline import BaselineMatcher
 from stockade.scanner.notes import scan_notes
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
+
+if TYPE_CHECKING:  # worker processes are imported when a scan is large enough to use them
+    from concurrent.futures import Executor
+
+    from stockade.scanner.baseline import BaselineMatcher
 
 #: below these sizes, starting worker processes costs more than it saves
 PARALLEL_FILES = 40
@@ -112,6 +114,8 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
 
 
 def can_fork() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -128,6 +132,9 @@ class Workers:
 
     def get(self) -> Executor:
         if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             # fork starts in milliseconds with everything imported; elsewhere use the default.
             ctx = multiprocessing.get_context("fork") if can_fork() else None
             self._pool = ProcessPoolExecutor(
@@ -141,6 +148,9 @@ class Workers:
     def fork(self, state: Forked) -> Executor:
         """A pool forked now, whose processes see `state` (and all this process holds) as it is: the
         pool used so far is shut down first, so that no thread of it runs during the fork."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         global _forked
         self.close()
         _forked = state

@@ -251,16 +251,25 @@ def _rule_of(module: Module) -> Rule | None:
 
 
 def group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
+    # membership by id in a set: `rule in list` compared whole frozen dataclasses, field by field
+    # (a third of building the engine of a one-file scan)
+    rules = list(rules)
     by_kind: dict[str, list[Rule]] = {}
+    seen: dict[str, set[str]] = {}
     wildcard = [r for r in rules if "*" in r.kinds]
     for rule in rules:
         for kind in rule.kinds:
             if kind != "*":
-                by_kind.setdefault(kind, [])
-                if rule not in by_kind[kind]:
-                    by_kind[kind].append(rule)
-    for kind in by_kind:
-        by_kind[kind].extend(r for r in wildcard if r not in by_kind[kind])
+                ids = seen.setdefault(kind, set())
+                if rule.id not in ids:
+                    ids.add(rule.id)
+                    by_kind.setdefault(kind, []).append(rule)
+    for kind, group in by_kind.items():
+        ids = seen[kind]
+        for r in wildcard:
+            if r.id not in ids:
+                ids.add(r.id)
+                group.append(r)
     if wildcard:
         by_kind["*"] = list(wildcard)
     return by_kind
