@@ -129,7 +129,7 @@ def _container(rng: random.Random, name: str, image: str, port: int, gpus: int) 
     }
 
 
-def _pod_spec(rng: random.Random, name: str, kind: str) -> dict[str, Any]:
+def _pod_spec(rng: random.Random, name: str, kind: str, heavy: bool = False) -> dict[str, Any]:
     gpus = rng.choice((1, 2, 4, 8)) if rng.random() < 0.4 else 0
     main = _container(rng, "main", rng.choice(MAIN_IMAGES), 8000, gpus)
     containers = [main]
@@ -162,13 +162,16 @@ def _pod_spec(rng: random.Random, name: str, kind: str) -> dict[str, Any]:
         init = _container(rng, "fetch-weights", "platform/model-sync", 8082, 0)
         del init["readinessProbe"], init["livenessProbe"], init["ports"]
         spec["initContainers"] = [init]
-    if rng.random() < 0.4:
+    if heavy:  # --findings-heavy: every workload breaks every control (about 13 findings each)
+        for violation in VIOLATIONS:
+            violate(rng, spec, violation)
+    elif rng.random() < 0.4:
         for violation in rng.sample(VIOLATIONS, rng.randint(1, 2)):
             violate(rng, spec, violation)
     return spec
 
 
-def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
+def make_workload(rng: random.Random, index: int, heavy: bool = False) -> dict[str, Any]:
     kind = rng.choices(list(KIND_WEIGHTS), weights=list(KIND_WEIGHTS.values()))[0]
     namespace = rng.choice(NAMESPACES)
     name = f"{kind.lower()}-{index:05d}"
@@ -180,7 +183,7 @@ def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
     metadata = {"name": name, "namespace": namespace, "labels": labels}
     template = {
         "metadata": {"labels": labels, "annotations": {"prometheus.io/scrape": "true"}},
-        "spec": _pod_spec(rng, name, kind),
+        "spec": _pod_spec(rng, name, kind, heavy),
     }
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
@@ -203,10 +206,12 @@ def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": metadata, "spec": spec}
 
 
-def generate(root: Path, objects: int, docs_per_file: int, seed: int) -> tuple[list[Path], int]:
+def generate(
+    root: Path, objects: int, docs_per_file: int, seed: int, heavy: bool = False
+) -> tuple[list[Path], int]:
     """Write `objects` workloads as multi-document YAML files under `root`; return files and bytes."""
     rng = random.Random(seed)
-    docs = [make_workload(rng, i) for i in range(objects)]
+    docs = [make_workload(rng, i, heavy) for i in range(objects)]
     files: list[Path] = []
     size = 0
     for n, start in enumerate(range(0, objects, docs_per_file)):
@@ -393,6 +398,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--checkov-repeat", type=int, default=3, help="timed runs of checkov (3)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs before timing (1)")
     ap.add_argument("--seed", type=int, default=20260301, help="generator seed")
+    ap.add_argument(
+        "--findings-heavy",
+        action="store_true",
+        help="every workload breaks every control (about 13 findings per object, not 0.9)",
+    )
     ap.add_argument("--workers", type=int, default=None, help="stockade --workers (default: its own)")
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument("--checkov", help="checkov executable or a venv holding it (default: PATH)")
@@ -418,7 +428,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         start = time.perf_counter()
         manifests = root / "manifests"
-        files, size = generate(manifests, args.objects, args.docs_per_file, args.seed)
+        files, size = generate(manifests, args.objects, args.docs_per_file, args.seed, args.findings_heavy)
         config = root / "stockade.yaml"
         config.write_text(BENCH_CONFIG, encoding="utf-8")
         print(

@@ -269,10 +269,14 @@ def scan(
     suppressions = SuppressionBook(evaluator.config.suppressions, "scan", evaluator.exceptions.today)
     own_pool = workers is None
     workers = workers or Workers(options)
+    notes = None
     try:
         outcomes: Iterable[Decided]
         if options.workers > 1 and len(todo) >= PARALLEL_OBJECTS and can_fork():
             outcomes = _evaluate_forked(todo, evaluator, source, workers, progress)
+            # the notes read only the objects and the inventory: this process works them out while
+            # the workers evaluate, instead of after them
+            notes = scan_notes(evaluator, todo, source)
         else:
             jobs: list[Job] = [
                 (i, _inputs(evaluator, r, source), _disk_position(r.origin)) for i, r in enumerate(todo)
@@ -298,7 +302,8 @@ def scan(
             workers.close()
     result.resources = len(todo)
     result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
-    result.notes = scan_notes(evaluator, todo, source)  # once, here: never per object or per worker
+    # once, here: never per object or per worker
+    result.notes = notes if notes is not None else scan_notes(evaluator, todo, source)
     return result
 
 
@@ -330,7 +335,8 @@ def _evaluate_forked(
     progress: Callable[[int], None] | None,
 ) -> Iterator[Decided]:
     """Steps 3 and 4 of a large scan where processes fork: workers share the resources, the inventory
-    and the evaluator with this process, and return violations with their lines."""
+    and the evaluator with this process, and return violations with their lines. The workers are
+    forked and given every chunk before this returns (the outcomes are read as they come)."""
     # what analyzers derive from the inventory on first use (the RBAC graph, policy indexes) is
     # derived once, here, rather than once per worker
     kinds: dict[str, Resource] = {}
@@ -340,7 +346,7 @@ def _evaluate_forked(
         _inputs(evaluator, r, source)
     pool = workers.fork((evaluator, todo, source))
     bounds = [(i, min(i + CHUNK, len(todo))) for i in range(0, len(todo), CHUNK)]
-    yield from _mapped(pool, _eval_forked, bounds, progress)
+    return _mapped(pool, _eval_forked, bounds, progress)
 
 
 def _mapped(
@@ -349,11 +355,16 @@ def _mapped(
     chunks: Sequence[Any],
     progress: Callable[[int], None] | None,
 ) -> Iterator[Decided]:
-    """The outcomes of `work` over `chunks` in the pool, in order, counting progress per chunk."""
-    for done in pool.map(work, chunks):
-        yield from done
+    """The outcomes of `work` over `chunks` in the pool, in order, counting progress per chunk; every
+    chunk is submitted now, the outcomes are yielded as the caller reads them."""
+    return _outcomes(pool.map(work, chunks), progress)
+
+
+def _outcomes(done: Iterable[list[Decided]], progress: Callable[[int], None] | None) -> Iterator[Decided]:
+    for chunk in done:
+        yield from chunk
         if progress:
-            progress(len(done))
+            progress(len(chunk))
 
 
 def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:
