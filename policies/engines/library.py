@@ -14,17 +14,17 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from stockade.policies.frameworks.common import GatekeeperError, policy_documents
-from stockade.policies.frameworks.gatekeeper import AREA as GK_AREA
-from stockade.policies.frameworks.gatekeeper import Gatekeeper, load_gatekeeper
-from stockade.policies.frameworks.vap import AREA as VAP_AREA
-from stockade.policies.frameworks.vap import Policies, VapError, load_vap
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.model import Action, Rule, Severity, Violation
+
+if TYPE_CHECKING:  # the frameworks (and CEL) are imported when a policy directory is read, or asked for
+    from stockade.policies.frameworks.gatekeeper import Gatekeeper
+    from stockade.policies.frameworks.vap import Policies
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "rego"
 _BUNDLED_PREFIX = str(BUNDLED_DIR) + os.sep
@@ -80,24 +80,61 @@ class Library:
 
     modules: list[Module] = field(default_factory=list)
     rules: dict[str, Rule] = field(default_factory=dict)
-    #: Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
-    #: (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine
-    gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
-    #: ValidatingAdmissionPolicies and their bindings (policies/frameworks/vap.py); their rules
-    #: (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)
-    vap: Policies = field(default_factory=Policies)
+    # :attr:`gatekeeper` and :attr:`vap`; None while empty: a library without policy directories
+    # (a one-file scan) never imports the frameworks' modules
+    _gatekeeper: Gatekeeper | None = None
+    _vap: Policies | None = None
+
+    @property
+    def gatekeeper(self) -> Gatekeeper:
+        """Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
+        (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine."""
+        if self._gatekeeper is None:
+            from stockade.policies.frameworks.gatekeeper import Gatekeeper
+
+            self._gatekeeper = Gatekeeper()
+        return self._gatekeeper
+
+    @gatekeeper.setter
+    def gatekeeper(self, value: Gatekeeper) -> None:
+        self._gatekeeper = value
+
+    @property
+    def vap(self) -> Policies:
+        """ValidatingAdmissionPolicies and their bindings (policies/frameworks/vap.py); their rules
+        (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)."""
+        if self._vap is None:
+            from stockade.policies.frameworks.vap import Policies
+
+            self._vap = Policies()
+        return self._vap
+
+    @vap.setter
+    def vap(self, value: Policies) -> None:
+        self._vap = value
 
     @property
     def uses_inventory(self) -> bool:
         """Some rule reads objects beyond its input: a Gatekeeper template `data.inventory`, a VAP its
         params. The gate must then hand them over (Evaluator.set_inventory)."""
-        return self.gatekeeper.uses_inventory or bool(self.vap.param_kinds()) or self.vap.uses_authorizer
+        gatekeeper, vap = self._gatekeeper, self._vap
+        return (gatekeeper is not None and gatekeeper.uses_inventory) or (
+            vap is not None and (bool(vap.param_kinds()) or vap.uses_authorizer)
+        )
 
     def is_gatekeeper(self, rule_id: str) -> bool:
-        return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
+        if not rule_id.startswith("GK-"):
+            return False
+        from stockade.policies.frameworks.gatekeeper import AREA
+
+        return self.rules[rule_id].area == AREA
 
     def is_vap(self, rule_id: str) -> bool:
-        return rule_id.startswith("VAP-") and self.rules[rule_id].area == VAP_AREA
+        if not rule_id.startswith("VAP-"):
+            return False
+        from stockade.policies.frameworks.vap import AREA
+
+        return self.rules[rule_id].area == AREA
 
     def is_bundled(self, rule_id: str) -> bool:
         """A rule of the library stockade ships (not of a policy directory): its file was read from
@@ -145,6 +182,11 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
                 )
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
+    if not dirs:
+        return lib  # no Gatekeeper template or VAP: those come from policy directories only
+    from stockade.policies.frameworks.gatekeeper import load_gatekeeper
+    from stockade.policies.frameworks.vap import VapError, load_vap
+
     try:
         documents = policy_documents([Path(d) for d in dirs])  # read once, for both loaders
         lib.gatekeeper = load_gatekeeper([], documents=documents)
