@@ -9,8 +9,11 @@ bundle ships them, the remote engine asks them over OPA's Data API.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -160,6 +163,7 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
     roots = ([BUNDLED_DIR] if bundled else []) + [Path(d) for d in dirs]
     lib = Library()
     packages: dict[str, str] = {}
+    metadata = _MetadataCache()
     for root in roots:
         if not root.exists():
             raise PolicyError(f"{root}: policy directory does not exist")
@@ -169,7 +173,7 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
             lib.modules.append(module)
             if module.is_test:
                 continue
-            rule = _rule_of(module)
+            rule = _rule_of(module, metadata)
             if rule is None:
                 continue
             if rule.id in lib.rules:
@@ -182,6 +186,7 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
                 )
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
+    metadata.store()
     if not dirs:
         return lib  # no Gatekeeper template or VAP: those come from policy directories only
     from stockade.policies.frameworks.gatekeeper import load_gatekeeper
@@ -219,7 +224,49 @@ def _read_module(path: Path) -> Module:
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
+class _MetadataCache:
+    """The METADATA blocks read last time, by the SHA-256 of each block's text: parsing some 120
+    blocks with libyaml was the larger part of loading the library, at every start of a one-file scan.
+
+    Kept beside the compiled programs (:mod:`stockade.policies.runtimes.program_cache`: inside the
+    installed package, never a shared cache, nothing kept where that folder is not writable), as
+    `marshal` data; holds the blocks of the last library read. A block whose text changed has another
+    key and is parsed again; a file that does not load is ignored and replaced."""
+
+    NAME = "metadata.marshal"
+
+    def __init__(self) -> None:
+        from stockade.policies.runtimes.program_cache import FOLDER
+
+        self.path = FOLDER / self.NAME
+        try:
+            known = marshal.loads(self.path.read_bytes())
+        except Exception:  # absent, unreadable or not ours: every block is parsed
+            known = {}
+        self.known: dict[bytes, Any] = known if isinstance(known, dict) else {}
+        self.used: dict[bytes, Any] = {}
+
+    def load(self, body: str) -> Any:
+        key = hashlib.sha256(body.encode()).digest()
+        value = self.known[key] if key in self.known else yaml.load(body, Loader=_METADATA_LOADER)
+        self.used[key] = value
+        return value
+
+    def store(self) -> None:
+        if self.used.keys() == self.known.keys():
+            return
+        try:
+            data = marshal.dumps(self.used)  # ValueError: a value marshal does not carry (a date)
+            self.path.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, self.path)
+        except Exception:
+            return
+
+
+def _metadata_block(text: str, cache: _MetadataCache | None = None) -> tuple[dict[str, Any], int] | None:
     """The package-scoped ``# METADATA`` YAML block and its line, if there is one."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -232,7 +279,8 @@ def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
             try:
                 # libyaml's loader: the library's own METADATA, read at every start (PyYAML's pure
                 # Python parser took ~0.5 s of a one-file scan for 85 rules)
-                data = yaml.load("\n".join(body), Loader=_METADATA_LOADER) or {}
+                text = "\n".join(body)
+                data = (cache.load(text) if cache else yaml.load(text, Loader=_METADATA_LOADER)) or {}
             except yaml.YAMLError as exc:
                 raise PolicyError(f"METADATA at line {i + 1} is not valid YAML: {exc}") from None
             if not isinstance(data, dict):
@@ -243,10 +291,10 @@ def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
     return None
 
 
-def _rule_of(module: Module) -> Rule | None:
+def _rule_of(module: Module, metadata: _MetadataCache | None = None) -> Rule | None:
     has_deny = bool(_DENY_RE.search(module.text))
     try:
-        block = _metadata_block(module.text)
+        block = _metadata_block(module.text, metadata)
     except PolicyError as exc:
         raise PolicyError(f"{module.path}: {exc}") from None
     if block is None:
