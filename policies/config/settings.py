@@ -4,8 +4,6 @@ Unknown keys are errors (a misspelt `exeptions:` must not silently disable a wai
 every error names the key's path and, when the file is YAML, its line.
 """
 
-
-
 import datetime as dt
 import fnmatch
 import ipaddress
