@@ -1,7 +1,8 @@
 """The pre-commit case: wall time of one command on one small file, side by side in one run.
 
-Measures, as separate processes (what a pre-commit hook or a CI step pays), medians of --repeat rounds
-(each round runs every command once, in alternating order):
+Measures, as separate processes (what a pre-commit hook or a CI step pays), the medians of wall and
+CPU time (user + system: what a shared machine's other load inflates less) of --repeat rounds (each
+round runs every command once, in alternating order):
 
 - `python -c pass` (the interpreter's own start);
 - `python -c "import yaml, regorus"` (the floor of any Python scanner using the embedded engine);
@@ -51,17 +52,27 @@ spec:
 LIBRARIES = "import typer, typer._adapters, rich.console, rich.table, pydantic, yaml, regorus, orjson"
 
 
-def _time_all(rows: list[tuple[str, list[str]]], repeat: int, env: dict[str, str]) -> dict[str, list[float]]:
+def _run(cmd: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system, from os.wait4) of one command."""
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    _, _, usage = os.wait4(proc.pid, 0)
+    return time.perf_counter() - start, usage.ru_utime + usage.ru_stime
+
+
+def _time_all(
+    rows: list[tuple[str, list[str]]], repeat: int, env: dict[str, str]
+) -> dict[str, tuple[list[float], list[float]]]:
     """Every command once per round, rounds in alternating order: a slower minute of a shared machine
-    weighs on each command alike."""
-    runs: dict[str, list[float]] = {label: [] for label, _ in rows}
+    weighs on each command alike. Wall and CPU seconds of each run."""
+    runs: dict[str, tuple[list[float], list[float]]] = {label: ([], []) for label, _ in rows}
     for _, cmd in rows:
-        subprocess.run(cmd, capture_output=True, check=False, env=env)  # warm the page and bytecode caches
+        _run(cmd, env)  # warm the page and bytecode caches
     for i in range(repeat):
         for label, cmd in rows if i % 2 == 0 else reversed(rows):
-            start = time.perf_counter()
-            subprocess.run(cmd, capture_output=True, check=False, env=env)
-            runs[label].append(time.perf_counter() - start)
+            wall, cpu = _run(cmd, env)
+            runs[label][0].append(wall)
+            runs[label][1].append(cpu)
     return runs
 
 
@@ -110,14 +121,24 @@ def main(argv: list[str] | None = None) -> int:
             f"python {sys.version.split()[0]}; {os.cpu_count()} CPUs; bytecode cache {cache}; "
             f"medians of {args.repeat} runs"
         )
-        results = {}
-        for label, runs in _time_all(rows, args.repeat, env).items():
-            results[label] = median = statistics.median(runs)
-            print(f"{label:<38} {median:7.3f} s   runs: {', '.join(f'{r:.3f}' for r in runs)}")
-        floor = results["the libraries a scan imports"]
-        print(
-            f"stockade scan above the libraries' floor: {results['stockade scan deploy.yaml'] - floor:.3f} s"
-        )
+        results, cpus = {}, {}
+        print(f"{'command':<38} {'wall':>7}   {'CPU':>7}   wall of each run")
+        for label, (walls, cpu) in _time_all(rows, args.repeat, env).items():
+            results[label] = median = statistics.median(walls)
+            cpus[label] = statistics.median(cpu)
+            print(
+                f"{label:<38} {median:7.3f} s {cpus[label]:7.3f} s   {', '.join(f'{r:.3f}' for r in walls)}"
+            )
+        floor, cpu_floor = results["the libraries a scan imports"], cpus["the libraries a scan imports"]
+        for label in ("stockade scan deploy.yaml", "baseline: stockade scan deploy.yaml"):
+            if label in results:
+                print(
+                    f"{label}: {results[label] - floor:.3f} s above the libraries' floor, "
+                    f"{results[label] / floor:.2f}x it (CPU {cpus[label] / cpu_floor:.2f}x)"
+                )
+        if "baseline: stockade scan deploy.yaml" in results:
+            ratio = results["stockade scan deploy.yaml"] / results["baseline: stockade scan deploy.yaml"]
+            print(f"stockade scan / baseline: {ratio:.2f}x wall")
         if "checkov -f deploy.yaml" in results:
             ratio = results["checkov -f deploy.yaml"] / results["stockade scan deploy.yaml"]
             print(f"checkov / stockade scan: {ratio:.1f}x")

@@ -41,6 +41,7 @@ from workloads import REGISTRY, violate
 
 TARGET_PARSE_RATIO = 3.0  # stockade scan <= 3x the parse-only time
 TARGET_CHECKOV_SPEEDUP = 20.0  # stockade scan >= 20x checkov's throughput
+TARGET_WORKERS_RATIO = 0.6  # issue 39: two workers within 60 % of one worker's wall time
 
 NAMESPACES = ("ml-training", "ml-inference", "research", "batch-eval", "feature-store", "data-prep")
 KIND_WEIGHTS = {"Deployment": 35, "Job": 20, "StatefulSet": 15, "CronJob": 15, "Pod": 15}
@@ -129,7 +130,7 @@ def _container(rng: random.Random, name: str, image: str, port: int, gpus: int) 
     }
 
 
-def _pod_spec(rng: random.Random, name: str, kind: str) -> dict[str, Any]:
+def _pod_spec(rng: random.Random, name: str, kind: str, heavy: bool = False) -> dict[str, Any]:
     gpus = rng.choice((1, 2, 4, 8)) if rng.random() < 0.4 else 0
     main = _container(rng, "main", rng.choice(MAIN_IMAGES), 8000, gpus)
     containers = [main]
@@ -162,13 +163,16 @@ def _pod_spec(rng: random.Random, name: str, kind: str) -> dict[str, Any]:
         init = _container(rng, "fetch-weights", "platform/model-sync", 8082, 0)
         del init["readinessProbe"], init["livenessProbe"], init["ports"]
         spec["initContainers"] = [init]
-    if rng.random() < 0.4:
+    if heavy:  # --findings-heavy: every workload breaks every control (about 13 findings each)
+        for violation in VIOLATIONS:
+            violate(rng, spec, violation)
+    elif rng.random() < 0.4:
         for violation in rng.sample(VIOLATIONS, rng.randint(1, 2)):
             violate(rng, spec, violation)
     return spec
 
 
-def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
+def make_workload(rng: random.Random, index: int, heavy: bool = False) -> dict[str, Any]:
     kind = rng.choices(list(KIND_WEIGHTS), weights=list(KIND_WEIGHTS.values()))[0]
     namespace = rng.choice(NAMESPACES)
     name = f"{kind.lower()}-{index:05d}"
@@ -180,7 +184,7 @@ def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
     metadata = {"name": name, "namespace": namespace, "labels": labels}
     template = {
         "metadata": {"labels": labels, "annotations": {"prometheus.io/scrape": "true"}},
-        "spec": _pod_spec(rng, name, kind),
+        "spec": _pod_spec(rng, name, kind, heavy),
     }
     if kind == "Pod":
         return {"apiVersion": "v1", "kind": "Pod", "metadata": metadata, "spec": template["spec"]}
@@ -203,10 +207,12 @@ def make_workload(rng: random.Random, index: int) -> dict[str, Any]:
     return {"apiVersion": "batch/v1", "kind": "CronJob", "metadata": metadata, "spec": spec}
 
 
-def generate(root: Path, objects: int, docs_per_file: int, seed: int) -> tuple[list[Path], int]:
+def generate(
+    root: Path, objects: int, docs_per_file: int, seed: int, heavy: bool = False
+) -> tuple[list[Path], int]:
     """Write `objects` workloads as multi-document YAML files under `root`; return files and bytes."""
     rng = random.Random(seed)
-    docs = [make_workload(rng, i) for i in range(objects)]
+    docs = [make_workload(rng, i, heavy) for i in range(objects)]
     files: list[Path] = []
     size = 0
     for n, start in enumerate(range(0, objects, docs_per_file)):
@@ -231,25 +237,49 @@ class Row:
     command: str
     times: list[float] = field(default_factory=list)
     note: str = ""
+    #: subprocess rows: CPU seconds (user + system, its worker processes included) and peak RSS in MB
+    #: of its largest process (os.wait4's ru_maxrss: the scan's parent, which holds the findings)
+    cpu: list[float] = field(default_factory=list)
+    peak_mb: list[float] = field(default_factory=list)
 
     @property
     def median(self) -> float | None:
         return statistics.median(self.times) if self.times else None
 
+    @property
+    def median_cpu(self) -> float | None:
+        return statistics.median(self.cpu) if self.cpu else None
 
-def measure(row: Row, run: Callable[[], None], repeat: int, warmup: int) -> Row:
+    @property
+    def median_peak(self) -> float | None:
+        return statistics.median(self.peak_mb) if self.peak_mb else None
+
+
+Usage = tuple[float, float] | None  # (CPU seconds, peak RSS MB) of a subprocess run, None in-process
+
+
+def _record(row: Row, seconds: float, usage: Usage, i: int, repeat: int) -> None:
+    row.times.append(seconds)
+    extra = ""
+    if usage is not None:
+        row.cpu.append(usage[0])
+        row.peak_mb.append(usage[1])
+        extra = f", CPU {usage[0]:.3f} s, peak {usage[1]:.0f} MB"
+    print(f"  {row.tool}: run {i + 1}/{repeat}: {seconds:.3f} s{extra}", file=sys.stderr)
+
+
+def measure(row: Row, run: Callable[[], Usage], repeat: int, warmup: int) -> Row:
     for _ in range(warmup):
         run()
     for i in range(repeat):
         start = time.perf_counter()
-        run()
-        row.times.append(time.perf_counter() - start)
-        print(f"  {row.tool}: run {i + 1}/{repeat}: {row.times[-1]:.3f} s", file=sys.stderr)
+        usage = run()
+        _record(row, time.perf_counter() - start, usage, i, repeat)
     return row
 
 
 def measure_side_by_side(
-    rows: Sequence[Row], runs: Sequence[Callable[[], None]], repeat: int, warmup: int
+    rows: Sequence[Row], runs: Sequence[Callable[[], Usage]], repeat: int, warmup: int
 ) -> None:
     """Time several commands in alternating order, round by round, so that a slower minute of a shared
     machine weighs on each of them alike."""
@@ -260,33 +290,41 @@ def measure_side_by_side(
         order = list(zip(rows, runs, strict=True))
         for row, run in order if i % 2 == 0 else reversed(order):
             start = time.perf_counter()
-            run()
-            row.times.append(time.perf_counter() - start)
-            print(f"  {row.tool}: run {i + 1}/{repeat}: {row.times[-1]:.3f} s", file=sys.stderr)
+            usage = run()
+            _record(row, time.perf_counter() - start, usage, i, repeat)
 
 
-def parse_only(files: Sequence[Path]) -> Callable[[], None]:
-    def run() -> None:
+def parse_only(files: Sequence[Path]) -> Callable[[], Usage]:
+    def run() -> Usage:
         count = 0
         for path in files:
             text = path.read_text(encoding="utf-8")
             count += sum(1 for _ in yaml.load_all(text, Loader=yaml.CSafeLoader))
         assert count > 0
+        return None
 
     return run
 
 
-def subprocess_runner(argv: Sequence[str], ok_codes: Sequence[int]) -> Callable[[], None]:
-    def run() -> None:
-        proc = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
-        if proc.returncode not in ok_codes:
-            tail = proc.stderr.decode(errors="replace").strip().splitlines()[-5:]
-            raise RuntimeError(f"{shlex.join(argv)} exited {proc.returncode}: " + " | ".join(tail))
+def subprocess_runner(argv: Sequence[str], ok_codes: Sequence[int]) -> Callable[[], Usage]:
+    """Run `argv`; its CPU time (its reaped worker processes included) and its largest process's peak
+    RSS, from os.wait4."""
+
+    def run() -> Usage:
+        with tempfile.TemporaryFile() as err:
+            proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=err)
+            _, status, usage = os.wait4(proc.pid, 0)
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            if proc.returncode not in ok_codes:
+                err.seek(0)
+                tail = err.read().decode(errors="replace").strip().splitlines()[-5:]
+                raise RuntimeError(f"{shlex.join(argv)} exited {proc.returncode}: " + " | ".join(tail))
+        return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
     return run
 
 
-def in_process_runner(argv: Sequence[str]) -> Callable[[], None]:
+def in_process_runner(argv: Sequence[str]) -> Callable[[], Usage]:
     """The `stockade scan` command called in this process: no interpreter start-up, imports done.
 
     It goes through the CLI entry point rather than scanner internals, so it measures exactly what
@@ -298,7 +336,7 @@ def in_process_runner(argv: Sequence[str]) -> Callable[[], None]:
 
     command = typer.main.get_command(app)
 
-    def run() -> None:
+    def run() -> Usage:
         with contextlib.redirect_stderr(io.StringIO()):  # the one-line summary of each run
             try:
                 code = command.main(list(argv), prog_name="stockade", standalone_mode=False)
@@ -306,6 +344,7 @@ def in_process_runner(argv: Sequence[str]) -> Callable[[], None]:
                 code = exc.code
         if code not in (0, None):
             raise RuntimeError(f"in-process stockade {shlex.join(argv)} returned {code}")
+        return None
 
     return run
 
@@ -348,25 +387,46 @@ def table(rows: Sequence[Row], objects: int) -> str:
     base = next((r.median for r in rows if r.tool == "parse-only"), None)
     checkov = next((r.median for r in rows if r.tool == "checkov"), None)
     lines = [
-        "| tool | median s | objects/s | x parse-only | speed-up vs checkov | runs |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| tool | median s | CPU s | peak MB | objects/s | x parse-only | speed-up vs checkov | runs |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
         m = r.median
         if m is None:
-            lines.append(f"| {r.tool} | {r.note or 'not run'} | | | | 0 |")
+            lines.append(f"| {r.tool} | {r.note or 'not run'} | | | | | | 0 |")
             continue
         lines.append(
-            f"| {r.tool} | {m:.3f} | {objects / m:,.0f} | {_fmt(m / base if base else None, '.2f', 'x')} "
+            f"| {r.tool} | {m:.3f} | {_fmt(r.median_cpu, '.3f')} | {_fmt(r.median_peak, '.0f')} "
+            f"| {objects / m:,.0f} | {_fmt(m / base if base else None, '.2f', 'x')} "
             f"| {_fmt(checkov / m if checkov else None, '.1f', 'x')} | {len(r.times)} |"
         )
     return "\n".join(lines)
 
 
-def verdicts(rows: Sequence[Row]) -> list[str]:
+def cli_label(workers: int | None, several: bool, baseline: bool = False) -> str:
+    """The row of `stockade scan` (or the baseline's) with `workers`; named by its workers when the
+    run times several worker counts."""
+    name = "baseline stockade scan" if baseline else "stockade scan (CLI)"
+    return f"{name}, --workers {workers}" if several else name
+
+
+def verdicts(rows: Sequence[Row], workers: Sequence[int | None] = (None,)) -> list[str]:
     by = {r.tool: r.median for r in rows}
     out = []
-    base, cli, checkov = by.get("parse-only"), by.get("stockade scan (CLI)"), by.get("checkov")
+    several = len(workers) > 1
+    most = max(workers, key=lambda w: w or 0)
+    base, cli, checkov = by.get("parse-only"), by.get(cli_label(most, several)), by.get("checkov")
+    if several and 1 in workers:
+        for baseline in (False, True):
+            one, many = by.get(cli_label(1, True, baseline)), by.get(cli_label(most, True, baseline))
+            if one and many:
+                ratio = many / one
+                ok = "PASS" if ratio <= TARGET_WORKERS_RATIO else "FAIL"
+                who = "baseline" if baseline else "stockade scan"
+                out.append(
+                    f"- {ok}: {who} with --workers {most} = {ratio:.2f}x its --workers 1 wall time "
+                    f"(target <= {TARGET_WORKERS_RATIO:g}x)"
+                )
     if base and cli:
         ratio = cli / base
         ok = "PASS" if ratio <= TARGET_PARSE_RATIO else "FAIL"
@@ -393,7 +453,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--checkov-repeat", type=int, default=3, help="timed runs of checkov (3)")
     ap.add_argument("--warmup", type=int, default=1, help="untimed runs before timing (1)")
     ap.add_argument("--seed", type=int, default=20260301, help="generator seed")
-    ap.add_argument("--workers", type=int, default=None, help="stockade --workers (default: its own)")
+    ap.add_argument(
+        "--findings-heavy",
+        action="store_true",
+        help="every workload breaks every control (about 13 findings per object, not 0.9)",
+    )
+    ap.add_argument(
+        "--workers",
+        type=int,
+        action="append",
+        help="stockade --workers (default: its own); repeat (--workers 1 --workers 2) to time each "
+        "side by side",
+    )
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument("--checkov", help="checkov executable or a venv holding it (default: PATH)")
     ap.add_argument(
@@ -418,7 +489,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         start = time.perf_counter()
         manifests = root / "manifests"
-        files, size = generate(manifests, args.objects, args.docs_per_file, args.seed)
+        files, size = generate(manifests, args.objects, args.docs_per_file, args.seed, args.findings_heavy)
         config = root / "stockade.yaml"
         config.write_text(BENCH_CONFIG, encoding="utf-8")
         print(
@@ -435,21 +506,24 @@ def main(argv: Sequence[str] | None = None) -> int:
                 args.warmup,
             )
         )
-        scan_args = ["scan", str(manifests), "--config", str(config), "--format", "json"]
-        scan_args += ["--output", os.devnull, "--fail-on", "never"]
-        if args.workers is not None:
-            scan_args += ["--workers", str(args.workers)]
-        if stockade and args.baseline:
-            cli, base = [stockade, *scan_args], [args.baseline, *scan_args]
-            pair = [Row("stockade scan (CLI)", shlex.join(cli))]
-            pair.append(Row("baseline stockade scan", shlex.join(base)))
-            runners = [subprocess_runner(cli, (0,)), subprocess_runner(base, (0,))]
-            measure_side_by_side(pair, runners, args.repeat, args.warmup)
-            rows.extend(pair)
-        elif stockade:
-            cli = [stockade, *scan_args]
-            row = Row("stockade scan (CLI)", shlex.join(cli))
-            rows.append(measure(row, subprocess_runner(cli, (0,)), args.repeat, args.warmup))
+        base_args = ["scan", str(manifests), "--config", str(config), "--format", "json"]
+        base_args += ["--output", os.devnull, "--fail-on", "never"]
+        worker_counts: list[int | None] = list(args.workers or [None])
+        several = len(worker_counts) > 1
+        scan_args = base_args
+        if stockade:
+            # every command once per round, in alternating order (several worker counts, the baseline)
+            timed: list[Row] = []
+            runners = []
+            for workers in worker_counts:
+                scan_args = base_args + ([] if workers is None else ["--workers", str(workers)])
+                builds = [(stockade, False)] + ([(args.baseline, True)] if args.baseline else [])
+                for exe, is_baseline in builds:
+                    cmd = [exe, *scan_args]
+                    timed.append(Row(cli_label(workers, several, is_baseline), shlex.join(cmd)))
+                    runners.append(subprocess_runner(cmd, (0,)))
+            measure_side_by_side(timed, runners, args.repeat, args.warmup)
+            rows.extend(timed)
         else:
             rows.append(Row("stockade scan (CLI)", "stockade scan …", note="stockade not found"))
         if not args.no_in_process:
@@ -478,7 +552,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(table(rows, args.objects))
         print()
-        print("\n".join(verdicts(rows)))
+        print("\n".join(verdicts(rows, worker_counts)))
         print()
         print("Commands:")
         print()

@@ -227,6 +227,7 @@ class Evaluator:
 
     def decide(self, resource: Resource, violations: Sequence[Violation]) -> list[Finding]:
         ref = resource.ref()
+        labels = resource.labels  # once per object, not once per violation
         out = []
         for v in violations:
             rule = self.rules.get(v.rule.id, v.rule)
@@ -247,7 +248,7 @@ class Evaluator:
                     line=resource.origin.line_of(v.path),
                     path=v.path,
                     details=v.details,
-                    exception=self.exceptions.match(rule.id, ref, resource.labels),
+                    exception=self.exceptions.match(rule.id, ref, labels),
                     template=v.template,
                 )
             )

@@ -26,13 +26,11 @@ import dataclasses
 import functools
 import gc
 import marshal
-import multiprocessing
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.policies.config.settings import Config
 from stockade.policies.config.waivers import SuppressionBook
@@ -50,11 +48,15 @@ from stockade.policies.model import (
     StaticLocator,
     Violation,
 )
-from stockade.scanner.baseline import BaselineMatcher
 from stockade.scanner.notes import scan_notes
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
 from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
+
+if TYPE_CHECKING:  # worker processes are imported when a scan is large enough to use them
+    from concurrent.futures import Executor
+
+    from stockade.scanner.baseline import BaselineMatcher
 
 #: below these sizes, starting worker processes costs more than it saves
 PARALLEL_FILES = 40
@@ -113,6 +115,8 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
 
 
 def can_fork() -> bool:
+    import multiprocessing
+
     return "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -129,6 +133,9 @@ class Workers:
 
     def get(self) -> Executor:
         if self._pool is None:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
             # fork starts in milliseconds with everything imported; elsewhere use the default.
             ctx = multiprocessing.get_context("fork") if can_fork() else None
             self._pool = ProcessPoolExecutor(
@@ -142,6 +149,9 @@ class Workers:
     def fork(self, state: Forked) -> Executor:
         """A pool forked now, whose processes see `state` (and all this process holds) as it is: the
         pool used so far is shut down first, so that no thread of it runs during the fork."""
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
         global _forked
         self.close()
         _forked = state
@@ -261,10 +271,14 @@ def scan(
     suppressions = SuppressionBook(evaluator.config.suppressions, "scan", evaluator.exceptions.today)
     own_pool = workers is None
     workers = workers or Workers(options)
+    notes = None
     try:
         outcomes: Iterable[Decided]
         if options.workers > 1 and len(todo) >= PARALLEL_OBJECTS and can_fork():
             outcomes = _evaluate_forked(todo, evaluator, source, workers, progress)
+            # the notes read only the objects and the inventory: this process works them out while
+            # the workers evaluate, instead of after them
+            notes = scan_notes(evaluator, todo, source)
         else:
             jobs: list[Job] = [
                 (i, _inputs(evaluator, r, source), _disk_position(r.origin)) for i, r in enumerate(todo)
@@ -293,7 +307,8 @@ def scan(
             workers.close()
     result.resources = len(todo)
     result.exceptions = evaluator.exceptions.statuses() + suppressions.statuses()
-    result.notes = scan_notes(evaluator, todo, source)  # once, here: never per object or per worker
+    # once, here: never per object or per worker
+    result.notes = notes if notes is not None else scan_notes(evaluator, todo, source)
     return result
 
 
@@ -325,7 +340,8 @@ def _evaluate_forked(
     progress: Callable[[int], None] | None,
 ) -> Iterator[Decided]:
     """Steps 3 and 4 of a large scan where processes fork: workers share the resources, the inventory
-    and the evaluator with this process, and return violations with their lines."""
+    and the evaluator with this process, and return violations with their lines. The workers are
+    forked and given every chunk before this returns (the outcomes are read as they come)."""
     # what analyzers derive from the inventory on first use (the RBAC graph, policy indexes) is
     # derived once, here, rather than once per worker
     kinds: dict[str, Resource] = {}
@@ -335,7 +351,7 @@ def _evaluate_forked(
         _inputs(evaluator, r, source)
     pool = workers.fork((evaluator, todo, source))
     bounds = [(i, min(i + CHUNK, len(todo))) for i in range(0, len(todo), CHUNK)]
-    yield from _mapped(pool, _eval_forked, bounds, progress)
+    return _mapped(pool, _eval_forked, bounds, progress)
 
 
 def _mapped(
@@ -344,11 +360,16 @@ def _mapped(
     chunks: Sequence[Any],
     progress: Callable[[int], None] | None,
 ) -> Iterator[Decided]:
-    """The outcomes of `work` over `chunks` in the pool, in order, counting progress per chunk."""
-    for done in pool.map(work, chunks):
-        yield from done
+    """The outcomes of `work` over `chunks` in the pool, in order, counting progress per chunk; every
+    chunk is submitted now, the outcomes are yielded as the caller reads them."""
+    return _outcomes(pool.map(work, chunks), progress)
+
+
+def _outcomes(done: Iterable[list[Decided]], progress: Callable[[int], None] | None) -> Iterator[Decided]:
+    for chunk in done:
+        yield from chunk
         if progress:
-            progress(len(done))
+            progress(len(chunk))
 
 
 def _evaluate_one(evaluator: Evaluator, inputs: list[EngineInput]) -> Outcome:

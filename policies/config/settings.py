@@ -4,8 +4,6 @@ Unknown keys are errors (a misspelt `exeptions:` must not silently disable a wai
 every error names the key's path and, when the file is YAML, its line.
 """
 
-from __future__ import annotations
-
 import datetime as dt
 import fnmatch
 import ipaddress
@@ -441,7 +439,7 @@ class AdmissionConfig(_Model):
     engine_process: bool = True
 
     @model_validator(mode="after")
-    def _budget_holds_a_request(self) -> AdmissionConfig:
+    def _budget_holds_a_request(self) -> "AdmissionConfig":
         if self.max_buffered_bytes < self.max_request_bytes:
             raise ValueError("max_buffered_bytes must be at least max_request_bytes")
         return self

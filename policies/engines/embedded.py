@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 import regorus
@@ -34,12 +34,14 @@ from stockade.policies.engines.library import (
     violations_of,
 )
 from stockade.policies.frameworks.common import GatekeeperError
-from stockade.policies.frameworks.gatekeeper import GatekeeperEngine
-from stockade.policies.frameworks.vap import VapEngine
 from stockade.policies.model import Rule, Violation
 from stockade.policies.runtimes import program_cache
 from stockade.policies.runtimes.errors import engine_message, evaluation_message
 from stockade.policies.runtimes.rego_imports import expand_data_imports
+
+if TYPE_CHECKING:  # imported when the library has Gatekeeper templates or VAPs (policy directories)
+    from stockade.policies.frameworks.gatekeeper import GatekeeperEngine
+    from stockade.policies.frameworks.vap import VapEngine
 
 _VM_UNDEFINED = '"<undefined>"'
 
@@ -67,12 +69,18 @@ class EmbeddedEngine:
         self._vm_by_kind = group_by_kind([r for r in rules if library.is_bundled(r.id)])
         self._custom_by_kind = group_by_kind([r for r in rules if not library.is_bundled(r.id)])
         vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
-        self._vap = VapEngine(library.vap, vap_rules) if vap_rules else None
+        self._vap: VapEngine | None = None
+        if vap_rules:
+            from stockade.policies.frameworks.vap import VapEngine
+
+            self._vap = VapEngine(library.vap, vap_rules)
         self._gatekeeper: GatekeeperEngine | None = None
         gk_rules = {
             r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_gatekeeper(r.id)
         }
         if gk_rules:
+            from stockade.policies.frameworks.gatekeeper import GatekeeperEngine
+
             try:
                 self._gatekeeper = GatekeeperEngine(library.gatekeeper, gk_rules)
             except GatekeeperError as exc:

@@ -9,22 +9,25 @@ bundle ships them, the remote engine asks them over OPA's Data API.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import os
 import re
+import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from stockade.policies.frameworks.common import GatekeeperError, policy_documents
-from stockade.policies.frameworks.gatekeeper import AREA as GK_AREA
-from stockade.policies.frameworks.gatekeeper import Gatekeeper, load_gatekeeper
-from stockade.policies.frameworks.vap import AREA as VAP_AREA
-from stockade.policies.frameworks.vap import Policies, VapError, load_vap
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.model import Action, Rule, Severity, Violation
+
+if TYPE_CHECKING:  # the frameworks (and CEL) are imported when a policy directory is read, or asked for
+    from stockade.policies.frameworks.gatekeeper import Gatekeeper
+    from stockade.policies.frameworks.vap import Policies
 
 BUNDLED_DIR = Path(__file__).resolve().parent.parent / "rego"
 _BUNDLED_PREFIX = str(BUNDLED_DIR) + os.sep
@@ -80,24 +83,61 @@ class Library:
 
     modules: list[Module] = field(default_factory=list)
     rules: dict[str, Rule] = field(default_factory=dict)
-    #: Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
-    #: (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine
-    gatekeeper: Gatekeeper = field(default_factory=Gatekeeper)
-    #: ValidatingAdmissionPolicies and their bindings (policies/frameworks/vap.py); their rules
-    #: (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)
-    vap: Policies = field(default_factory=Policies)
+    # :attr:`gatekeeper` and :attr:`vap`; None while empty: a library without policy directories
+    # (a one-file scan) never imports the frameworks' modules
+    _gatekeeper: Gatekeeper | None = None
+    _vap: Policies | None = None
+
+    @property
+    def gatekeeper(self) -> Gatekeeper:
+        """Gatekeeper ConstraintTemplates and constraints of the policy directories; their rules
+        (GK-<Kind>-<name>) are in `rules` too, but they are evaluated by the GatekeeperEngine."""
+        if self._gatekeeper is None:
+            from stockade.policies.frameworks.gatekeeper import Gatekeeper
+
+            self._gatekeeper = Gatekeeper()
+        return self._gatekeeper
+
+    @gatekeeper.setter
+    def gatekeeper(self, value: Gatekeeper) -> None:
+        self._gatekeeper = value
+
+    @property
+    def vap(self) -> Policies:
+        """ValidatingAdmissionPolicies and their bindings (policies/frameworks/vap.py); their rules
+        (VAP-<policy>-<index>) are in `rules` too, evaluated by the VapEngine (CEL)."""
+        if self._vap is None:
+            from stockade.policies.frameworks.vap import Policies
+
+            self._vap = Policies()
+        return self._vap
+
+    @vap.setter
+    def vap(self, value: Policies) -> None:
+        self._vap = value
 
     @property
     def uses_inventory(self) -> bool:
         """Some rule reads objects beyond its input: a Gatekeeper template `data.inventory`, a VAP its
         params. The gate must then hand them over (Evaluator.set_inventory)."""
-        return self.gatekeeper.uses_inventory or bool(self.vap.param_kinds()) or self.vap.uses_authorizer
+        gatekeeper, vap = self._gatekeeper, self._vap
+        return (gatekeeper is not None and gatekeeper.uses_inventory) or (
+            vap is not None and (bool(vap.param_kinds()) or vap.uses_authorizer)
+        )
 
     def is_gatekeeper(self, rule_id: str) -> bool:
-        return rule_id.startswith("GK-") and self.rules[rule_id].area == GK_AREA
+        if not rule_id.startswith("GK-"):
+            return False
+        from stockade.policies.frameworks.gatekeeper import AREA
+
+        return self.rules[rule_id].area == AREA
 
     def is_vap(self, rule_id: str) -> bool:
-        return rule_id.startswith("VAP-") and self.rules[rule_id].area == VAP_AREA
+        if not rule_id.startswith("VAP-"):
+            return False
+        from stockade.policies.frameworks.vap import AREA
+
+        return self.rules[rule_id].area == AREA
 
     def is_bundled(self, rule_id: str) -> bool:
         """A rule of the library stockade ships (not of a policy directory): its file was read from
@@ -123,6 +163,7 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
     roots = ([BUNDLED_DIR] if bundled else []) + [Path(d) for d in dirs]
     lib = Library()
     packages: dict[str, str] = {}
+    metadata = _MetadataCache()
     for root in roots:
         if not root.exists():
             raise PolicyError(f"{root}: policy directory does not exist")
@@ -132,7 +173,7 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
             lib.modules.append(module)
             if module.is_test:
                 continue
-            rule = _rule_of(module)
+            rule = _rule_of(module, metadata)
             if rule is None:
                 continue
             if rule.id in lib.rules:
@@ -145,6 +186,12 @@ def load_library(dirs: Sequence[Path] = (), *, bundled: bool = True) -> Library:
                 )
             packages[rule.package] = str(path)
             lib.rules[rule.id] = rule
+    metadata.store()
+    if not dirs:
+        return lib  # no Gatekeeper template or VAP: those come from policy directories only
+    from stockade.policies.frameworks.gatekeeper import load_gatekeeper
+    from stockade.policies.frameworks.vap import VapError, load_vap
+
     try:
         documents = policy_documents([Path(d) for d in dirs])  # read once, for both loaders
         lib.gatekeeper = load_gatekeeper([], documents=documents)
@@ -177,7 +224,49 @@ def _read_module(path: Path) -> Module:
 _METADATA_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
+class _MetadataCache:
+    """The METADATA blocks read last time, by the SHA-256 of each block's text: parsing some 120
+    blocks with libyaml was the larger part of loading the library, at every start of a one-file scan.
+
+    Kept beside the compiled programs (:mod:`stockade.policies.runtimes.program_cache`: inside the
+    installed package, never a shared cache, nothing kept where that folder is not writable), as
+    `marshal` data; holds the blocks of the last library read. A block whose text changed has another
+    key and is parsed again; a file that does not load is ignored and replaced."""
+
+    NAME = "metadata.marshal"
+
+    def __init__(self) -> None:
+        from stockade.policies.runtimes.program_cache import FOLDER
+
+        self.path = FOLDER / self.NAME
+        try:
+            known = marshal.loads(self.path.read_bytes())
+        except Exception:  # absent, unreadable or not ours: every block is parsed
+            known = {}
+        self.known: dict[bytes, Any] = known if isinstance(known, dict) else {}
+        self.used: dict[bytes, Any] = {}
+
+    def load(self, body: str) -> Any:
+        key = hashlib.sha256(body.encode()).digest()
+        value = self.known[key] if key in self.known else yaml.load(body, Loader=_METADATA_LOADER)
+        self.used[key] = value
+        return value
+
+    def store(self) -> None:
+        if self.used.keys() == self.known.keys():
+            return
+        try:
+            data = marshal.dumps(self.used)  # ValueError: a value marshal does not carry (a date)
+            self.path.parent.mkdir(exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(tmp, self.path)
+        except Exception:
+            return
+
+
+def _metadata_block(text: str, cache: _MetadataCache | None = None) -> tuple[dict[str, Any], int] | None:
     """The package-scoped ``# METADATA`` YAML block and its line, if there is one."""
     lines = text.splitlines()
     for i, line in enumerate(lines):
@@ -190,7 +279,8 @@ def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
             try:
                 # libyaml's loader: the library's own METADATA, read at every start (PyYAML's pure
                 # Python parser took ~0.5 s of a one-file scan for 85 rules)
-                data = yaml.load("\n".join(body), Loader=_METADATA_LOADER) or {}
+                text = "\n".join(body)
+                data = (cache.load(text) if cache else yaml.load(text, Loader=_METADATA_LOADER)) or {}
             except yaml.YAMLError as exc:
                 raise PolicyError(f"METADATA at line {i + 1} is not valid YAML: {exc}") from None
             if not isinstance(data, dict):
@@ -201,10 +291,10 @@ def _metadata_block(text: str) -> tuple[dict[str, Any], int] | None:
     return None
 
 
-def _rule_of(module: Module) -> Rule | None:
+def _rule_of(module: Module, metadata: _MetadataCache | None = None) -> Rule | None:
     has_deny = bool(_DENY_RE.search(module.text))
     try:
-        block = _metadata_block(module.text)
+        block = _metadata_block(module.text, metadata)
     except PolicyError as exc:
         raise PolicyError(f"{module.path}: {exc}") from None
     if block is None:

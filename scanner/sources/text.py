@@ -20,7 +20,6 @@ from stockade.policies.decoding.shape import problems
 from stockade.policies.decoding.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
 from stockade.scanner.sources.base import Item, Skipped
-from stockade.scanner.sources.iac import iac_resources
 
 _K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
 
@@ -46,6 +45,8 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
             yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
             return
+        from stockade.scanner.sources.iac import iac_resources  # JSON only: YAML is never IaC here
+
         lazy = LazyFile(text)
         azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
         if azure is not None:

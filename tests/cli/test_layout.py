@@ -192,3 +192,45 @@ def test_a_scan_imports_neither_the_kubernetes_client_nor_the_webhook(tmp_path: 
     assert "LOADED ['stockade.cli.helptext', 'stockade.cli.main']" in helped.stdout, (
         helped.stdout + helped.stderr
     )
+
+
+_ONE_FILE_PROBE = (
+    "import sys\nfrom stockade.cli.main import main\n"
+    "try:\n    main(['scan', *sys.argv[1:]])\nexcept SystemExit:\n    pass\n"
+    "unused = ('multiprocessing', 'concurrent.futures.process', 'stockade.scanner.sources.iac',"
+    " 'stockade.scanner.sources.arm', 'stockade.scanner.baseline', 'stockade.scanner.reports.json')\n"
+    "print('LOADED', sorted(m for m in unused if m in sys.modules))\n"
+)
+
+
+def _loaded_by_scan(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_FILE_PROBE, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return next(line for line in done.stdout.splitlines() if line.startswith("LOADED"))
+
+
+def test_a_one_file_scan_imports_no_worker_pool_no_iac_reader_no_other_format(tmp_path: Path) -> None:
+    """The pre-commit case imports what it uses: no process pool (one file is read and evaluated in
+    this process), no ARM/terraform readers for a YAML file, no baseline, only the table report."""
+    manifest = tmp_path / "deploy.yaml"
+    manifest.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\n"
+        "spec:\n  selector: {matchLabels: {app: web}}\n  template:\n    metadata: {labels: {app: web}}\n"
+        "    spec:\n      containers:\n"
+        "        - {name: web, image: 'nginx:1.27', securityContext: {privileged: true}}\n"
+    )
+    assert _loaded_by_scan(str(manifest), "--fail-on", "never") == "LOADED []"
+    # the probe sees them when a scan needs them: a JSON file may be an ARM template, a JSON report
+    template = tmp_path / "azuredeploy.json"
+    template.write_text(
+        '{"$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentTemplate.json#",'
+        ' "contentVersion": "1.0.0.0", "resources": []}'
+    )
+    used = _loaded_by_scan(str(template), "--format", "json", "--allow-empty", "--fail-on", "never")
+    assert "'stockade.scanner.sources.iac'" in used and "'stockade.scanner.reports.json'" in used, used

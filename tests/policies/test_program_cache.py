@@ -3,6 +3,7 @@ never trusted when damaged, and nothing cached where the package folder is not w
 
 from __future__ import annotations
 
+import marshal
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,57 @@ def test_nothing_is_cached_where_the_folder_cannot_be_written(
     monkeypatch.setattr(program_cache, "FOLDER", blocker / ".compiled")  # under a file: never a folder
     engine = EmbeddedEngine(load_library(), {})
     assert engine.uses_vm and _verdicts(engine)
+
+
+# ---- the METADATA of the library's rules, kept beside the programs (engines/library.py) ----------
+
+
+def _rule_rego(severity: str) -> str:
+    return (
+        "# METADATA\n# title: Demo\n# custom:\n#   id: DEMO-001\n"
+        f"#   severity: {severity}\n#   kinds: [Pod]\npackage demo.cache\n\nimport rego.v1\n\n"
+        'deny contains {"msg": "demo"} if { input.object.kind == "Pod" }\n'
+    )
+
+
+def test_the_metadata_read_from_the_cache_is_the_metadata_read_from_the_files(folder: Path) -> None:
+    first = load_library()
+    cache = folder / "metadata.marshal"
+    assert cache.is_file()
+    second = load_library()  # every block from the cache
+    assert second.rules == first.rules and len(second.rules) > 100
+    # the blocks are taken from the cache (by their text's hash): a title planted there shows
+    known = marshal.loads(cache.read_bytes())
+    key = next(k for k, v in known.items() if v["custom"]["id"] == "STK-POD-001")
+    known[key] = {**known[key], "title": "planted"}
+    cache.write_bytes(marshal.dumps(known))
+    assert load_library().rules["STK-POD-001"].title == "planted"
+
+
+def test_a_changed_metadata_block_is_read_again_never_taken_from_the_cache(
+    folder: Path, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "demo.rego").write_text(_rule_rego("low"))
+    assert load_library([rules]).rules["DEMO-001"].severity.name == "LOW"  # now in the cache
+    (rules / "demo.rego").write_text(_rule_rego("critical"))
+    assert load_library([rules]).rules["DEMO-001"].severity.name == "CRITICAL"
+
+
+def test_a_damaged_metadata_cache_is_ignored_and_replaced(folder: Path) -> None:
+    expected = load_library().rules
+    cache = folder / "metadata.marshal"
+    for damage in (b"", b"\x00not marshal", cache.read_bytes()[:100]):
+        cache.write_bytes(damage)
+        assert load_library().rules == expected
+        assert cache.read_bytes() not in (b"", b"\x00not marshal") and len(cache.read_bytes()) > 100
+
+
+def test_no_metadata_cache_where_the_folder_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setattr(program_cache, "FOLDER", blocker / ".compiled")  # under a file: never a folder
+    assert len(load_library().rules) > 100
