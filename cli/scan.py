@@ -255,7 +255,12 @@ def scan(
     )
     result = _with_progress(
         lambda progress: run_scan(
-            files, others, evaluator, options, version=tool_version(), progress=progress
+            files,
+            others,
+            evaluator,
+            options,
+            version=tool_version() if get_report(format.value).shows_version else "",
+            progress=progress,
         )
     )
     if not result.errors and result.objects_read == 0 and _named_files_only(paths, kustomize, helm):

@@ -20,7 +20,6 @@ import hashlib
 import os
 import tempfile
 from collections.abc import Sequence
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -34,16 +33,21 @@ KEEP = 8
 _SOURCES = ("runtimes/program_cache.py", "runtimes/rego_imports.py", "engines/embedded.py")
 
 
-def _regorus_version() -> str:
+def _regorus_build() -> str:
+    """Which regorus build compiles the programs: its package files' names, sizes and modification
+    times (another version or a rebuilt wheel is another build). Read from the file system rather
+    than the distribution's metadata, whose lookup (importlib.metadata) costs a one-file scan 18 ms."""
+    folder = Path(regorus.__file__).resolve().parent
     try:
-        return version("gordon-to-regorus")
-    except PackageNotFoundError:  # pragma: no cover - installed under another distribution name
-        return str(getattr(regorus, "__version__", "unknown"))
+        files = sorted(p for p in folder.iterdir() if p.is_file())
+        return ";".join(f"{p.name}:{p.stat().st_size}:{p.stat().st_mtime_ns}" for p in files)
+    except OSError:  # pragma: no cover - an unreadable install: every build is another one
+        return f"unreadable:{os.getpid()}"
 
 
 def key(modules: Sequence[tuple[str, str]], entries: Sequence[str]) -> str:
     digest = hashlib.sha256()
-    digest.update(_regorus_version().encode())
+    digest.update(_regorus_build().encode())
     for name in _SOURCES:
         try:
             digest.update((HERE.parent / name).read_bytes())

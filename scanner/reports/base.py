@@ -14,6 +14,9 @@ class Report(abc.ABC):
     name: ClassVar[str]
     #: default file suffix when writing to a directory
     suffix: ClassVar[str] = ".txt"
+    #: the report shows `Result.tool_version` (looking the version up costs a one-file scan 18 ms:
+    #: the CLI asks for it only for formats that show it)
+    shows_version: ClassVar[bool] = True
 
     @abc.abstractmethod
     def render(self, result: Result, *, color: bool = False) -> str:

@@ -34,6 +34,7 @@ class JunitReport(Report):
 
     name = "junit"
     suffix = ".xml"
+    shows_version = False
 
     def render(self, result: Result, *, color: bool = False) -> str:
         root = ET.Element("testsuites", name="stockade")

@@ -39,6 +39,7 @@ class TableReport(Report):
 
     name = "table"
     suffix = ".txt"
+    shows_version = False
 
     def render(self, result: Result, *, color: bool = False) -> str:
         out = StringIO()
