@@ -266,23 +266,29 @@ def audit(
     else:
         text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    _summary(result, to_stderr=output is None and fmt != "table")
+    print_summary(result)
     if writer is not None:
         for line in writer.messages:
             typer.echo(f"stockade: {line}", err=True)
     _export_metrics(result, push_metrics, metrics_file)
+    raise typer.Exit(audit_exit_code(result, fail_on, fail_on_gaps))
+
+
+def audit_exit_code(result: Result, fail_on: FailOn, fail_on_gaps: bool) -> int:
+    """The audit's exit code: a scan's (exit_code), but 2 when a cluster could not be audited, or
+    (with `fail_on_gaps`) when anything could not be read."""
     code = exit_code(result, fail_on)
     if any(not c.reachable for c in result.clusters):
-        code = EXIT_USAGE
-    elif result.gaps and fail_on_gaps:
+        return EXIT_USAGE
+    if result.gaps and fail_on_gaps:
         # An incomplete audit is not a verdict: what could not be read may hold the violations.
         typer.echo(
             f"stockade: audit incomplete: {len(result.gaps)} coverage gap(s); exit 2 "
             "(--no-fail-on-gaps reports them without failing)",
             err=True,
         )
-        code = EXIT_USAGE
-    raise typer.Exit(code)
+        return EXIT_USAGE
+    return code
 
 
 def _in_cluster_reader(
@@ -307,7 +313,8 @@ def _export_metrics(result: Result, push_metrics: str | None, metrics_file: Path
             typer.echo(f"stockade: {metrics_file}: metrics not written: {exc.strerror or exc}", err=True)
 
 
-def _summary(result: Result, *, to_stderr: bool) -> None:
+def print_summary(result: Result) -> None:
+    """The audit's one-line summary on stderr, then each input error and coverage gap."""
     s = result.summary()
     by_action = s["by_action"]
     assert isinstance(by_action, dict)

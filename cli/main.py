@@ -63,6 +63,9 @@ COMMANDS: dict[str, Command] = {
     "egress": Command(
         "stockade.cli.egress", "app", True, "Egress: reachability of workloads under their network policies."
     ),
+    "report": Command(
+        "stockade.cli.report", "app", True, "Reports: merge per-cluster JSON reports into one fleet report."
+    ),
 }
 
 
