@@ -4,8 +4,9 @@ Everything a consumer may want is here, waived findings included (with the excep
 so that dashboards can show what is accepted and by whom. See docs/json-report.md for every field.
 
 The report is written finding by finding (:meth:`JsonReport.write`): the document without its
-findings is serialised once, and each finding is validated, serialised and written in turn, with the
-indentation it has inside the whole document. A fleet's audit of 187,600 findings is then never one
+findings is validated and serialised once, and each finding is built as its schema entry
+(:func:`~.schema.finding_document`), serialised and written in turn, with the indentation it has
+inside the whole document. A fleet's audit of 187,600 findings is then never one
 document in memory; the text is byte for byte what serialising the whole document gives
 (tests/scanner/test_json_stream.py).
 """
@@ -19,7 +20,7 @@ import orjson
 
 from stockade.scanner.reports.base import Report
 from stockade.scanner.reports.names import texts
-from stockade.scanner.reports.schema import build, finding_info
+from stockade.scanner.reports.schema import build, finding_document
 from stockade.scanner.result import Result
 
 _INDENT = orjson.OPT_INDENT_2
@@ -45,7 +46,7 @@ class JsonReport(Report):
         stream.write('\n  "findings": [')
         first = True
         for finding in result.sorted_findings():
-            entry = _text(finding_info(finding).model_dump(mode="json", by_alias=True), _INDENT)
+            entry = _text(finding_document(finding), _INDENT)
             stream.write("\n    " if first else ",\n    ")
             stream.write(entry.replace("\n", "\n    "))  # JSON text has no newline inside a string
             first = False

@@ -235,7 +235,7 @@ class ReportDocument(_Model):
 def build(result: Result, *, findings: bool = True) -> ReportDocument:
     """The report document for `result` (validated, so it always matches :func:`json_schema`);
     without its findings when `findings` is false (the JSON report writes them one by one:
-    :func:`finding_info`)."""
+    :func:`finding_document`)."""
     return ReportDocument(
         schema_version=SCHEMA_VERSION,
         tool=ToolInfo(name="stockade", version=result.tool_version),
@@ -267,6 +267,44 @@ def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the report, for publishing next to the docs."""
     schema = ReportDocument.model_json_schema(by_alias=True, mode="serialization")
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
+
+
+def finding_document(f: Finding) -> dict[str, Any]:
+    """``finding_info(f).model_dump(mode="json", by_alias=True)``, built directly: the JSON report
+    writes every finding this way, since validating through four models per finding cost a
+    findings-heavy scan seconds of CPU and a copy of every finding (docs/benchmarks.md, issue 39).
+    tests/scanner/test_json_stream.py keeps the two equal on findings of every shape, and validates
+    the result against the schema."""
+    ref, waiver = f.resource, f.exception
+    return {
+        "rule": {
+            "id": f.rule.id,
+            "title": f.rule.title,
+            "area": f.rule.area,
+            "severity": _SEVERITY[f.rule.severity],
+            "frameworks": list(f.rule.frameworks),
+        },
+        "action": f.action.value,
+        "message": f.message,
+        "resource": {
+            "apiVersion": ref.api_version,
+            "kind": ref.kind,
+            "namespace": ref.namespace,
+            "name": ref.name,
+            "cluster": ref.cluster,
+        },
+        "location": {
+            "file": shown_or_none(f.file),
+            "line": f.line,
+            "path": format_path(f.path) or None,
+            "template": f.template,
+        },
+        "details": dict(f.details),
+        "exception": None
+        if waiver is None
+        else {"name": waiver.name, "owner": waiver.owner, "reason": waiver.reason, "expires": waiver.expires},
+        "pods": f.replicas,
+    }
 
 
 def finding_info(f: Finding) -> FindingInfo:

@@ -12,9 +12,10 @@ import orjson
 from typer.testing import CliRunner
 
 from stockade.cli.main import app
+from stockade.policies.model import Finding
 from stockade.scanner.reports.json import REPORT
 from stockade.scanner.reports.names import texts
-from stockade.scanner.reports.schema import build
+from stockade.scanner.reports.schema import FindingInfo, build, finding_document, finding_info
 from stockade.scanner.result import Result
 from tests.scanner.test_reports import make_result
 
@@ -65,3 +66,34 @@ def test_the_cli_writes_the_same_document_to_a_file(tmp_path: Path) -> None:
     assert doc["findings"] and 0 < doc["summary"]["findings"] <= len(doc["findings"])
     to_stdout = CliRunner().invoke(app, ["scan", str(EXAMPLES), "--no-config", "--format", "json"])
     assert to_stdout.stdout == out.read_text(encoding="utf-8")
+
+
+def _scanned() -> list[Finding]:
+    """Every finding of the bundled examples, waived and folded ones included."""
+    from stockade.policies.config.settings import load_config
+    from stockade.policies.evaluate import Evaluator
+    from stockade.scanner.scan import ScanOptions, run_scan
+    from stockade.scanner.sources.files import FileSource
+
+    config = load_config(EXAMPLES.parent / "stockade.yaml")
+    evaluator = Evaluator.default(config)
+    options = ScanOptions(config, workers=1)
+    return run_scan(FileSource([str(EXAMPLES)]), [], evaluator, options, version="t").findings
+
+
+def test_each_finding_is_written_as_the_schema_validates_and_dumps_it() -> None:
+    """The JSON report builds each finding's entry directly (schema.finding_document): equal to the
+    validated model's dump, on the examples' findings and the hand-made shapes."""
+    result = make_result()
+    findings = [*result.findings, *_scanned()]
+    findings.append(replace(findings[0], message="name \udcff not UTF-8", details={"p": ("a", 0), "n": 1.5}))
+    assert len(findings) > 50
+    assert any(f.details.get("folded") for f in findings) and any(f.exception for f in findings)
+    for f in findings:
+        direct = finding_document(f)
+        # the same JSON (details may hold tuples, written as arrays either way)
+        as_json = orjson.loads(orjson.dumps(texts(direct)))
+        assert as_json == orjson.loads(
+            orjson.dumps(texts(finding_info(f).model_dump(mode="json", by_alias=True)))
+        )
+        FindingInfo.model_validate(direct)
