@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import itertools
 import pickle
 import tempfile
 import threading
@@ -497,22 +496,22 @@ class FindingSpool:
 
     def __init__(self) -> None:
         self._file = tempfile.TemporaryFile()  # noqa: SIM115 (closed by close(): the spool lives across a loop)
-        self._sizes: list[int] = []
+        self._parts = 0
 
     def put(self, findings: list[Finding]) -> None:
-        data = pickle.dumps(findings, protocol=pickle.HIGHEST_PROTOCOL)
-        self._file.write(data)
-        self._sizes.append(len(data))
+        # written as it is pickled, and read back as it is unpickled: no copy of the bytes in memory
+        pickle.dump(findings, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._parts += 1
 
     def load(self) -> list[Finding]:
         """Every finding put, in the order put; the spool is empty afterwards."""
         out: list[Finding] = []
         self._file.seek(0)
-        for size in self._sizes:
-            out.extend(pickle.loads(self._file.read(size)))
+        for _ in range(self._parts):
+            out.extend(pickle.load(self._file))
         self._file.seek(0)
         self._file.truncate()
-        self._sizes.clear()
+        self._parts = 0
         return out
 
     def close(self) -> None:
@@ -573,9 +572,16 @@ def run_audit(
         window = max(1, min(max_parallel, len(targets) or 1))
         pending: dict[Future[ClusterSnapshot], int] = {}
         order = {t.name: i for i, t in enumerate(targets)}
-        queue = iter(range(len(targets)))
-        for i in itertools.islice(queue, window):
-            pending[pool.submit(list_one, targets[i])] = i
+        next_target = 0
+
+        def start_next() -> None:
+            nonlocal next_target
+            if next_target < len(targets):
+                pending[pool.submit(list_one, targets[next_target])] = next_target
+                next_target += 1
+
+        for _ in range(window):
+            start_next()
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
@@ -591,14 +597,14 @@ def run_audit(
                         evaluate_snapshot(snap, evaluator, result, progress, workers, suppressions)
                         if on_snapshot is not None:
                             on_snapshot(snap, result)
-                        spool.put(result.findings)
-                        result.findings = []
+                        if pending or next_target < len(targets):  # another cluster comes after this one
+                            spool.put(result.findings)
+                            result.findings = []
                     progress.finished(snap.name, snap.failed is None, snap.failed or "")
                     result.resources += snap.stats.evaluated
                 del snap, future
-                for i in itertools.islice(queue, 1):
-                    pending[pool.submit(list_one, targets[i])] = i
-        result.findings = spool.load()
+                start_next()
+        result.findings = spool.load() + result.findings
 
     # in the order the targets were given, whatever order their lists completed in (stable sorts)
     def cluster_rank(name: str | None) -> int:
