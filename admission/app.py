@@ -56,7 +56,7 @@ from stockade.admission.bounds import (
 )
 from stockade.admission.decide import denial, evaluate, failure, judged, respond
 from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
-from stockade.policies.config.settings import Config, ConfigError, load_config
+from stockade.policies.config.settings import Config, ConfigError, first_error, load_config
 from stockade.policies.engines.base import RuleEvaluationError
 from stockade.policies.engines.library import PolicyError
 from stockade.policies.engines.process import EngineProcessError, EvaluationTimeout
@@ -223,9 +223,8 @@ def parse_review(body: bytes) -> AdmissionReview:
     try:
         return AdmissionReview.model_validate(data)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        where = ".".join(str(p) for p in err["loc"]) or "<root>"
-        raise BadRequest(f"not an admission.k8s.io/v1 AdmissionReview: {where}: {err['msg']}") from None
+        _, where, message = first_error(exc)
+        raise BadRequest(f"not an admission.k8s.io/v1 AdmissionReview: {where}: {message}") from None
 
 
 def _answer(response: AdmissionResponse) -> Response:

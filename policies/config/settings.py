@@ -761,10 +761,17 @@ def parse_config(text: str, source: str = "stockade.yaml") -> Config:
         raise ConfigError(_describe(exc, source, locator)) from None
 
 
-def _describe(exc: ValidationError, source: str, locator: NodeLocator | None) -> str:
+def first_error(exc: ValidationError, root: str = "<root>") -> tuple[tuple[Any, ...], str, str]:
+    """(location, dotted key or `root`, message) of a validation error's first problem: what a
+    one-line error names (the config, an AdmissionReview, a JSON report)."""
     err = exc.errors()[0]
     loc = tuple(err["loc"])
-    key = ".".join(str(p) for p in loc) or "<root>"
+    return loc, ".".join(str(p) for p in loc) or root, err["msg"]
+
+
+def _describe(exc: ValidationError, source: str, locator: NodeLocator | None) -> str:
+    err = exc.errors()[0]
+    loc, key, _ = first_error(exc)
     line = locator.line_of(loc) if locator is not None else None
     where = f"{source}:{line}" if line else source
     msg = err["msg"]

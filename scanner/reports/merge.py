@@ -21,7 +21,7 @@ from pathlib import Path
 import orjson
 from pydantic import ValidationError
 
-from stockade.policies.config.settings import ExceptionSpec
+from stockade.policies.config.settings import ExceptionSpec, first_error
 from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import ExceptionRef, Finding, InputError, ResourceRef, Rule, Severity
 from stockade.scanner.reports.names import original
@@ -90,9 +90,8 @@ def read(path: Path) -> ReportDocument:
     try:
         return ReportDocument.model_validate(data)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "the document"
-        raise ValueError(f"not a stockade JSON report (schema version 1): {where}: {first['msg']}") from None
+        _, where, message = first_error(exc, "the document")
+        raise ValueError(f"not a stockade JSON report (schema version 1): {where}: {message}") from None
 
 
 def _exceptions(doc: ReportDocument) -> list[ExceptionStatus]:
