@@ -12,6 +12,7 @@ import typer
 
 from stockade.cli.errors import EXIT_USAGE, fail, resolve
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
+from stockade.cli.output import emit
 from stockade.cli.scan import FailOn, Format, exit_code
 from stockade.scanner.audit import (
     DEFAULT_PARALLEL,
@@ -257,15 +258,7 @@ def audit(
         evaluate_azure(result, evaluator, listing, contexts=chosen, notify=notify)
     if framework is not None:
         result.framework = framework
-    fmt = format.value
-    report = get_report(fmt)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", encoding="utf-8") as stream:
-            report.write(result, stream)
-    else:
-        text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    emit(get_report(format.value), result, output, terminal_colors=format == Format.table)
     print_summary(result)
     if writer is not None:
         for line in writer.messages:

@@ -10,7 +10,6 @@ finding fails `--fail-on`; else 0.
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -19,6 +18,7 @@ import typer
 from stockade.cli.audit import audit_exit_code, print_summary
 from stockade.cli.errors import fail
 from stockade.cli.main import tool_version
+from stockade.cli.output import emit
 from stockade.cli.scan import FailOn, Format
 from stockade.policies.engines.library import load_library
 from stockade.scanner.reports import get_report
@@ -61,13 +61,6 @@ def merge(
     if not files:
         fail("no JSON report found in " + ", ".join(str(p) for p in reports))
     result = merge_reports(files, load_library().rules, tool_version())
-    report = get_report(format.value)
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", encoding="utf-8") as stream:
-            report.write(result, stream)
-    else:
-        text = report.render(result, color=format == Format.table and sys.stdout.isatty())
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    emit(get_report(format.value), result, output, terminal_colors=format == Format.table)
     print_summary(result)
     raise typer.Exit(audit_exit_code(result, fail_on, fail_on_gaps))

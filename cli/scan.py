@@ -12,6 +12,7 @@ import typer
 
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, did_you_mean, fail
 from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
+from stockade.cli.output import emit
 
 if TYPE_CHECKING:  # the pipeline is imported when a scan runs, not for `scan --help`
     from stockade.policies.config.settings import Config
@@ -288,16 +289,9 @@ def scan(
         )
     if matcher is not None:
         _baseline_outcome(result, cfg, matcher, baseline, write_baseline)
-    fmt = format.value
-    report = get_report(fmt)
+    emit(get_report(format.value), result, output, terminal_colors=format == Format.table)
     if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        with output.open("w", encoding="utf-8") as stream:
-            report.write(result, stream)
         _summary_line(result)
-    else:
-        text = report.render(result, color=fmt == "table" and sys.stdout.isatty())
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     raise typer.Exit(exit_code(result, fail_on, fail_on_severity))
 
 

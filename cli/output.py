@@ -1,0 +1,44 @@
+"""Where a report goes (`scan`, `audit`, `report merge`): standard output, or a file written whole.
+
+A file is written beside its destination under a temporary name and renamed over it once complete,
+so a reader (a CI step uploading SARIF, a dashboard polling JSON) never sees half a report, and a
+report that fails midway leaves the previous file as it was. A destination that cannot be written is
+one line and exit 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from stockade.cli.errors import fail
+
+if TYPE_CHECKING:  # imported by `scan` and `audit` before their pipelines are (`--help` stays fast)
+    from stockade.scanner.reports.base import Report
+    from stockade.scanner.result import Result
+
+
+def emit(report: Report, result: Result, output: Path | None, *, terminal_colors: bool = False) -> None:
+    """Write `result` as `report` to `output`, or to standard output when it is None (with colours
+    when `terminal_colors` and standard output is a terminal)."""
+    if output is None:
+        text = report.render(result, color=terminal_colors and sys.stdout.isatty())
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        return
+    # beside the destination (a rename within one file system), created exclusively, with the
+    # permissions any new file gets here (umask), as writing the destination directly would
+    temporary = output.parent / f".{output.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        with temporary.open("x", encoding="utf-8") as stream:
+            report.write(result, stream)
+        os.replace(temporary, output)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        fail(f"{output}: cannot write: {exc.strerror or exc}")
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise

@@ -1,0 +1,70 @@
+"""Reports written to a file (cli/output.py): whole or not at all, and a destination that cannot be
+written is one line and exit 2."""
+
+from __future__ import annotations
+
+import io
+import os
+import stat
+from pathlib import Path
+from typing import TextIO
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from stockade.cli.main import app
+from stockade.cli.output import emit
+from stockade.scanner.reports import get_report
+from stockade.scanner.reports.base import Report
+from stockade.scanner.result import Result
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "manifests" / "compliant"
+
+
+class Halfway(Report):
+    """Writes part of its text, then fails (a bug, a full disk)."""
+
+    name = "halfway"
+
+    def render(self, result: Result, *, color: bool = False) -> str:
+        out = io.StringIO()
+        self.write(result, out)
+        return out.getvalue()
+
+    def write(self, result: Result, stream: TextIO, *, color: bool = False) -> None:
+        stream.write('{"findings": [')
+        raise RuntimeError("failed midway")
+
+
+def test_a_report_that_fails_midway_leaves_the_previous_file_and_no_temporary(tmp_path: Path) -> None:
+    out = tmp_path / "report.json"
+    out.write_text("previous report\n")
+    with pytest.raises(RuntimeError):
+        emit(Halfway(), Result(tool_version="t"), out)
+    assert out.read_text() == "previous report\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_an_unwritable_destination_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    for where in (tmp_path / "taken", Path("/proc/stockade-no-such-dir/r.json")):
+        run = CliRunner().invoke(app, ["scan", str(EXAMPLES), "--no-config", "-f", "json", "-o", str(where)])
+        assert run.exit_code == 2, run.output
+        assert f"stockade: error: {where}: cannot write:" in run.output
+        assert "Traceback" not in run.output
+    with pytest.raises(typer.Exit):
+        emit(get_report("json"), Result(tool_version="t"), tmp_path / "taken")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]  # no temporary left
+
+
+def test_a_written_report_is_what_standard_output_shows_with_the_usual_permissions(tmp_path: Path) -> None:
+    out = tmp_path / "deep" / "r.sarif"
+    run = CliRunner().invoke(app, ["scan", str(EXAMPLES), "--no-config", "-f", "sarif", "-o", str(out)])
+    assert run.exit_code == 0, run.output
+    shown = CliRunner().invoke(app, ["scan", str(EXAMPLES), "--no-config", "-f", "sarif"])
+    assert out.read_text(encoding="utf-8") == shown.stdout
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
+    assert sorted(p.name for p in out.parent.iterdir()) == ["r.sarif"]
