@@ -4,9 +4,11 @@ matches nothing fails with the closest names ("did you mean")."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from pathlib import Path
 from typing import NoReturn
 
 import typer
@@ -19,6 +21,16 @@ EXIT_USAGE = 2
 def fail(message: str) -> NoReturn:
     typer.echo(f"stockade: error: {message}", err=True)
     raise typer.Exit(EXIT_USAGE)
+
+
+@contextlib.contextmanager
+def writing(path: Path) -> Iterator[None]:
+    """A failure to write `path` (or a file under it) inside the block is one line and exit 2,
+    naming the file that could not be written, never a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        fail(f"{exc.filename or path}: cannot write: {exc.strerror or exc}")
 
 
 def name_key(name: str) -> str:

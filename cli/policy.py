@@ -12,7 +12,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from stockade.cli.errors import EXIT_VIOLATIONS, did_you_mean, fail, name_key, resolve
+from stockade.cli.errors import EXIT_VIOLATIONS, did_you_mean, fail, name_key, resolve, writing
 from stockade.policies.config.settings import STARTER_CONFIG
 from stockade.policies.engines.library import Library, PolicyError, load_library
 from stockade.policies.engines.testing import run_tests
@@ -217,8 +217,9 @@ def bundle(
     evaluator, cfg = load_evaluator(config, policy_dir or [])
     enabled = set(getattr(evaluator.engine, "enabled", evaluator.rules))
     data = build_bundle(evaluator.engine.library, cfg.rule_data(), tool_version(), enabled)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.write_bytes(data)
+    with writing(output):
+        output.parent.mkdir(parents=True, exist_ok=True)
+        output.write_bytes(data)
     typer.echo(f"stockade: wrote {output} ({len(data)} bytes, {len(enabled)} rules)", err=True)
 
 

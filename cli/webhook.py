@@ -18,7 +18,7 @@ from kubernetes import config as k8s_config
 from starlette.applications import Starlette
 
 from stockade.admission.app import JSONLogFormatter, WebhookState, create_app
-from stockade.cli.errors import fail
+from stockade.cli.errors import fail, writing
 from stockade.cli.loading import (
     EngineName,
     EngineOption,
@@ -496,7 +496,8 @@ def manifests(
     except (ManifestError, UnknownKind) as exc:
         fail(str(exc))
     if kustomize_dir is not None:
-        write_kustomize(objects, kustomize_dir)
+        with writing(kustomize_dir):
+            write_kustomize(objects, kustomize_dir)
         typer.echo(
             f"wrote {len(objects)} objects to {kustomize_dir} (the webhook configuration in"
             f" {kustomize_dir / REGISTRATION_DIR}: apply it once the webhook has rolled out)",
@@ -521,7 +522,8 @@ def manifests(
             "# (`stockade webhook install` does both in order.)\n"
         )
     if output is not None:
-        output.write_text(text, encoding="utf-8")
+        with writing(output):
+            output.write_text(text, encoding="utf-8")
     elif kustomize_dir is None:
         typer.echo(text, nl=False)
 
@@ -810,8 +812,9 @@ def chart_cmd(
     for stale in (output / "templates").glob("*") if (output / "templates").is_dir() else ():
         if f"templates/{stale.name}" not in files:
             stale.unlink()
-    for name, text in files.items():
-        path = output / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+    with writing(output):
+        for name, text in files.items():
+            path = output / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
     typer.echo(f"wrote {len(files)} files to {output}", err=True)

@@ -68,3 +68,26 @@ def test_a_written_report_is_what_standard_output_shows_with_the_usual_permissio
     os.umask(umask)
     assert stat.S_IMODE(out.stat().st_mode) == 0o666 & ~umask
     assert sorted(p.name for p in out.parent.iterdir()) == ["r.sarif"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["policy", "bundle", "-o", "{bad}/bundle.tar.gz"],
+        ["webhook", "manifests", "--cert-manager", "-o", "{bad}/m.yaml"],
+        ["webhook", "manifests", "--cert-manager", "--kustomize-dir", "{bad}/base"],
+        ["webhook", "chart", "-o", "{bad}/chart"],
+        ["init", "--output", "{bad}/stockade.yaml"],
+        ["scan", str(EXAMPLES), "--no-config", "--write-baseline", "{bad}/baseline.json"],
+    ],
+)
+def test_every_command_that_writes_files_says_so_in_one_line(args: list[str], tmp_path: Path) -> None:
+    """A destination under a regular file cannot be created: one `stockade: error:` line, exit 2."""
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    run = CliRunner().invoke(app, [a.replace("{bad}", str(blocker)) for a in args])
+    assert run.exit_code == 2, run.output
+    assert "Traceback" not in run.output
+    assert run.exception is None or isinstance(run.exception, SystemExit)
+    assert run.output.count("stockade: error:") == 1, run.output
+    assert str(blocker) in run.output
