@@ -270,11 +270,11 @@ def json_schema() -> dict[str, Any]:
 
 
 def finding_document(f: Finding) -> dict[str, Any]:
-    """``finding_info(f).model_dump(mode="json", by_alias=True)``, built directly: the JSON report
-    writes every finding this way, since validating through four models per finding cost a
-    findings-heavy scan seconds of CPU and a copy of every finding (docs/benchmarks.md, issue 39).
-    tests/scanner/test_json_stream.py keeps the two equal on findings of every shape, and validates
-    the result against the schema."""
+    """A finding's entry of the document's `findings`, as JSON values: the JSON report writes every
+    finding this way, without validating it through four models (that cost a findings-heavy scan
+    seconds of CPU and a copy of every finding: docs/benchmarks.md, issue 39). The one mapping from
+    a finding to its entry: :func:`finding_info` validates it, and tests/scanner/test_json_stream.py
+    checks on findings of every shape that validation keeps it as built."""
     ref, waiver = f.resource, f.exception
     return {
         "rule": {
@@ -308,34 +308,9 @@ def finding_document(f: Finding) -> dict[str, Any]:
 
 
 def finding_info(f: Finding) -> FindingInfo:
-    """One entry of the document's `findings` (validated as the whole document is)."""
-    ref, waiver = f.resource, f.exception
-    return FindingInfo(
-        rule=RuleInfo(
-            id=f.rule.id,
-            title=f.rule.title,
-            area=f.rule.area,
-            severity=_SEVERITY[f.rule.severity],
-            frameworks=list(f.rule.frameworks),
-        ),
-        action=f.action,
-        message=f.message,
-        resource=ResourceInfo(
-            api_version=ref.api_version,
-            kind=ref.kind,
-            namespace=ref.namespace,
-            name=ref.name,
-            cluster=ref.cluster,
-        ),
-        location=Location(
-            file=shown_or_none(f.file), line=f.line, path=format_path(f.path) or None, template=f.template
-        ),
-        details=dict(f.details),
-        pods=f.replicas,
-        exception=None
-        if waiver is None
-        else WaiverInfo(name=waiver.name, owner=waiver.owner, reason=waiver.reason, expires=waiver.expires),
-    )
+    """One entry of the document's `findings`, validated as the whole document is: the entry
+    :func:`finding_document` builds, so the two never describe a finding differently."""
+    return FindingInfo.model_validate(finding_document(f))
 
 
 def _error(e: InputError) -> ErrorInfo:
