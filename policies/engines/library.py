@@ -13,7 +13,6 @@ import hashlib
 import marshal
 import os
 import re
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -255,13 +254,11 @@ class _MetadataCache:
     def store(self) -> None:
         if self.used.keys() == self.known.keys():
             return
+        from stockade.policies.runtimes.program_cache import keep
+
         try:
-            data = marshal.dumps(self.used)  # ValueError: a value marshal does not carry (a date)
-            self.path.parent.mkdir(exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.replace(tmp, self.path)
+            # ValueError: a value marshal does not carry (a date); OSError: a read-only install
+            keep(self.NAME, marshal.dumps(self.used))
         except Exception:
             return
 

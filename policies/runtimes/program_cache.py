@@ -78,16 +78,25 @@ def load(program_key: str) -> Any:
     return result
 
 
+def keep(name: str, data: bytes) -> None:
+    """`data` as the file `name` of :data:`FOLDER`, replaced in one rename (a reader sees the old
+    file or the new one, never part of either); OSError where the folder is not writable."""
+    FOLDER.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=FOLDER, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, FOLDER / name)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def store(program_key: str, program: Any) -> None:
     """Keep `program` under its :func:`key` for the next run, atomically; silently nothing where that
     is not possible."""
     try:
-        data = bytes(program.serialize_binary())
-        FOLDER.mkdir(exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=FOLDER, suffix=".tmp")
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, FOLDER / f"{program_key}.bin")
+        keep(f"{program_key}.bin", bytes(program.serialize_binary()))
         programs = sorted(FOLDER.glob("*.bin"), key=lambda p: p.stat().st_mtime, reverse=True)
         for old in programs[KEEP:]:
             old.unlink(missing_ok=True)
