@@ -236,6 +236,7 @@ def scan(
     from stockade.scanner.sources.files import FileSource
     from stockade.scanner.sources.render import HelmSource, KustomizeSource
 
+    report = get_report(format.value)
     matcher = _baseline_matcher(baseline, write_baseline)
     remote = remote_url(engine, opa_url)
     evaluator, cfg = _evaluator(config, policy_dir or [], remote, rule or [], skip_rule or [])
@@ -260,7 +261,7 @@ def scan(
             others,
             evaluator,
             options,
-            version=tool_version() if get_report(format.value).shows_version else "",
+            version=tool_version() if report.shows_version else "",
             progress=progress,
         )
     )
@@ -289,7 +290,7 @@ def scan(
         )
     if matcher is not None:
         _baseline_outcome(result, cfg, matcher, baseline, write_baseline)
-    emit(get_report(format.value), result, output, terminal_colors=format == Format.table)
+    emit(report, result, output, terminal_colors=format == Format.table)
     if output is not None:
         _summary_line(result)
     raise typer.Exit(exit_code(result, fail_on, fail_on_severity))
