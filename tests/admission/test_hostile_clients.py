@@ -169,6 +169,33 @@ def test_headers_without_the_body_get_408_and_close(pki: tuple[Path, Path, Path]
         assert answered(client)
 
 
+def test_a_request_head_past_16_kib_is_answered_400_and_closed(pki: tuple[Path, Path, Path]) -> None:
+    """llhttp keeps every header it is sent: the protocol bounds an incomplete head itself (h11's
+    16 KiB), whether it comes in one write or header by header; a head within it is served."""
+    with webhook(pki) as (srv, client):
+        for chunks in (1, 40):
+            s = tls_socket(srv.port, pki[0])
+            s.sendall(f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\n".encode())
+            header = b"X-Filler: " + b"a" * 500 + b"\r\n"
+            for _ in range(chunks):
+                s.sendall(header * (40 // chunks))  # 20 KiB of headers, never the blank line
+            s.settimeout(30)
+            answer = b""
+            with contextlib.suppress(OSError):
+                while chunk := s.recv(65536):
+                    answer += chunk
+            assert answer.startswith(b"HTTP/1.1 400") and b"connection: close" in answer.lower()
+        s = tls_socket(srv.port, pki[0])
+        body = orjson.dumps(admission_review(POD, "ml"))
+        head = f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
+        head += "X-Filler: " + "a" * 8000 + f"\r\nContent-Length: {len(body)}\r\n\r\n"
+        s.sendall(head.encode()[:100])
+        s.sendall(head.encode()[100:] + body)
+        s.settimeout(30)
+        assert s.recv(65536).startswith(b"HTTP/1.1 200")
+        assert answered(client)
+
+
 def test_stalled_connections_cannot_keep_a_prompt_client_out(pki: tuple[Path, Path, Path]) -> None:
     """More stalled connections than the cap: each new one evicts the oldest stalled one, so the
     webhook keeps answering prompt clients at once instead of after the stalled ones time out (10
