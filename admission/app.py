@@ -54,12 +54,17 @@ from stockade.admission.bounds import (
     review_uid,
     values_upper_bound,
 )
-from stockade.admission.decide import denial, evaluate, failure, judged, respond
+from stockade.admission.decide import denial, evaluate, evaluate_async, failure, judged, respond
 from stockade.admission.review import AdmissionResponse, AdmissionReview, AdmissionReviewResponse
 from stockade.policies.config.settings import Config, ConfigError, first_error, load_config
 from stockade.policies.engines.base import RuleEvaluationError
 from stockade.policies.engines.library import PolicyError
-from stockade.policies.engines.process import EngineProcessError, EvaluationTimeout
+from stockade.policies.engines.process import (
+    EngineClosed,
+    EngineProcessError,
+    EvaluationTimeout,
+    ProcessEngine,
+)
 from stockade.policies.evaluate import Evaluator, FactsSource, InventoryFacts
 from stockade.policies.kinds.workloads import WorkloadKinds
 
@@ -127,8 +132,12 @@ class Metrics:
 class WebhookState:
     """What a request needs; `evaluator` and `config` are swapped whole on a config reload.
 
-    regorus objects belong to the thread that created them, so the evaluator is built, used and
-    replaced only on the one evaluation thread (`executor`), never on the event loop.
+    regorus objects belong to the thread that created them, so the evaluator is built, replaced and
+    given the inventory only on the one evaluation thread (`executor`), never on the event loop.
+    With its engine in a child process (``isolated``, what `webhook serve` runs), the evaluator holds
+    no regorus object: requests are then evaluated from the event loop, which builds the inputs and
+    findings and waits for the child in its selector (no thread hop per request); the thread only
+    builds it, loads inventory changes into it and replaces it.
     """
 
     config: Config
@@ -176,19 +185,26 @@ class WebhookState:
             self.evaluator = self._build(self.config)
         return self.evaluator
 
+    def inventory_given(self, evaluator: Evaluator) -> bool:
+        """Whether ``evaluator`` has what :meth:`refresh_inventory` would give it (it needs nothing, or
+        has the cache's current version): it can then evaluate without a turn on the evaluation
+        thread."""
+        if not evaluator.engine.library.uses_inventory:
+            return True
+        inventory = getattr(self.facts, "inventory", None)
+        if inventory is None or getattr(self.facts, "snapshot", None) is None:
+            return True
+        current = getattr(self.facts, "version", inventory.version)
+        return (id(evaluator), current) == self._inventory_version
+
     def refresh_inventory(self, evaluator: Evaluator) -> None:
         """Give Gatekeeper templates that read `data.inventory`, and VAPs with params, what the inventory
         cache holds (its kinds: Namespaces, ServiceAccounts, RBAC, network policies, RuntimeClasses,
         and the VAPs' param kinds), again only when the cache or the evaluator changed. On the
         evaluation thread only."""
-        if not evaluator.engine.library.uses_inventory:
-            return
         inventory = getattr(self.facts, "inventory", None)
         snapshot = getattr(self.facts, "snapshot", None)
-        if inventory is None or snapshot is None:
-            return
-        current = getattr(self.facts, "version", inventory.version)
-        if (id(evaluator), current) == self._inventory_version:
+        if inventory is None or snapshot is None or self.inventory_given(evaluator):
             return  # nothing changed: no copy of the cache per request
         version, objects = snapshot()
         evaluator.set_inventory(objects, complete=inventory.complete)
@@ -330,11 +346,17 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
 
         def run() -> tuple[list[Any], float]:
             t = time.perf_counter()
-            if not state.evaluation:
-                return [], time.perf_counter() - t
             evaluator = state.evaluator_here()
             state.refresh_inventory(evaluator)
             findings = evaluate(req, evaluator, state.facts, state.cluster)
+            return findings, time.perf_counter() - t
+
+        async def run_here(evaluator: Evaluator, engine: ProcessEngine) -> tuple[list[Any], float]:
+            t = time.perf_counter()
+            try:
+                findings = await evaluate_async(req, evaluator, engine, state.facts, state.cluster)
+            except EngineClosed:  # a config reload replaced the evaluator meanwhile: the new one judges
+                return await loop.run_in_executor(state.executor, run)
             return findings, time.perf_counter() - t
 
         timeout = config.admission.evaluation_timeout_seconds
@@ -343,7 +365,20 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
             # The engine process enforces the timeout itself (and is replaced); this one is the
             # backstop for the Python around it, with room for a replacement to start.
             backstop = timeout + 1.0 if state.isolated and state.opa_url is None else timeout
-            findings, spent = await asyncio.wait_for(loop.run_in_executor(state.executor, run), backstop)
+            evaluator = state.evaluator
+            engine = evaluator.engine if evaluator is not None else None
+            findings: list[Any]
+            if not state.evaluation:
+                findings, spent = [], 0.0
+            elif (
+                evaluator is not None
+                and isinstance(engine, ProcessEngine)
+                and state.inventory_given(evaluator)
+            ):
+                # the engine process is waited for in this loop: no thread hop per request
+                findings, spent = await asyncio.wait_for(run_here(evaluator, engine), backstop)
+            else:  # the evaluator's thread builds it, loads the inventory into it, or runs the engine
+                findings, spent = await asyncio.wait_for(loop.run_in_executor(state.executor, run), backstop)
             metrics.evaluation.observe(spent)
             response = respond(req.uid, findings, fail_open=fail_open)
         except EvaluationTimeout:

@@ -15,13 +15,15 @@ DELETE and CONNECT carry no object to judge and are allowed, as are subresources
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
 from stockade.policies.config.waivers import SuppressionBook
+from stockade.policies.engines.base import EngineInput, evaluate_inputs
+from stockade.policies.engines.process import ProcessEngine
 from stockade.policies.evaluate import Evaluator, FactsSource, namespace_for
 from stockade.policies.folding import fold
-from stockade.policies.model import Action, Finding, Operation, Origin, Resource, format_path
+from stockade.policies.model import Action, Finding, Operation, Origin, Resource, Violation, format_path
 
 #: Kubernetes truncates each warning beyond this length; keep the rule id and start of the message.
 MAX_WARNING_CHARS = 256
@@ -56,27 +58,58 @@ def judged(request: AdmissionRequest) -> bool:
     return request.operation not in ("DELETE", "CONNECT") and request.sub_resource in EVALUATED_SUBRESOURCES
 
 
+class Judgement:
+    """One request's evaluation around the engine's: what the engine is given (``inputs``: none when
+    the request carries nothing to judge, or its object is out of scope), and the findings made of
+    what it answers. The webhook waits for the engine in its event loop between the two
+    (:func:`evaluate_async`); :func:`evaluate` does all three in one call."""
+
+    def __init__(
+        self, request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource, cluster: str | None = None
+    ) -> None:
+        self.evaluator = evaluator
+        self.resource = resource_of(request, cluster) if judged(request) else None
+        self.inputs: list[EngineInput] = []
+        if self.resource is not None:
+            self.inputs = evaluator.scoped_inputs(
+                self.resource,
+                operation=Operation(request.operation),
+                namespace=namespace_for(self.resource, facts),
+                source=facts,
+                old_object=request.old_object,
+                user_info=request.user_info.model_dump(by_alias=True),
+            )
+
+    def findings(self, violations: Sequence[Violation]) -> list[Finding]:
+        """The findings of the engine's violations for ``inputs``."""
+        if self.resource is None:
+            return []
+        evaluator = self.evaluator
+        findings = evaluator.decide(self.resource, violations)
+        # stockade.io/ignore-<RULE> annotations: only where `suppressions.admission` allows (by default
+        # nowhere), since whoever submits the object writes them; one not honoured says so in the message
+        book = SuppressionBook(evaluator.config.suppressions, "admission", evaluator.exceptions.today)
+        return fold(book.apply(self.resource, findings))
+
+
 def evaluate(
     request: AdmissionRequest, evaluator: Evaluator, facts: FactsSource, cluster: str | None = None
 ) -> list[Finding]:
     """The findings for a request (none for requests that carry nothing to judge)."""
-    if not judged(request):
-        return []
-    resource = resource_of(request, cluster)
-    if resource is None:
-        return []
-    findings = evaluator.evaluate(
-        resource,
-        operation=Operation(request.operation),
-        namespace=namespace_for(resource, facts),
-        source=facts,
-        old_object=request.old_object,
-        user_info=request.user_info.model_dump(by_alias=True),
-    )
-    # stockade.io/ignore-<RULE> annotations: only where `suppressions.admission` allows (by default
-    # nowhere), since whoever submits the object writes them; one not honoured says so in the message
-    book = SuppressionBook(evaluator.config.suppressions, "admission", evaluator.exceptions.today)
-    return fold(book.apply(resource, findings))
+    job = Judgement(request, evaluator, facts, cluster)
+    return job.findings(evaluate_inputs(evaluator.engine, job.inputs) if job.inputs else [])
+
+
+async def evaluate_async(
+    request: AdmissionRequest,
+    evaluator: Evaluator,
+    engine: ProcessEngine,
+    facts: FactsSource,
+    cluster: str | None = None,
+) -> list[Finding]:
+    """:func:`evaluate` with the evaluator's engine process, waited for in the running event loop."""
+    job = Judgement(request, evaluator, facts, cluster)
+    return job.findings(await engine.evaluate_inputs_async(job.inputs) if job.inputs else [])
 
 
 def _line(f: Finding) -> str:

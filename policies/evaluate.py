@@ -219,11 +219,14 @@ class Evaluator:
             out.append((kind, self.build_input(resource, facts=pod_facts, pod=pod, pod_known=True, **kwargs)))
         return out
 
+    def scoped_inputs(self, resource: Resource, **kwargs: Any) -> list[EngineInput]:
+        """What :meth:`violations` evaluates: :meth:`inputs`, none for a resource out of scope."""
+        return self.inputs(resource, **kwargs) if self.in_scope(resource) else []
+
     def violations(self, resource: Resource, **kwargs: Any) -> list[Violation]:
         """Keyword arguments are those of :meth:`inputs`."""
-        if not self.in_scope(resource):
-            return []
-        return evaluate_inputs(self.engine, self.inputs(resource, **kwargs))
+        inputs = self.scoped_inputs(resource, **kwargs)
+        return evaluate_inputs(self.engine, inputs) if inputs else []
 
     def decide(self, resource: Resource, violations: Sequence[Violation]) -> list[Finding]:
         ref = resource.ref()

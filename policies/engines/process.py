@@ -16,6 +16,7 @@ RSS (docs/benchmarks.md).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import multiprocessing
@@ -41,6 +42,26 @@ log = logging.getLogger("stockade.engine")
 _Input = tuple[str, dict[str, Any]]
 
 
+def _settle(future: asyncio.Future[bool], value: bool) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
+async def _readable(conn: Connection, timeout: float) -> bool:
+    """Whether ``conn`` has something to read (an answer, or EOF) within ``timeout`` seconds, waited
+    for in the running loop's selector."""
+    loop = asyncio.get_running_loop()
+    ready: asyncio.Future[bool] = loop.create_future()
+    fd = conn.fileno()
+    loop.add_reader(fd, _settle, ready, True)
+    timer = loop.call_later(timeout, _settle, ready, False)
+    try:
+        return await ready
+    finally:
+        timer.cancel()
+        loop.remove_reader(fd)
+
+
 class EvaluationTimeout(Exception):
     """The evaluation did not finish within its deadline; the engine process was replaced."""
 
@@ -48,6 +69,10 @@ class EvaluationTimeout(Exception):
 class EngineProcessError(Exception):
     """The engine process failed (it died, or could not start); the message names no object value.
     An evaluation error inside a healthy process is a RuleEvaluationError, as it is in-process."""
+
+
+class EngineClosed(EngineProcessError):
+    """The engine was closed (its config was replaced) before this evaluation took its turn."""
 
 
 # The wire, after the child's first message (a pickled ("ready" | "error", ...)): one buffer each
@@ -123,12 +148,21 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
             conn.send_bytes(b"X" + f"{type(exc).__name__}: {exc}".encode())
 
 
+def _decoded(answer: bytes) -> Any:
+    """The child's answer: its rows, or the evaluation's own error (the process is fine), raised as
+    it is in-process."""
+    if answer[:1] == b"X":
+        raise RuleEvaluationError(answer[1:].decode(errors="replace"))
+    return orjson.loads(answer[1:]) if answer[:1] == b"J" else pickle.loads(answer[1:])
+
+
 class ProcessEngine:
     """An :class:`~stockade.policies.engines.embedded.Engine` whose evaluations run in a child process.
 
     ``library`` is loaded here too (rule metadata for decisions); the child compiles it. Every call
     waits at most ``timeout`` seconds. Use it from one thread at a time (the webhook's evaluation
-    thread); :meth:`close` stops the child.
+    thread), or from one event loop (:meth:`evaluate_inputs_async`, the webhook's path); :meth:`close`
+    stops the child.
     """
 
     def __init__(self, library: Library, config: Config, policy_dirs: Sequence[Path], timeout: float) -> None:
@@ -138,6 +172,8 @@ class ProcessEngine:
         self.timeout = timeout
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
+        self._turns: asyncio.Lock | None = None  # the async callers' queue (made in their loop)
+        self._closed = False
         self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
         self._proc: Any = None
         self._conn: Connection | None = None
@@ -170,6 +206,13 @@ class ProcessEngine:
         if not self._conn.poll(deadline):
             self._kill()
             raise EngineProcessError(f"the engine process did not start within {deadline:.0f} s")
+        self._take_ready(startup=startup)
+        if self._inventory is not None:
+            self._call(self._inventory_message(), self.timeout)
+
+    def _take_ready(self, *, startup: bool) -> None:
+        """Read the child's first message, there to be read: ready, or the error it could not load."""
+        assert self._conn is not None
         try:
             status, payload = self._conn.recv()
         except (EOFError, OSError):
@@ -179,8 +222,9 @@ class ProcessEngine:
             self._kill()
             raise (PolicyError if startup else EngineProcessError)(payload)
         self._ready = True
-        if self._inventory is not None:
-            self._call(b"I" + pickle.dumps(self._inventory, protocol=pickle.HIGHEST_PROTOCOL), self.timeout)
+
+    def _inventory_message(self) -> bytes:
+        return b"I" + pickle.dumps(self._inventory, protocol=pickle.HIGHEST_PROTOCOL)
 
     def _kill(self) -> None:
         if self._conn is not None:
@@ -197,6 +241,7 @@ class ProcessEngine:
 
     def close(self) -> None:
         with self._lock:
+            self._closed = True
             self._kill()
 
     @property
@@ -206,6 +251,8 @@ class ProcessEngine:
     # --- calls --------------------------------------------------------------------------------
 
     def _call(self, message: bytes, timeout: float) -> Any:
+        if self._closed:
+            raise EngineClosed("the engine was closed")
         if self._conn is None:
             self._start()
         self._await_ready()
@@ -219,23 +266,78 @@ class ProcessEngine:
         except (EOFError, OSError, BrokenPipeError):
             self._restart()
             raise EngineProcessError("the engine process died during an evaluation") from None
-        if answer[:1] == b"X":  # the evaluation's own error (the process is fine): as in-process
-            raise RuleEvaluationError(answer[1:].decode(errors="replace"))
-        return orjson.loads(answer[1:]) if answer[:1] == b"J" else pickle.loads(answer[1:])
+        return _decoded(answer)
+
+    async def _call_async(self, message: bytes, timeout: float) -> Any:
+        """:meth:`_call` in the running loop: the loop's selector waits for the child, no thread."""
+        if self._closed:
+            raise EngineClosed("the engine was closed")
+        if self._conn is None:
+            self._start()
+        if not self._ready:
+            assert self._conn is not None
+            if not await _readable(self._conn, 60.0):
+                self._kill()
+                raise EngineProcessError("the engine process did not start within 60 s")
+            self._take_ready(startup=False)
+            if self._inventory is not None:
+                await self._call_async(self._inventory_message(), max(timeout, 10.0))
+        conn = self._conn
+        assert conn is not None
+        try:
+            conn.send_bytes(message)  # the child waits for it: a big message is taken as it is written
+            answer = conn.recv_bytes() if await _readable(conn, timeout) else None
+        except (EOFError, OSError):
+            self._restart()
+            raise EngineProcessError("the engine process died during an evaluation") from None
+        except BaseException:  # cancelled while the child evaluates: its answer would be read as the
+            self._restart()  # next call's, so the child is replaced
+            raise
+        if answer is None:
+            self._restart()
+            raise EvaluationTimeout(f"policy evaluation exceeded {timeout:g} s")
+        return _decoded(answer)
+
+    def _message(self, inputs: Sequence[_Input]) -> bytes | None:
+        """What the child is sent for one object's inputs; None when no rule reads their kinds."""
+        if not self._everything and not any(kind in self._kinds for kind, _ in inputs):
+            return None
+        if self._library_only:
+            try:
+                return _batch(inputs)
+            except TypeError as exc:  # what the child raised when it serialised the input itself
+                raise RuleEvaluationError(f"{type(exc).__name__}: {exc}") from None
+        return b"Q" + pickle.dumps(list(inputs), protocol=pickle.HIGHEST_PROTOCOL)
 
     def evaluate_inputs(self, inputs: Sequence[_Input]) -> list[Violation]:
         """The violations of one object (all its pod specs), as ``evaluate_inputs`` computes them."""
-        if not self._everything and not any(kind in self._kinds for kind, _ in inputs):
+        message = self._message(inputs)
+        if message is None:
             return []
-        if self._library_only:
-            try:
-                message = _batch(inputs)
-            except TypeError as exc:  # what the child raised when it serialised the input itself
-                raise RuleEvaluationError(f"{type(exc).__name__}: {exc}") from None
-        else:
-            message = b"Q" + pickle.dumps(list(inputs), protocol=pickle.HIGHEST_PROTOCOL)
         with self._lock:
             found = self._call(message, self.timeout)
+        return self._violations(found)
+
+    async def evaluate_inputs_async(self, inputs: Sequence[_Input]) -> list[Violation]:
+        """:meth:`evaluate_inputs` from an event loop, without a thread: the loop serves other
+        requests while the child evaluates, and no thread is woken or handed the GIL per request
+        (what the webhook does). Callers take turns, with each other and with synchronous callers
+        on other threads (an inventory load, a config reload's close)."""
+        message = self._message(inputs)
+        if message is None:
+            return []
+        if self._turns is None:
+            self._turns = asyncio.Lock()
+        async with self._turns:
+            while not self._lock.acquire(blocking=False):  # a synchronous call on another thread
+                await asyncio.sleep(0.001)
+            try:
+                found = await self._call_async(message, self.timeout)
+            finally:
+                self._lock.release()
+        return self._violations(found)
+
+    def _violations(self, found: Any) -> list[Violation]:
         rules = self.library.rules
         try:
             return [
