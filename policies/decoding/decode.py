@@ -35,7 +35,7 @@ import math
 import operator
 import re
 import struct
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import yaml
@@ -63,21 +63,31 @@ INT64_MIN, INT64_MAX, UINT64_MAX = -(2**63), 2**63 - 1, 2**64 - 1
 
 
 def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
-    """Whether decoded JSON nests collections deeper than `limit` (iteratively: a hostile document
-    cannot exhaust the stack). The JSON readers' counterpart of the YAML decoder's check."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, Mapping):
-            children: Iterable[Any] = node.values()
-        elif isinstance(node, list):
-            children = node
-        else:
-            continue
+    """Whether decoded JSON nests collections deeper than `limit` (iteratively, a level at a time: a
+    hostile document cannot exhaust the stack). The JSON readers' counterpart of the YAML decoder's
+    check. Only collections are queued, and exact types are tested first: the ABC check (Mapping)
+    is made only for a value none of JSON's types is (it cost most of the walk)."""
+    level: list[Any] = [value] if _collection(value) else []
+    depth = 0
+    while level:
         if depth >= limit:
             return True
-        stack.extend((child, depth + 1) for child in children)
+        below: list[Any] = []
+        for node in level:
+            for child in node.values() if isinstance(node, Mapping) else node:
+                t = type(child)
+                if t is dict or t is list or (t not in _JSON_SCALARS and _collection(child)):
+                    below.append(child)
+        level = below
+        depth += 1
     return False
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _collection(value: Any) -> bool:
+    return isinstance(value, Mapping | list)
 
 
 class DecodeError(ValueError):

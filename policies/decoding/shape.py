@@ -20,9 +20,9 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from stockade.policies.kinds.api import KINDS, object_kind
 from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds
@@ -46,7 +46,6 @@ def _models() -> dict[str, dict[str, str]]:
     return models
 
 
-_STRINGS: dict[str, type] = {"List[str]": list, "Dict[str, str]": Mapping}
 #: leaf kinds, and the exact value types that always satisfy them (checked inline, without a call)
 _LEAF_OK: dict[str, tuple[type, ...]] = {
     "str": (str,),
@@ -67,64 +66,87 @@ def _fields(kind: str) -> dict[str, tuple[str, tuple[type, ...]]] | None:
     return {name: (field, _LEAF_OK.get(field, ())) for name, field in fields.items()}
 
 
+#: what a kind is, for the walk: a list or map of another kind, a leaf, a model, or anything
+_LIST, _DICT, _STR, _BOOL, _NUM, _MODEL, _ANY = range(7)
+
+
+@functools.cache
+def _form(kind: str) -> tuple[int, str, dict[str, tuple[str, tuple[type, ...]]] | None]:
+    """(what ``kind`` is, the kind of its items for a list or map, its fields for a model)."""
+    if kind.startswith("List["):
+        return _LIST, kind[5:-1], None
+    if kind.startswith("Dict[str, "):
+        return _DICT, kind[len("Dict[str, ") : -1], None
+    if kind in ("str", "datetime", "date"):
+        return _STR, kind, None
+    if kind == "bool":
+        return _BOOL, kind, None
+    if kind in ("int", "float"):
+        return _NUM, kind, None
+    fields = _fields(kind)
+    return (_ANY, kind, None) if fields is None else (_MODEL, kind, fields)
+
+
+def _is_map(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # the ABC check only for the rare other
+
+
 def _check(value: Any, kind: str, path: list[str | int], strict_str: bool, out: list[Problem]) -> None:
     """Append the problems of `value` against `kind` to `out`, in document order. `path` is kept in
     step with the walk and copied only where a problem is found."""
     if value is None or kind == "object":
         return
-    if kind in _STRINGS and isinstance(value, _STRINGS[kind]):
-        items: Iterable[Any] = value.values() if isinstance(value, Mapping) else cast(list[Any], value)
-        if all(type(v) is str for v in items):  # the common case, at C speed (a 3 MiB ConfigMap)
+    form, inner, fields = _form(kind)
+    if form == _MODEL:
+        assert fields is not None
+        if not _is_map(value):
+            out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
             return
-    if kind.startswith("List["):
-        if not isinstance(value, list):
+        strict_str = strict_str or kind == "V1ObjectMeta"  # kubectl itself refuses a number as a label
+        for key, item in value.items():
+            field = fields.get(key)
+            if field is None or item is None or type(item) in field[1]:
+                continue  # unknown to the client, null, or a leaf of its exact type
+            path.append(key)
+            _check(item, field[0], path, strict_str, out)
+            path.pop()
+        return
+    if form == _LIST:
+        if type(value) is not list and not isinstance(value, list):
             out.append((tuple(path), f"expected a list, got {json_type_name(value)}"))
             return
-        inner = kind[5:-1]
+        if inner == "str" and all(type(v) is str for v in value):
+            return  # the common case, at C speed
         for i, item in enumerate(value):
             path.append(i)
             _check(item, inner, path, strict_str, out)
             path.pop()
         return
-    if kind.startswith("Dict[str, "):
-        if not isinstance(value, Mapping):
+    if form == _DICT:
+        if not _is_map(value):
             out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
             return
-        inner = kind[len("Dict[str, ") : -1]
+        if inner == "str" and all(type(v) is str for v in value.values()):
+            return  # the common case, at C speed (a 3 MiB ConfigMap)
         for key, item in value.items():
             path.append(str(key))
             _check(item, inner, path, strict_str, out)
             path.pop()
         return
-    if kind in ("str", "datetime", "date"):
+    if form == _STR:
         if not isinstance(value, str) and (
             strict_str or isinstance(value, bool) or not isinstance(value, int | float)
         ):
             out.append((tuple(path), f"expected a string, got {json_type_name(value)}"))
         return
-    if kind == "bool":
+    if form == _BOOL:
         if not isinstance(value, bool):
             out.append((tuple(path), f"expected a boolean, got {json_type_name(value)}"))
         return
-    if kind in ("int", "float"):
+    if form == _NUM:
         ok = isinstance(value, int) if kind == "int" else isinstance(value, int | float)
         if isinstance(value, bool) or not ok:
             out.append((tuple(path), f"expected {_NAMES[kind]}, got {json_type_name(value)}"))
-        return
-    fields = _fields(kind)
-    if fields is None:
-        return
-    if not isinstance(value, Mapping):
-        out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
-        return
-    strict_str = strict_str or kind == "V1ObjectMeta"  # kubectl itself refuses a number as a label
-    for key, item in value.items():
-        field = fields.get(key)
-        if field is None or item is None or type(item) in field[1]:
-            continue  # unknown to the client, null, or a leaf of its exact type
-        path.append(key)
-        _check(item, field[0], path, strict_str, out)
-        path.pop()
 
 
 def _problems(value: Any, kind: str, path: JSONPath, strict_str: bool) -> list[Problem]:

@@ -72,3 +72,32 @@ def test_audit_reports_a_deep_object_as_an_error_of_that_object() -> None:
     assert [(e.file, e.message) for e in result.errors] == [
         ("c1/Deployment/ml/deep", f"nesting deeper than {MAX_DEPTH} levels: not evaluated")
     ]
+
+
+def _depth(value: object) -> int:
+    """The deepest collection's depth (the root's is 0; -1 without any), recursively: the reference."""
+    if isinstance(value, dict):
+        return max([0, *(_depth(v) + 1 for v in value.values())])
+    if isinstance(value, list):
+        return max([0, *(_depth(v) + 1 for v in value)])
+    return -1
+
+
+def test_depth_agrees_with_a_recursive_count_at_every_limit() -> None:
+    import random
+
+    rng = random.Random(7)
+
+    def tree(budget: int) -> object:
+        roll = rng.random()
+        if budget <= 0 or roll < 0.3:
+            return rng.choice(["s", 1, 2.5, True, None, {}, []])
+        if roll < 0.65:
+            return {f"k{i}": tree(budget - 1) for i in range(rng.randint(1, 3))}
+        return [tree(budget - 1) for _ in range(rng.randint(1, 3))]
+
+    for _ in range(300):
+        value = tree(rng.randint(0, 9))
+        depth = _depth(value)
+        for limit in range(0, 11):
+            assert deeper_than(value, limit) == (depth >= limit), (value, limit)
