@@ -40,6 +40,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import orjson
+import re2  # type: ignore[import-untyped]
 
 from stockade.policies.decoding.decode import DecodeError, deeper_than, documents
 from stockade.policies.decoding.yamlpos import NodeLocator
@@ -461,13 +462,37 @@ def _config_text(value: str) -> bool:
 _SCALARS = frozenset({int, float, bool, type(None)})
 
 
-def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
+#: :data:`_ANY` in RE2, run once over an object's JSON text: linear, about 5 µs for a 4 KB
+#: workload, where Python's engine takes 0.5 µs per string (90 strings in such a workload)
+_ANY_TEXT = re2.compile(_ANY.pattern.encode())
+
+
+def _no_format(text: str) -> None:
+    return None
+
+
+def _formats_possible(obj: Mapping[str, Any]) -> bool:
+    """False only when no string of ``obj`` can match :data:`_ANY`: its JSON text, written once,
+    does not match it. In ASCII text the two engines agree on the pattern, and JSON escaping keeps
+    every character the pattern names (it only writes other characters differently, which can make
+    the text match where a string does not, never the reverse). Non-ASCII text, where Python's
+    case-insensitive matching goes beyond RE2's (the long s, U+017F, for ``s``), or a value JSON
+    cannot write: True."""
+    try:
+        text = orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+    except TypeError:
+        return True
+    return not text.isascii() or _ANY_TEXT.search(text) is not None
+
+
+def _found(node: Any, data_keys: bool, *, prefilter: bool = False) -> dict[tuple[Any, ...], _Hit]:
     """path -> what was found there, in a decoded object.
 
     One pre-order walk (a node before its children, children in order); the path is a list kept in
     step with the walk and copied only where something is found: every string of every object is
     visited, so the walk builds nothing for the rest. ConfigMap data values and env var values that
-    are configuration text are read by :func:`in_text`."""
+    are configuration text are read by :func:`in_text`. With ``prefilter``, the strings are not
+    searched one by one when :func:`_formats_possible` says none can match."""
     out: dict[tuple[Any, ...], _Hit] = {}
     path: list[Any] = []
 
@@ -490,7 +515,7 @@ def _found(node: Any, data_keys: bool) -> dict[tuple[Any, ...], _Hit]:
         if inside:
             add(at, {t for e in inside for t in e["types"]}, None, inside)
 
-    search = _ANY.search
+    search = _ANY.search if not prefilter or _formats_possible(node) else _no_format
 
     def string(value: str, at: tuple[Any, ...]) -> None:
         """A string that may hold a credential's format (it matched _ANY) at path `at`."""
@@ -557,7 +582,7 @@ def facts(
     configmap = obj.get("kind") == "ConfigMap"
     if not configmap and (pod if pod is not None else pod_template(obj)) is None:
         return {}
-    found = _found({k: v for k, v in obj.items() if k != "status"}, configmap)
+    found = _found({k: v for k, v in obj.items() if k != "status"}, configmap, prefilter=True)
     out = [hit.entry(list(path)) for path, hit in found.items()]
     md = obj.get("metadata")
     annotations = md.get("annotations") if isinstance(md, Mapping) else None

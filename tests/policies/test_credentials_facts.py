@@ -11,8 +11,10 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from stockade.policies.facts import inventory_of
+from stockade.policies.facts import credentials, inventory_of
 from stockade.policies.facts.credentials import facts, in_text, plausible, sensitive_name, types_of
 
 GITHUB = "gh" + "p_" + "R7wQ2mZ9xK4vT1nB8cJ3hL6sD0fG5aY2uE9i"
@@ -383,3 +385,63 @@ def test_the_last_applied_annotation_of_a_configmap_is_read_inside() -> None:
     inside = [e for e in found if e["inside"] is not None]
     assert [e["inside"] for e in inside] == [["data", "redis.conf"]]
     assert inside[0]["found"][0]["key"] == "requirepass"
+
+
+FORMAT_VALUES = [GITHUB, HUGGING_FACE, CONNECTION_STRING, IDENTIFIABLE_KEY, SAS_URL, ENTRA, AWS, PEM]
+FORMAT_VALUES += [OPENSSH_3_DASHES, "Bearer abc123def", "postgres://trainer:Canary-Pw-42@db:5432/runs"]
+
+
+def _deployment_with(value: Any, where: str) -> dict[str, Any]:
+    container: dict[str, Any] = {"name": "app", "image": "registry.example.com/app:1"}
+    if where == "args":
+        container["args"] = ["--token", value]
+    else:
+        container["env"] = [{"name": "X", "value": value}]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ml", "annotations": {"note": 'a"quote\\'}},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+
+
+@pytest.mark.parametrize("where", ["args", "env"])
+@pytest.mark.parametrize("value", FORMAT_VALUES)
+def test_the_whole_object_prefilter_keeps_every_format(value: str, where: str) -> None:
+    """A workload's strings are searched one by one only when its JSON text can match (RE2, once):
+    every format is still found, quoted, escaped or split across lines."""
+    for text in (value, f'say "{value}"\\n', value.replace("-----", "-----\t"), f"\u00e9 {value}"):
+        obj = _deployment_with(text, where)
+        found = facts(obj, inventory_of([]))
+        assert found, text
+        assert found["credentials"] == facts_without_prefilter(obj)["credentials"]
+
+
+def facts_without_prefilter(obj: dict[str, Any]) -> dict[str, Any]:
+    real = credentials._formats_possible
+    credentials._formats_possible = lambda _obj: True
+    try:
+        return credentials.facts(obj, inventory_of([]))
+    finally:
+        credentials._formats_possible = real
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(max_size=60), st.sampled_from(["args", "env"]))
+def test_the_prefilter_never_hides_a_string_the_pattern_matches(text: str, where: str) -> None:
+    """Any text, Unicode included: the prefilter says "possible" for every string `_ANY` matches."""
+    for value in (text, "sig=" + text, text + "\u017fig=" + text, "://" + text + ":" + text + "@"):
+        obj = _deployment_with(value, where)
+        if credentials._ANY.search(value):
+            assert credentials._formats_possible(obj), value
+        assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
+
+
+@pytest.mark.parametrize("value", ["bas\u0130c x", "bas\u0131c x", "\u017fig=abc"])
+def test_text_where_python_folds_case_beyond_re2_is_searched_string_by_string(value: str) -> None:
+    """Python's case-insensitive match takes the dotted and dotless i for `i`; RE2 does not: such
+    text is never prefiltered out."""
+    assert credentials._ANY.search(value)
+    obj = _deployment_with(value, "args")
+    assert credentials._formats_possible(obj)
+    assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
