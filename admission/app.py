@@ -6,9 +6,10 @@ A request's cost is bounded before, during and after evaluation:
   and ``max_request_bytes`` (HTTP 400), all together within ``max_buffered_bytes`` (the longest
   reader is dropped: :mod:`stockade.admission.bodies`);
 - a body with more JSON values than ``max_object_values`` allows is denied from its bytes, unparsed;
-- at most ``admission.max_inflight`` requests per process (default 1) are parsed and evaluated at
-  once, the smallest body first: parsing holds the event loop, so a request that started while a
-  small one awaits its evaluation would add its whole parse to the small one's latency;
+- at most ``admission.max_inflight`` requests per process (default 4) are parsed and evaluated at
+  once, the smallest body first: while the engine process evaluates one, the next is parsed and
+  sent behind it (:meth:`~stockade.policies.engines.process.ProcessEngine.evaluate_inputs_async`),
+  and a small request never waits behind more than a few large ones;
 - objects beyond the structural limits, or with fields of the wrong type, are denied before any rule
   runs, in either failure mode (:mod:`stockade.admission.bounds`);
 - evaluation runs on one dedicated thread per process (the engine is not reentrant), and with
@@ -376,7 +377,8 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                 and state.inventory_given(evaluator)
             ):
                 # the engine process is waited for in this loop: no thread hop per request
-                findings, spent = await asyncio.wait_for(run_here(evaluator, engine), backstop)
+                async with asyncio.timeout(backstop):  # no task of its own, as wait_for makes
+                    findings, spent = await run_here(evaluator, engine)
             else:  # the evaluator's thread builds it, loads the inventory into it, or runs the engine
                 findings, spent = await asyncio.wait_for(loop.run_in_executor(state.executor, run), backstop)
             metrics.evaluation.observe(spent)

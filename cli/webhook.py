@@ -79,6 +79,9 @@ def _logging() -> None:
     root = logging.getLogger("stockade")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
+    # The JSON lines name no source line: the caller's frame is not looked up for every request's
+    # log line (the logging HOWTO's "Optimization": logging._srcfile = None).
+    logging._srcfile = None
 
 
 @app.command("serve")

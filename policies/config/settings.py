@@ -430,7 +430,7 @@ class AdmissionConfig(_Model):
     # Per worker process: open connections (more are closed at once), requests read and evaluated
     # at once (others wait before their body is read). Memory arithmetic: docs/benchmarks.md.
     max_connections: int = Field(1024, gt=0)
-    max_inflight: int = Field(1, gt=0)
+    max_inflight: int = Field(4, gt=0)
     # Bytes of request bodies being read at once, per worker; past it the longest reader is dropped.
     max_buffered_bytes: int = Field(48 * 1024 * 1024, gt=0)
     # The embedded engine in a child process per worker, killed and replaced when an evaluation
@@ -914,7 +914,7 @@ admission:
   header_timeout_seconds: 5.0
   body_timeout_seconds: 10.0
   max_connections: 1024
-  max_inflight: 1
+  max_inflight: 4
   max_buffered_bytes: 50331648
   engine_process: true
 

@@ -17,6 +17,7 @@ RSS (docs/benchmarks.md).
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import logging
 import multiprocessing
@@ -60,6 +61,26 @@ async def _readable(conn: Connection, timeout: float) -> bool:
     finally:
         timer.cancel()
         loop.remove_reader(fd)
+
+
+#: inputs in the child at once on the event loop's path: the one it evaluates, and those sent
+#: behind it (the webhook's ``admission.max_inflight``, 4 by default, bounds them too)
+PIPELINE_DEPTH = 4
+#: an input is sent while the child evaluates another only up to this size: it then fits in the
+#: socket's buffer, and the write never waits for the child (a larger one waits until it is idle)
+PIPELINE_BYTES = 16 * 1024
+
+
+@dataclasses.dataclass
+class _Call:
+    message: bytes
+    future: asyncio.Future[Any]
+    timeout: float
+    timer: asyncio.TimerHandle | None = None
+
+
+class _Requeue(Exception):
+    """Sent behind an input whose evaluation killed the child: to be sent again."""
 
 
 class EvaluationTimeout(Exception):
@@ -172,7 +193,10 @@ class ProcessEngine:
         self.timeout = timeout
         self._ctx = multiprocessing.get_context("spawn")
         self._lock = threading.Lock()
-        self._turns: asyncio.Lock | None = None  # the async callers' queue (made in their loop)
+        # the event loop's path (evaluate_inputs_async): inputs sent and not yet answered, in order
+        self._queue: collections.deque[_Call] = collections.deque()
+        self._sending: asyncio.Lock | None = None  # made in the caller's loop
+        self._room: asyncio.Event | None = None
         self._closed = False
         self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
         self._proc: Any = None
@@ -268,36 +292,6 @@ class ProcessEngine:
             raise EngineProcessError("the engine process died during an evaluation") from None
         return _decoded(answer)
 
-    async def _call_async(self, message: bytes, timeout: float) -> Any:
-        """:meth:`_call` in the running loop: the loop's selector waits for the child, no thread."""
-        if self._closed:
-            raise EngineClosed("the engine was closed")
-        if self._conn is None:
-            self._start()
-        if not self._ready:
-            assert self._conn is not None
-            if not await _readable(self._conn, 60.0):
-                self._kill()
-                raise EngineProcessError("the engine process did not start within 60 s")
-            self._take_ready(startup=False)
-            if self._inventory is not None:
-                await self._call_async(self._inventory_message(), max(timeout, 10.0))
-        conn = self._conn
-        assert conn is not None
-        try:
-            conn.send_bytes(message)  # the child waits for it: a big message is taken as it is written
-            answer = conn.recv_bytes() if await _readable(conn, timeout) else None
-        except (EOFError, OSError):
-            self._restart()
-            raise EngineProcessError("the engine process died during an evaluation") from None
-        except BaseException:  # cancelled while the child evaluates: its answer would be read as the
-            self._restart()  # next call's, so the child is replaced
-            raise
-        if answer is None:
-            self._restart()
-            raise EvaluationTimeout(f"policy evaluation exceeded {timeout:g} s")
-        return _decoded(answer)
-
     def _message(self, inputs: Sequence[_Input]) -> bytes | None:
         """What the child is sent for one object's inputs; None when no rule reads their kinds."""
         if not self._everything and not any(kind in self._kinds for kind, _ in inputs):
@@ -319,23 +313,132 @@ class ProcessEngine:
         return self._violations(found)
 
     async def evaluate_inputs_async(self, inputs: Sequence[_Input]) -> list[Violation]:
-        """:meth:`evaluate_inputs` from an event loop, without a thread: the loop serves other
-        requests while the child evaluates, and no thread is woken or handed the GIL per request
-        (what the webhook does). Callers take turns, with each other and with synchronous callers
-        on other threads (an inventory load, a config reload's close)."""
+        """:meth:`evaluate_inputs` from an event loop, without a thread (what the webhook does): the
+        loop's selector waits for the child's answers, and a small input is sent while the child
+        still evaluates the one before it (:data:`PIPELINE_DEPTH`), so that under load the child
+        finds its next input waiting instead of sleeping until it is sent. Answers come back in the
+        order the inputs were sent; each input's deadline starts when the child starts on it (when
+        the answer before it arrives). Exclusive with synchronous callers on other threads (an
+        inventory load, a config reload's close), which wait until no input is in the child."""
         message = self._message(inputs)
         if message is None:
             return []
-        if self._turns is None:
-            self._turns = asyncio.Lock()
-        async with self._turns:
-            while not self._lock.acquire(blocking=False):  # a synchronous call on another thread
-                await asyncio.sleep(0.001)
+        while True:
+            pending = await self._submit(message, self.timeout)
             try:
-                found = await self._call_async(message, self.timeout)
-            finally:
-                self._lock.release()
-        return self._violations(found)
+                return self._violations(await pending)
+            except _Requeue:
+                continue  # sent behind an input that killed its child: sent again, to the next one
+
+    async def _submit(self, message: bytes, timeout: float) -> asyncio.Future[Any]:
+        """Send ``message`` to the child (starting one if there is none) once there is room, and
+        return the future of its answer."""
+        if self._sending is None:
+            self._sending, self._room = asyncio.Lock(), asyncio.Event()
+        assert self._room is not None
+        async with self._sending:  # one sender at a time: inputs reach the child in this order
+            while self._queue and (len(self._queue) >= PIPELINE_DEPTH or len(message) > PIPELINE_BYTES):
+                self._room.clear()
+                await self._room.wait()
+            if self._closed:
+                raise EngineClosed("the engine was closed")
+            if not self._queue:
+                while not self._lock.acquire(blocking=False):  # a synchronous call on another thread
+                    await asyncio.sleep(0.001)
+                try:
+                    await self._ready_async(timeout)
+                except BaseException:
+                    self._lock.release()
+                    raise
+            loop = asyncio.get_running_loop()
+            call = _Call(message, loop.create_future(), timeout)
+            self._queue.append(call)
+            conn = self._conn
+            assert conn is not None
+            if len(self._queue) == 1:
+                loop.add_reader(conn.fileno(), self._on_answer)
+                self._arm(call)
+            try:
+                conn.send_bytes(message)  # small, or to an idle child reading it: never waits long
+            except OSError:
+                self._lost(EngineProcessError("the engine process died during an evaluation"))
+            return call.future
+
+    async def _ready_async(self, timeout: float) -> None:
+        """Start the child if there is none, and wait in the loop until it is ready and has the
+        inventory (nothing is in flight: the caller holds the lock)."""
+        if self._closed:
+            raise EngineClosed("the engine was closed")
+        if self._conn is None:
+            self._start()
+        conn = self._conn
+        assert conn is not None
+        if not self._ready:
+            if not await _readable(conn, 60.0):
+                self._kill()
+                raise EngineProcessError("the engine process did not start within 60 s")
+            self._take_ready(startup=False)
+            if self._inventory is not None:
+                try:
+                    conn.send_bytes(self._inventory_message())
+                    answer = conn.recv_bytes() if await _readable(conn, max(timeout, 10.0)) else None
+                except (EOFError, OSError):
+                    answer = None
+                if answer is None:
+                    self._kill()
+                    raise EngineProcessError("the engine process could not load the inventory")
+                _decoded(answer)
+
+    def _arm(self, call: _Call) -> None:
+        """Start the deadline of the input the child now evaluates."""
+        loop = asyncio.get_running_loop()
+        call.timer = loop.call_later(call.timeout, self._expired, call)
+
+    def _on_answer(self) -> None:
+        """The child wrote (or closed): the answer to the oldest input in flight."""
+        assert self._conn is not None
+        try:
+            answer = self._conn.recv_bytes()
+        except (EOFError, OSError):
+            self._lost(EngineProcessError("the engine process died during an evaluation"))
+            return
+        call = self._queue.popleft()
+        if call.timer is not None:
+            call.timer.cancel()
+        if not call.future.done():  # a caller that gave up (cancelled) has its answer dropped here
+            try:
+                call.future.set_result(_decoded(answer))
+            except RuleEvaluationError as exc:
+                call.future.set_exception(exc)
+        if self._queue:
+            self._arm(self._queue[0])
+        else:
+            self._idle()
+
+    def _expired(self, call: _Call) -> None:
+        if self._queue and self._queue[0] is call:
+            self._lost(EvaluationTimeout(f"policy evaluation exceeded {call.timeout:g} s"))
+
+    def _lost(self, error: Exception) -> None:
+        """The child overran the oldest input's deadline or died: it is killed (the next input
+        starts another), the oldest input fails with ``error``, and the inputs sent behind it are
+        sent again by their callers."""
+        for i, call in enumerate(self._queue):
+            if call.timer is not None:
+                call.timer.cancel()
+            if not call.future.done():
+                call.future.set_exception(error if i == 0 else _Requeue())
+        self._queue.clear()
+        self._idle()
+        self._kill()
+
+    def _idle(self) -> None:
+        """Nothing is in flight: stop watching the child, let synchronous callers and senders in."""
+        if self._conn is not None:
+            asyncio.get_running_loop().remove_reader(self._conn.fileno())
+        self._lock.release()
+        if self._room is not None:
+            self._room.set()
 
     def _violations(self, found: Any) -> list[Violation]:
         rules = self.library.rules
