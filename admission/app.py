@@ -46,7 +46,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from stockade.admission.bodies import BadRequest, BodyReader, Evicted, SlowBody, SmallestFirst
+from stockade.admission.bodies import (
+    LARGE_BODY_BYTES,
+    BadRequest,
+    BodyReader,
+    Evicted,
+    SlowBody,
+    SmallestFirst,
+)
 from stockade.admission.bounds import (
     exact_values_bound,
     has_old_object,
@@ -354,8 +361,11 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
 
         async def run_here(evaluator: Evaluator, engine: ProcessEngine) -> tuple[list[Any], float]:
             t = time.perf_counter()
+            judge_on = state.executor if len(body) > LARGE_BODY_BYTES else None
             try:
-                findings = await evaluate_async(req, evaluator, engine, state.facts, state.cluster)
+                findings = await evaluate_async(
+                    req, evaluator, engine, state.facts, state.cluster, judge_on=judge_on
+                )
             except EngineClosed:  # a config reload replaced the evaluator meanwhile: the new one judges
                 return await loop.run_in_executor(state.executor, run)
             return findings, time.perf_counter() - t

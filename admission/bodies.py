@@ -96,6 +96,11 @@ class BodyReader:
         return False
 
 
+#: a body past this size is "large": a typical AdmissionReview is a few KB, and one of this size
+#: costs tens of milliseconds to parse and judge
+LARGE_BODY_BYTES = 128 * 1024
+
+
 class SmallestFirst:
     """A semaphore whose waiters go in by body size, smallest first (ties: arrival order).
 
@@ -103,43 +108,68 @@ class SmallestFirst:
     keeps sending 3 MiB objects makes every 4 KB request wait behind its queue (measured: seconds,
     bench/hostile.py); smallest first keeps a normal request's wait to the requests already running.
     A waiter older than ``max_wait`` seconds goes first whatever its size, so a large object is
-    delayed, never starved.
+    delayed, never starved. Large bodies (past ``large`` bytes) hold one slot at most: each costs
+    tens of milliseconds of the event loop (parsing) and of its evaluation thread (facts), so
+    several at once starve every small request of the loop, and under a flood of them every large
+    waiter ages and goes first (measured with bench/hostile.py's big-bodies: a normal request's
+    p50 was 2 to 5 s with three large ones at a time, 47 ms with one).
     """
 
-    def __init__(self, slots: int, max_wait: float = 1.0) -> None:
+    def __init__(self, slots: int, max_wait: float = 1.0, large: int = LARGE_BODY_BYTES) -> None:
         self._free = slots
         self._max_wait = max_wait
+        self._large = large
+        self._large_held = 0
         self._waiters: list[tuple[int, int, float, asyncio.Future[None]]] = []
         self._seq = itertools.count()
 
+    def _allowed(self, size: int) -> bool:
+        return size <= self._large or self._large_held == 0
+
+    def _take(self, size: int) -> None:
+        self._free -= 1
+        if size > self._large:
+            self._large_held += 1
+
     @contextlib.asynccontextmanager
     async def slot(self, size: int) -> AsyncIterator[None]:
-        if self._free > 0 and not self._waiters:
-            self._free -= 1
+        if self._free > 0 and not self._waiters and self._allowed(size):
+            self._take(size)
         else:
             loop = asyncio.get_running_loop()
             waiter: asyncio.Future[None] = loop.create_future()
             heapq.heappush(self._waiters, (size, next(self._seq), loop.time(), waiter))
+            self._dispatch()  # a free slot that the large waiters ahead may not take
             try:
                 await waiter
             except asyncio.CancelledError:
                 if waiter.done() and not waiter.cancelled():
-                    self._release()  # it was handed a slot while being cancelled
+                    self._release(size)  # it was handed a slot while being cancelled
                 raise
         try:
             yield
         finally:
-            self._release()
+            self._release(size)
 
-    def _release(self) -> None:
+    def _release(self, size: int) -> None:
+        self._free += 1
+        if size > self._large:
+            self._large_held -= 1
+        self._dispatch()
+
+    def _dispatch(self) -> None:
+        """Hand free slots to waiters: the oldest of those waiting past ``max_wait``, else the
+        smallest; a large one only within its share."""
         self._waiters = [w for w in self._waiters if not w[3].done()]
         heapq.heapify(self._waiters)
-        if not self._waiters:
-            self._free += 1
-            return
-        now = asyncio.get_running_loop().time()
-        aged = [w for w in self._waiters if now - w[2] > self._max_wait]
-        chosen = min(aged, key=lambda w: w[2]) if aged else self._waiters[0]
-        self._waiters.remove(chosen)
-        heapq.heapify(self._waiters)
-        chosen[3].set_result(None)
+        while self._free > 0 and self._waiters:
+            now = asyncio.get_running_loop().time()
+            allowed = [w for w in self._waiters if self._allowed(w[0])]
+            if not allowed:
+                return
+            aged = [w for w in allowed if now - w[2] > self._max_wait]
+            chosen = min(aged, key=lambda w: w[2]) if aged else min(allowed)
+            self._waiters.remove(chosen)
+            heapq.heapify(self._waiters)
+            self._take(chosen[0])
+            chosen[3].set_result(None)

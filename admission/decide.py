@@ -15,7 +15,9 @@ DELETE and CONNECT carry no object to judge and are allowed, as are subresources
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Executor
 
 from stockade.admission.review import AdmissionRequest, AdmissionResponse, Status
 from stockade.policies.config.waivers import SuppressionBook
@@ -106,9 +108,18 @@ async def evaluate_async(
     engine: ProcessEngine,
     facts: FactsSource,
     cluster: str | None = None,
+    *,
+    judge_on: Executor | None = None,
 ) -> list[Finding]:
-    """:func:`evaluate` with the evaluator's engine process, waited for in the running event loop."""
-    job = Judgement(request, evaluator, facts, cluster)
+    """:func:`evaluate` with the evaluator's engine process, waited for in the running event loop.
+    With ``judge_on``, the inputs (and their facts) are built on that executor's thread: for a large
+    object, whose facts take long enough that the loop would stall (on a thread, the interpreter
+    still switches to the loop every few milliseconds)."""
+    if judge_on is None:
+        job = Judgement(request, evaluator, facts, cluster)
+    else:
+        loop = asyncio.get_running_loop()
+        job = await loop.run_in_executor(judge_on, Judgement, request, evaluator, facts, cluster)
     return job.findings(await engine.evaluate_inputs_async(job.inputs) if job.inputs else [])
 
 

@@ -66,8 +66,9 @@ async def _readable(conn: Connection, timeout: float) -> bool:
 #: inputs in the child at once on the event loop's path: the one it evaluates, and those sent
 #: behind it (the webhook's ``admission.max_inflight``, 4 by default, bounds them too)
 PIPELINE_DEPTH = 4
-#: an input is sent while the child evaluates another only up to this size: it then fits in the
-#: socket's buffer, and the write never waits for the child (a larger one waits until it is idle)
+#: an input up to this size is written at once, even while the child evaluates others: it fits in
+#: the socket's buffer, so the write never waits for the child; a larger one is written from a
+#: thread, and only one of them is in the child at a time
 PIPELINE_BYTES = 16 * 1024
 
 
@@ -195,8 +196,10 @@ class ProcessEngine:
         self._lock = threading.Lock()
         # the event loop's path (evaluate_inputs_async): inputs sent and not yet answered, in order
         self._queue: collections.deque[_Call] = collections.deque()
-        self._sending: asyncio.Lock | None = None  # made in the caller's loop
+        self._sending: asyncio.Lock | None = None  # these three are made in the caller's loop
+        self._large: asyncio.Lock | None = None
         self._room: asyncio.Event | None = None
+        self._holding = False  # the event loop's path holds _lock (an input is in the child)
         self._closed = False
         self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
         self._proc: Any = None
@@ -314,30 +317,40 @@ class ProcessEngine:
 
     async def evaluate_inputs_async(self, inputs: Sequence[_Input]) -> list[Violation]:
         """:meth:`evaluate_inputs` from an event loop, without a thread (what the webhook does): the
-        loop's selector waits for the child's answers, and a small input is sent while the child
-        still evaluates the one before it (:data:`PIPELINE_DEPTH`), so that under load the child
-        finds its next input waiting instead of sleeping until it is sent. Answers come back in the
-        order the inputs were sent; each input's deadline starts when the child starts on it (when
-        the answer before it arrives). Exclusive with synchronous callers on other threads (an
-        inventory load, a config reload's close), which wait until no input is in the child."""
+        loop's selector waits for the child's answers, and an input is sent while the child still
+        evaluates those before it (up to :data:`PIPELINE_DEPTH`), so that under load the child finds
+        its next input waiting instead of sleeping until it is sent. Answers come back in the order
+        the inputs were sent; each input's deadline starts when the child starts on it (when the
+        answer before it arrives). One large input (past :data:`PIPELINE_BYTES`) is in the child at
+        a time, written from a thread while the child reads it, so that small inputs wait behind
+        one large evaluation at most and the loop never waits for a write. Exclusive with
+        synchronous callers on other threads (an inventory load, a config reload's close), which
+        wait until no input is in the child."""
         message = self._message(inputs)
         if message is None:
             return []
+        if self._sending is None:
+            self._sending, self._large, self._room = asyncio.Lock(), asyncio.Lock(), asyncio.Event()
+        assert self._large is not None
         while True:
-            pending = await self._submit(message, self.timeout)
             try:
-                return self._violations(await pending)
+                if len(message) > PIPELINE_BYTES:
+                    async with self._large:  # held until answered: one large input in the child
+                        answer = await self._submit(message, self.timeout, large=True)
+                        found = await answer
+                else:
+                    answer = await self._submit(message, self.timeout)
+                    found = await answer
+                return self._violations(found)
             except _Requeue:
                 continue  # sent behind an input that killed its child: sent again, to the next one
 
-    async def _submit(self, message: bytes, timeout: float) -> asyncio.Future[Any]:
+    async def _submit(self, message: bytes, timeout: float, *, large: bool = False) -> asyncio.Future[Any]:
         """Send ``message`` to the child (starting one if there is none) once there is room, and
         return the future of its answer."""
-        if self._sending is None:
-            self._sending, self._room = asyncio.Lock(), asyncio.Event()
-        assert self._room is not None
+        assert self._sending is not None and self._room is not None
         async with self._sending:  # one sender at a time: inputs reach the child in this order
-            while self._queue and (len(self._queue) >= PIPELINE_DEPTH or len(message) > PIPELINE_BYTES):
+            while len(self._queue) >= PIPELINE_DEPTH:
                 self._room.clear()
                 await self._room.wait()
             if self._closed:
@@ -345,9 +358,11 @@ class ProcessEngine:
             if not self._queue:
                 while not self._lock.acquire(blocking=False):  # a synchronous call on another thread
                     await asyncio.sleep(0.001)
+                self._holding = True
                 try:
                     await self._ready_async(timeout)
                 except BaseException:
+                    self._holding = False
                     self._lock.release()
                     raise
             loop = asyncio.get_running_loop()
@@ -359,9 +374,13 @@ class ProcessEngine:
                 loop.add_reader(conn.fileno(), self._on_answer)
                 self._arm(call)
             try:
-                conn.send_bytes(message)  # small, or to an idle child reading it: never waits long
-            except OSError:
-                self._lost(EngineProcessError("the engine process died during an evaluation"))
+                if large and len(self._queue) > 1:  # taken when the child is done with those before it
+                    await asyncio.to_thread(conn.send_bytes, message)
+                else:  # small enough for the socket's buffer, or to an idle child reading it
+                    conn.send_bytes(message)
+            except (OSError, TypeError, ValueError):  # died; or killed (closed) while written
+                if any(c is call for c in self._queue):
+                    self._lost(EngineProcessError("the engine process died during an evaluation"))
             return call.future
 
     async def _ready_async(self, timeout: float) -> None:
@@ -436,7 +455,9 @@ class ProcessEngine:
         """Nothing is in flight: stop watching the child, let synchronous callers and senders in."""
         if self._conn is not None:
             asyncio.get_running_loop().remove_reader(self._conn.fileno())
-        self._lock.release()
+        if self._holding:
+            self._holding = False
+            self._lock.release()
         if self._room is not None:
             self._room.set()
 

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import functools
+import itertools
 import re
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -467,6 +469,47 @@ _SCALARS = frozenset({int, float, bool, type(None)})
 _ANY_TEXT = re2.compile(_ANY.pattern.encode())
 
 
+#: :data:`_HINT` or :data:`_ANY` in RE2, over many ASCII texts joined by newlines: a superset of
+#: where either matches in Python (whitespace spelled out as Python's ``\s`` reads it in ASCII;
+#: RE2's ``\s`` is narrower)
+_HINT_OR_ANY_TEXT = re2.compile(
+    r"(?im:pass|pwd|secret|token|key|cred|auth|jwt|bearer|conn|sas"
+    r"|^[\t\n\x0b\x0c\r\x1c-\x1f ]*user[\t\n\x0b\x0c\r\x1c-\x1f ])|" + _ANY.pattern
+)
+#: what a lower-cased name :func:`sensitive_name` accepts must contain: the last word of each of
+#: :data:`_NAME`'s names (``str`` for ``conn_str`` and ``connection_string``)
+_NAME_STEMS = re2.compile("pass|pwd|secret|key|content|jwt|bearer|token|credential|str|url")
+#: ConfigMap data entries past which the names and values are sifted together first
+MANY_ENTRIES = 256
+
+
+def _candidates(texts: list[str], pattern: Any, *, lower: bool = False) -> set[int] | None:
+    """The indices of ``texts`` (lower-cased first with ``lower``) that ``pattern`` may match, from
+    one search over them all joined by newlines (each match marks every text it overlaps); None
+    (every one) for non-ASCII text."""
+    joined = "\n".join(texts)
+    if not joined.isascii():
+        return None
+    if lower:
+        joined = joined.lower()  # in ASCII, the lengths stay
+    found: set[int] = set()
+    starts: list[int] | None = None
+    for match in pattern.finditer(joined):
+        if starts is None:
+            starts = list(itertools.accumulate((len(t) + 1 for t in texts), initial=0))
+        first = bisect.bisect_right(starts, match.start()) - 1
+        last = bisect.bisect_right(starts, max(match.end() - 1, match.start())) - 1
+        found.update(range(first, last + 1))
+    return found
+
+
+def _strings(values: list[Any]) -> list[str]:
+    """``values`` with anything but a string as "" (a list of strings as it is)."""
+    if all(type(v) is str for v in values):
+        return values
+    return [v if isinstance(v, str) else "" for v in values]
+
+
 def _no_format(text: str) -> None:
     return None
 
@@ -567,10 +610,19 @@ def _found(node: Any, data_keys: bool, *, prefilter: bool = False) -> dict[tuple
     else:
         walk(node)
     if data_keys and isinstance(node, Mapping) and isinstance(node.get("data"), Mapping):
-        for key, value in node["data"].items():
-            if sensitive_name(key) and plausible(value):
+        items = list(node["data"].items())
+        named: set[int] | None = None
+        texts: set[int] | None = None
+        if len(items) > MANY_ENTRIES:  # names and values sifted at once; the rest are not read
+            keys, values = list(node["data"]), list(node["data"].values())
+            named = _candidates(_strings(keys), _NAME_STEMS, lower=True)
+            texts = _candidates(_strings(values), _HINT_OR_ANY_TEXT)
+        read = range(len(items)) if named is None or texts is None else sorted(named | texts)
+        for i in read:
+            key, value = items[i]
+            if (named is None or i in named) and sensitive_name(key) and plausible(value):
                 add(("data", key), {NAMED_KEY}, str(key))
-            if isinstance(value, str):
+            if isinstance(value, str) and (texts is None or i in texts):
                 text(("data", key), value, str(key))
     return out
 

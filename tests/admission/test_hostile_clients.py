@@ -551,6 +551,37 @@ def test_smallest_first_lets_small_bodies_pass_big_ones_but_never_starves_them()
     ]
 
 
+def test_large_bodies_take_one_slot_at_a_time_and_small_ones_the_rest() -> None:
+    """With four slots and a flood of large bodies, one large body is in at a time: a small one
+    arriving behind the flood goes in at once; the next large one waits for the first to finish."""
+    import asyncio
+
+    from stockade.admission.bodies import LARGE_BODY_BYTES, SmallestFirst
+
+    async def scenario() -> list[str]:
+        gate = SmallestFirst(4, max_wait=0.05)
+        order: list[str] = []
+        done = asyncio.Event()
+
+        async def job(name: str, size: int, until: asyncio.Event | None) -> None:
+            async with gate.slot(size):
+                order.append(name)
+                if until is not None:
+                    await until.wait()
+
+        big = LARGE_BODY_BYTES + 1
+        flood = [asyncio.create_task(job(f"big{i}", big, done)) for i in range(3)]
+        await asyncio.sleep(0.1)  # the waiting large ones age past max_wait
+        small = [asyncio.create_task(job(f"small{i}", 4_000, None)) for i in range(3)]
+        await asyncio.gather(*small)
+        order.append("|")
+        done.set()
+        await asyncio.gather(*flood)
+        return order
+
+    assert asyncio.run(scenario()) == ["big0", "small0", "small1", "small2", "|", "big1", "big2"]
+
+
 ERROR_RULE = """# METADATA
 # title: A sprintf with a missing argument, an error in regorus
 # custom:

@@ -7,7 +7,10 @@ real credential.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
+import random
+import re
 from typing import Any
 
 import pytest
@@ -445,3 +448,52 @@ def test_text_where_python_folds_case_beyond_re2_is_searched_string_by_string(va
     obj = _deployment_with(value, "args")
     assert credentials._formats_possible(obj)
     assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
+
+
+def _many_entries_configmap(rng: Any, n: int) -> dict[str, Any]:
+    names = ["DB_PASSWORD", "clientSecret", "api-key", "storageKey", "conn_str", "sasUrl", "x", "keyContent"]
+    names += ["userName", "replicas", "Passwd", "TOKEN", "authToken", "credentials", "notes", "K\u212aey"]
+    values: list[Any] = ["plain", "hunter2-correct-horse", "user=admin\npassword=Secr3t!x", AWS, SAS_URL]
+    values += [" user x", "\x1cuser y", "key: v\nsecret: s3cr3tValue", "", "${REF}", 42, None, "bas\u0130c x"]
+    values += ["postgres://trainer:Canary-Pw-42@db:5432/runs", "Bearer abc123def", GITHUB]
+    data = {}
+    for i in range(n):
+        name = rng.choice(names) if rng.random() < 0.1 else f"k{i:05d}"
+        key = f"{name}{i}" if rng.random() < 0.5 else f"{i}.{name}"
+        data[key] = rng.choice(values) if rng.random() < 0.1 else "v" * 20
+    metadata = {"name": "big", "namespace": "ml"}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_many_data_entries_sifted_at_once_give_the_same_facts(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MANY_ENTRIES, a ConfigMap's names and values are sifted by one RE2 search each; the facts
+    are those of reading every entry (names that need a word of _NAME, values with a hint or a
+    format, whitespace as Python reads it, non-ASCII text and non-string values)."""
+    obj = _many_entries_configmap(random.Random(seed), 400 + seed * 50)
+    if seed % 3 == 0:  # ASCII only: both sieves apply
+        obj["data"] = {
+            k: v for k, v in obj["data"].items() if k.isascii() and (not isinstance(v, str) or v.isascii())
+        }
+    sifted = facts(obj, inventory_of([]))
+    monkeypatch.setattr(credentials, "MANY_ENTRIES", 10**9)
+    assert sifted == facts(obj, inventory_of([]))
+    assert sifted  # the mix holds credentials
+
+
+def _spellings(word: str) -> set[str]:
+    """Every text a name of _NAME's alternation matches: each `_?` and `s?` present or not."""
+    parts = re.split(r"(_\?|s\?)", word)
+    options = [[p[0], ""] if p in ("_?", "s?") else [p] for p in parts]
+    return {"".join(choice) for choice in itertools.product(*options)}
+
+
+def test_the_name_sieve_has_a_word_of_every_name_the_pattern_takes() -> None:
+    """Every credential name of _NAME, in each spelling it takes, contains a word of _NAME_STEMS."""
+    alternation = credentials._NAME.pattern.split("(?:", 2)[2].rsplit(")$", 1)[0]
+    for word in alternation.split("|"):
+        for spelled in _spellings(word):
+            assert credentials._NAME.match(spelled), spelled
+            assert credentials._NAME_STEMS.search(spelled), spelled
