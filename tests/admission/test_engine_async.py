@@ -10,12 +10,18 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from stockade.admission.decide import evaluate, evaluate_async
 from stockade.admission.review import AdmissionReview
 from stockade.policies.config.settings import parse_config
-from stockade.policies.engines.process import EngineClosed, EvaluationTimeout, ProcessEngine
+from stockade.policies.engines.process import (
+    PIPELINE_BYTES,
+    EngineClosed,
+    EvaluationTimeout,
+    ProcessEngine,
+)
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.model import Origin, Resource
 from tests.admission.test_engine_process_text import OBJECTS
@@ -96,6 +102,27 @@ def test_concurrent_calls_each_get_their_own_answer(isolated: Evaluator) -> None
         return list(await asyncio.gather(*(engine.evaluate_inputs_async(i) for i in inputs)))
 
     assert [[(v.rule.id, v.msg) for v in found] for found in asyncio.run(together())] == one_at_a_time
+
+
+def test_large_inputs_between_small_ones_are_answered_in_order(isolated: Evaluator) -> None:
+    """Inputs past PIPELINE_BYTES are written from a thread, one in the child at a time, while small
+    ones keep flowing: every caller still gets its own verdict."""
+    engine = isolated.engine
+    assert isinstance(engine, ProcessEngine)
+    env = [{"name": f"VAR_{i}", "value": "x" * 40} for i in range(800)]
+    env.append({"name": "DB_PASSWORD", "value": "hunter2-correct-horse"})
+    large = {**OBJECTS[0], "metadata": {"name": "large", "namespace": "ml"}}
+    large["spec"] = {"containers": [{**OBJECTS[0]["spec"]["containers"][0], "env": env}]}
+    objects = [OBJECTS[1], large, OBJECTS[0], large, OBJECTS[3], OBJECTS[5]] * 3
+    inputs = [isolated.inputs(Resource(obj, Origin())) for obj in objects]
+    assert len(orjson.dumps(inputs[1][0][1])) > PIPELINE_BYTES
+    one_at_a_time = [[(v.rule.id, v.msg) for v in engine.evaluate_inputs(i)] for i in inputs]
+
+    async def together() -> list[list[Any]]:
+        return list(await asyncio.gather(*(engine.evaluate_inputs_async(i) for i in inputs)))
+
+    assert [[(v.rule.id, v.msg) for v in found] for found in asyncio.run(together())] == one_at_a_time
+    assert one_at_a_time[1] != one_at_a_time[2]  # the credential in its env is found
 
 
 SLOW_RULE = SLOW_RULE_OF_THE_WEBHOOK_TESTS  # minutes of work for a ConfigMap labelled slow: yes
