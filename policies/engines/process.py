@@ -196,6 +196,7 @@ class ProcessEngine:
         self._lock = threading.Lock()
         # the event loop's path (evaluate_inputs_async): inputs sent and not yet answered, in order
         self._queue: collections.deque[_Call] = collections.deque()
+        self._loop: asyncio.AbstractEventLoop | None = None
         self._sending: asyncio.Lock | None = None  # these three are made in the caller's loop
         self._large: asyncio.Lock | None = None
         self._room: asyncio.Event | None = None
@@ -329,7 +330,11 @@ class ProcessEngine:
         message = self._message(inputs)
         if message is None:
             return []
-        if self._sending is None:
+        loop = asyncio.get_running_loop()
+        if self._loop is not loop:  # asyncio's locks belong to the loop they are first waited in
+            if self._queue:
+                raise RuntimeError("the engine process is in use from another event loop")
+            self._loop = loop
             self._sending, self._large, self._room = asyncio.Lock(), asyncio.Lock(), asyncio.Event()
         assert self._large is not None
         while True:

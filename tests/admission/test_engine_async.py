@@ -114,7 +114,8 @@ def test_large_inputs_between_small_ones_are_answered_in_order(isolated: Evaluat
     large = {**OBJECTS[0], "metadata": {"name": "large", "namespace": "ml"}}
     large["spec"] = {"containers": [{**OBJECTS[0]["spec"]["containers"][0], "env": env}]}
     objects = [OBJECTS[1], large, OBJECTS[0], large, OBJECTS[3], OBJECTS[5]] * 3
-    inputs = [isolated.inputs(Resource(obj, Origin())) for obj in objects]
+    facts = InventoryFacts()
+    inputs = [isolated.inputs(Resource(obj, Origin()), source=facts) for obj in objects]
     assert len(orjson.dumps(inputs[1][0][1])) > PIPELINE_BYTES
     one_at_a_time = [[(v.rule.id, v.msg) for v in engine.evaluate_inputs(i)] for i in inputs]
 
