@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import datetime as dt
 import ssl
@@ -15,7 +14,7 @@ import httpx
 import uvicorn
 
 from stockade.admission.app import WebhookState, create_app
-from stockade.admission.server import Limits, bind, serve_on
+from stockade.admission.server import Limits, bind, run, serve_on
 from stockade.policies.config.settings import load_config
 from stockade.webhooks.certs import CertificateAuthority
 
@@ -54,7 +53,7 @@ class Server:
         self._server: uvicorn.Server | None = None
         app = create_app(state, reload_interval=0.2)
         self.thread = threading.Thread(
-            target=lambda: asyncio.run(
+            target=lambda: run(
                 serve_on(
                     self.sock, app, cert, key, reload_interval=0.2, on_start=self._started, limits=limits
                 )

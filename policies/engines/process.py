@@ -21,6 +21,7 @@ import collections
 import dataclasses
 import logging
 import multiprocessing
+import os
 import pickle
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -48,12 +49,12 @@ def _settle(future: asyncio.Future[bool], value: bool) -> None:
         future.set_result(value)
 
 
-async def _readable(conn: Connection, timeout: float) -> bool:
-    """Whether ``conn`` has something to read (an answer, or EOF) within ``timeout`` seconds, waited
-    for in the running loop's selector."""
+async def _rung(bell: Connection, timeout: float) -> bool:
+    """Whether the child rang ``bell`` (it wrote a message, or exited) within ``timeout`` seconds,
+    waited for in the running loop's selector; the rings are read."""
     loop = asyncio.get_running_loop()
     ready: asyncio.Future[bool] = loop.create_future()
-    fd = conn.fileno()
+    fd = bell.fileno()
     loop.add_reader(fd, _settle, ready, True)
     timer = loop.call_later(timeout, _settle, ready, False)
     try:
@@ -61,6 +62,17 @@ async def _readable(conn: Connection, timeout: float) -> bool:
     finally:
         timer.cancel()
         loop.remove_reader(fd)
+        _drain(bell)
+
+
+def _drain(bell: Connection) -> bool:
+    """Read the rings there are; False when the child's end is closed (it exited)."""
+    try:
+        return os.read(bell.fileno(), 65536) != b"" if bell.poll(0) else True
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
 
 
 #: inputs in the child at once on the event loop's path: the one it evaluates, and those sent
@@ -136,9 +148,13 @@ def _rows(found: list[Violation], exact_json: bool) -> bytes:
     return b"P" + pickle.dumps(rows, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> None:
+def _child(conn: Connection, bell: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> None:
     """The child's loop: load the library and build the embedded engine, then answer requests until
-    the pipe closes."""
+    the pipe closes. After each message it writes, it rings ``bell`` (a byte on a pipe of its own):
+    the parent's event loop watches the bell, not the pipe the messages cross, since an event loop
+    may make what it watches non-blocking (uvloop does), and the messages are read and written
+    whole, blocking."""
+    ring = os.write
     try:
         library = load_library(policy_dirs)
         engine = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
@@ -146,6 +162,7 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
     conn.send(("ready", None))
+    ring(bell.fileno(), b"\0")
     while True:
         try:
             message = conn.recv_bytes()
@@ -168,6 +185,10 @@ def _child(conn: Connection, config: Config, policy_dirs: tuple[Path, ...]) -> N
         except Exception as exc:
             # The type, and the engine's message (it names rules and Rego, not the object's values).
             conn.send_bytes(b"X" + f"{type(exc).__name__}: {exc}".encode())
+        try:
+            ring(bell.fileno(), b"\0")
+        except OSError:  # the parent is gone
+            return
 
 
 def _decoded(answer: bytes) -> Any:
@@ -205,6 +226,7 @@ class ProcessEngine:
         self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
         self._proc: Any = None
         self._conn: Connection | None = None
+        self._bell: Connection | None = None  # rung by the child after each message (_child)
         self._ready = False
         # Kinds no rule reads need no round trip (the child would answer "nothing" for them): a
         # 3 MiB ConfigMap is not copied to the child when nothing evaluates ConfigMaps.
@@ -219,12 +241,17 @@ class ProcessEngine:
 
     def _start(self) -> None:
         parent, child = self._ctx.Pipe()
+        bell, ringer = self._ctx.Pipe(duplex=False)
         proc = self._ctx.Process(
-            target=_child, args=(child, self.config, self.policy_dirs), name="stockade-engine", daemon=True
+            target=_child,
+            args=(child, ringer, self.config, self.policy_dirs),
+            name="stockade-engine",
+            daemon=True,
         )
         proc.start()
         child.close()
-        self._proc, self._conn, self._ready = proc, parent, False
+        ringer.close()
+        self._proc, self._conn, self._bell, self._ready = proc, parent, bell, False
 
     def _await_ready(self, *, startup: bool = False, deadline: float = 60.0) -> None:
         """Wait for the child's first message; at start-up a load error is a PolicyError."""
@@ -257,11 +284,13 @@ class ProcessEngine:
     def _kill(self) -> None:
         if self._conn is not None:
             self._conn.close()
+        if self._bell is not None:
+            self._bell.close()
         if self._proc is not None and self._proc.is_alive():
             self._proc.kill()
         if self._proc is not None:
             self._proc.join(5)
-        self._proc, self._conn, self._ready = None, None, False
+        self._proc, self._conn, self._bell, self._ready = None, None, None, False
 
     def _restart(self) -> None:
         self._kill()
@@ -376,7 +405,9 @@ class ProcessEngine:
             conn = self._conn
             assert conn is not None
             if len(self._queue) == 1:
-                loop.add_reader(conn.fileno(), self._on_answer)
+                assert self._bell is not None
+                _drain(self._bell)  # rings of synchronous calls' answers, read already
+                loop.add_reader(self._bell.fileno(), self._on_answer)
                 self._arm(call)
             try:
                 if large and len(self._queue) > 1:  # taken when the child is done with those before it
@@ -398,14 +429,14 @@ class ProcessEngine:
         conn = self._conn
         assert conn is not None
         if not self._ready:
-            if not await _readable(conn, 60.0):
+            if not await self._answered(60.0):
                 self._kill()
                 raise EngineProcessError("the engine process did not start within 60 s")
             self._take_ready(startup=False)
             if self._inventory is not None:
                 try:
                     conn.send_bytes(self._inventory_message())
-                    answer = conn.recv_bytes() if await _readable(conn, max(timeout, 10.0)) else None
+                    answer = conn.recv_bytes() if await self._answered(max(timeout, 10.0)) else None
                 except (EOFError, OSError):
                     answer = None
                 if answer is None:
@@ -413,31 +444,49 @@ class ProcessEngine:
                     raise EngineProcessError("the engine process could not load the inventory")
                 _decoded(answer)
 
+    async def _answered(self, timeout: float) -> bool:
+        """Whether a message of the child's is there to read (or it exited) within ``timeout``."""
+        assert self._conn is not None and self._bell is not None
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not self._conn.poll(0):
+            left = deadline - asyncio.get_running_loop().time()
+            if left <= 0 or not await _rung(self._bell, left):
+                return self._conn.poll(0)
+        return True
+
     def _arm(self, call: _Call) -> None:
         """Start the deadline of the input the child now evaluates."""
         loop = asyncio.get_running_loop()
         call.timer = loop.call_later(call.timeout, self._expired, call)
 
     def _on_answer(self) -> None:
-        """The child wrote (or closed): the answer to the oldest input in flight."""
-        assert self._conn is not None
-        try:
-            answer = self._conn.recv_bytes()
-        except (EOFError, OSError):
-            self._lost(EngineProcessError("the engine process died during an evaluation"))
-            return
-        call = self._queue.popleft()
-        if call.timer is not None:
-            call.timer.cancel()
-        if not call.future.done():  # a caller that gave up (cancelled) has its answer dropped here
+        """The bell rang: the answers the child wrote, each to the oldest input in flight; or it
+        exited."""
+        assert self._conn is not None and self._bell is not None
+        alive = _drain(self._bell)
+        conn = self._conn
+        while self._queue:
             try:
-                call.future.set_result(_decoded(answer))
-            except RuleEvaluationError as exc:
-                call.future.set_exception(exc)
-        if self._queue:
-            self._arm(self._queue[0])
-        else:
-            self._idle()
+                if not conn.poll(0):
+                    break
+                answer = conn.recv_bytes()  # written whole before the bell rang
+            except (EOFError, OSError):
+                alive = False
+                break
+            call = self._queue.popleft()
+            if call.timer is not None:
+                call.timer.cancel()
+            if not call.future.done():  # a caller that gave up (cancelled) has its answer dropped
+                try:
+                    call.future.set_result(_decoded(answer))
+                except RuleEvaluationError as exc:
+                    call.future.set_exception(exc)
+            if self._queue:
+                self._arm(self._queue[0])
+            else:
+                self._idle()
+        if not alive and self._queue:
+            self._lost(EngineProcessError("the engine process died during an evaluation"))
 
     def _expired(self, call: _Call) -> None:
         if self._queue and self._queue[0] is call:
@@ -458,8 +507,8 @@ class ProcessEngine:
 
     def _idle(self) -> None:
         """Nothing is in flight: stop watching the child, let synchronous callers and senders in."""
-        if self._conn is not None:
-            asyncio.get_running_loop().remove_reader(self._conn.fileno())
+        if self._bell is not None:
+            asyncio.get_running_loop().remove_reader(self._bell.fileno())
         if self._holding:
             self._holding = False
             self._lock.release()

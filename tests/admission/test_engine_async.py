@@ -12,6 +12,7 @@ from typing import Any
 
 import orjson
 import pytest
+import uvloop
 
 from stockade.admission.decide import evaluate, evaluate_async
 from stockade.admission.review import AdmissionReview
@@ -104,16 +105,19 @@ def test_concurrent_calls_each_get_their_own_answer(isolated: Evaluator) -> None
     assert [[(v.rule.id, v.msg) for v in found] for found in asyncio.run(together())] == one_at_a_time
 
 
-def test_large_inputs_between_small_ones_are_answered_in_order(isolated: Evaluator) -> None:
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_large_inputs_between_small_ones_are_answered_in_order(isolated: Evaluator, loop: str) -> None:
     """Inputs past PIPELINE_BYTES are written from a thread, one in the child at a time, while small
-    ones keep flowing: every caller still gets its own verdict."""
+    ones keep flowing: every caller still gets its own verdict. On uvloop too (the webhook's loop),
+    which makes the descriptors it watches non-blocking: it watches the child's bell, never the
+    pipe the inputs and answers cross (an earlier build's large writes failed there)."""
     engine = isolated.engine
     assert isinstance(engine, ProcessEngine)
-    env = [{"name": f"VAR_{i}", "value": "x" * 40} for i in range(800)]
-    env.append({"name": "DB_PASSWORD", "value": "hunter2-correct-horse"})
-    large = {**OBJECTS[0], "metadata": {"name": "large", "namespace": "ml"}}
-    large["spec"] = {"containers": [{**OBJECTS[0]["spec"]["containers"][0], "env": env}]}
-    objects = [OBJECTS[1], large, OBJECTS[0], large, OBJECTS[3], OBJECTS[5]] * 3
+    data = {f"k{i:05d}": "x" * 100 for i in range(20_000)}  # 2 MB: past any socket buffer
+    data["DB_PASSWORD"] = "hunter2-correct-horse"
+    large = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "large", "namespace": "ml"}}
+    large["data"] = data
+    objects = [OBJECTS[1], large, OBJECTS[0], large, OBJECTS[3], OBJECTS[5]] * 2
     facts = InventoryFacts()
     inputs = [isolated.inputs(Resource(obj, Origin()), source=facts) for obj in objects]
     assert len(orjson.dumps(inputs[1][0][1])) > PIPELINE_BYTES
@@ -122,7 +126,10 @@ def test_large_inputs_between_small_ones_are_answered_in_order(isolated: Evaluat
     async def together() -> list[list[Any]]:
         return list(await asyncio.gather(*(engine.evaluate_inputs_async(i) for i in inputs)))
 
-    assert [[(v.rule.id, v.msg) for v in found] for found in asyncio.run(together())] == one_at_a_time
+    factory = uvloop.new_event_loop if loop == "uvloop" else None
+    with asyncio.Runner(loop_factory=factory) as runner:
+        answers = runner.run(together())
+    assert [[(v.rule.id, v.msg) for v in found] for found in answers] == one_at_a_time
     assert one_at_a_time[1] != one_at_a_time[2]  # the credential in its env is found
 
 
