@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import time
 from collections.abc import AsyncIterator, Callable
@@ -454,6 +455,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         # Build the engine before the first request, on the thread that will use it.
         await asyncio.get_running_loop().run_in_executor(state.executor, state.evaluator_here)
+        gc.freeze()  # what start-up built lives as long as the worker: no collection walks it again
         watched = state.config_path or state.policy_dirs
         task = asyncio.create_task(_watch_config(state, reload_interval)) if watched else None
         state.watcher = task

@@ -14,7 +14,7 @@ import httpx
 import uvicorn
 
 from stockade.admission.app import WebhookState, create_app
-from stockade.admission.server import Limits, bind, run, serve_on
+from stockade.admission.server import Limits, Share, bind, run, serve_on
 from stockade.policies.config.settings import load_config
 from stockade.webhooks.certs import CertificateAuthority
 
@@ -47,7 +47,14 @@ def pki_files(directory: Path) -> tuple[Path, Path, Path]:
 class Server:
     """A real TLS server in a background thread, stopped gracefully."""
 
-    def __init__(self, state: WebhookState, cert: Path, key: Path, limits: Limits = Limits()) -> None:
+    def __init__(
+        self,
+        state: WebhookState,
+        cert: Path,
+        key: Path,
+        limits: Limits = Limits(),
+        share: Share | None = None,
+    ) -> None:
         self.sock = bind("127.0.0.1", 0)
         self.port = self.sock.getsockname()[1]
         self._server: uvicorn.Server | None = None
@@ -55,7 +62,14 @@ class Server:
         self.thread = threading.Thread(
             target=lambda: run(
                 serve_on(
-                    self.sock, app, cert, key, reload_interval=0.2, on_start=self._started, limits=limits
+                    self.sock,
+                    app,
+                    cert,
+                    key,
+                    reload_interval=0.2,
+                    on_start=self._started,
+                    limits=limits,
+                    share=share,
                 )
             ),
             daemon=True,

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import dataclasses
+import gc
 import logging
 import multiprocessing
 import os
@@ -161,6 +162,7 @@ def _child(conn: Connection, bell: Connection, config: Config, policy_dirs: tupl
     except Exception as exc:  # reported to the parent, which raises it as a load error
         conn.send(("error", f"{type(exc).__name__}: {exc}"))
         return
+    gc.freeze()  # the library and the engine live as long as the child: no collection walks them
     conn.send(("ready", None))
     ring(bell.fileno(), b"\0")
     while True:

@@ -582,6 +582,52 @@ def test_large_bodies_take_one_slot_at_a_time_and_small_ones_the_rest() -> None:
     assert asyncio.run(scenario()) == ["big0", "small0", "small1", "small2", "|", "big1", "big2"]
 
 
+def test_a_worker_over_its_share_of_connections_closes_one_after_its_response(
+    pki: tuple[Path, Path, Path],
+) -> None:
+    """Two workers share their connection counts; this one (index 0) holds three, the other none:
+    it answers with Connection: close, one connection at a time, until it holds its even share."""
+    import multiprocessing
+
+    from stockade.admission.server import Share
+
+    counts = multiprocessing.get_context("fork").RawArray("i", 2)
+    ca_file, cert, key = pki
+    # the default header timeout (5 s): the three connections wait for their requests meanwhile
+    srv = Server(WebhookState(config=parse_config("")), cert, key, Limits(), Share(counts, 0))
+    body = orjson.dumps(admission_review(POD, "ml"))
+    head = (
+        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+
+    def answer(s: ssl.SSLSocket) -> bytes:
+        s.sendall(head + body)
+        s.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(65536)
+        return data.split(b"\r\n\r\n", 1)[0].lower()
+
+    try:
+        sockets = [tls_socket(srv.port, ca_file) for _ in range(3)]
+        assert eventually(lambda: counts[0] == 3, 30)
+        first = answer(sockets[0])
+        assert b"connection: close" in first  # 3 > ceil(3 / 2)
+        assert closed_within(sockets[0], 30)
+        sockets[0].close()  # as a client does on Connection: close (the server's TLS close waits for it)
+        assert eventually(lambda: counts[0] == 2, 30)
+        assert b"connection: close" in answer(sockets[1])  # 2 > ceil(2 / 2)
+        assert closed_within(sockets[1], 30)
+        sockets[1].close()
+        assert eventually(lambda: counts[0] == 1, 30)
+        assert b"connection: close" not in answer(sockets[2])  # its share
+        assert is_open(sockets[2])
+        sockets[2].close()
+    finally:
+        srv.stop()
+
+
 ERROR_RULE = """# METADATA
 # title: A sprintf with a missing argument, an error in regorus
 # custom:
