@@ -325,6 +325,8 @@ class ProcessEngine:
         except (EOFError, OSError, BrokenPipeError):
             self._restart()
             raise EngineProcessError("the engine process died during an evaluation") from None
+        if self._bell is not None:
+            _drain(self._bell)  # the rings of these answers: never more than a pipe holds
         return _decoded(answer)
 
     def _message(self, inputs: Sequence[_Input]) -> bytes | None:

@@ -7,6 +7,7 @@ engine's own deadlines and asserts outcomes, never durations."""
 from __future__ import annotations
 
 import asyncio
+import os
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +182,18 @@ def test_a_closed_engine_says_so_and_starts_no_child() -> None:
     with pytest.raises(EngineClosed):
         engine.evaluate_inputs(inputs)
     assert engine.pid is None
+
+
+def test_synchronous_calls_read_the_bell_too(isolated: Evaluator) -> None:
+    """The child rings its bell after every answer, also those of synchronous calls (an inventory
+    load, the evaluation thread): they read the rings, so that the bell's pipe never fills and
+    blocks the child (a pipe holds 64 KiB: that many synchronous calls in a row would hang it)."""
+    engine = isolated.engine
+    assert isinstance(engine, ProcessEngine)
+    inputs = isolated.inputs(Resource(OBJECTS[1], Origin()))
+    for _ in range(50):
+        engine.evaluate_inputs(inputs)
+    bell = engine._bell
+    assert bell is not None
+    pending = os.read(bell.fileno(), 65536) if bell.poll(0.5) else b""
+    assert len(pending) <= 2
