@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import struct
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
@@ -191,6 +192,16 @@ def _child(conn: Connection, bell: Connection, config: Config, policy_dirs: tupl
             ring(bell.fileno(), b"\0")
         except OSError:  # the parent is gone
             return
+
+
+def _send_frame(fd: int, message: bytes) -> None:
+    """``Connection.send_bytes`` on a raw descriptor: the same frame (a 4-byte big-endian length,
+    then the bytes), which the child's ``recv_bytes`` reads."""
+    if len(message) > 0x7FFFFFFF:
+        raise ValueError("an engine input of 2 GiB or more")  # bounded far below by the request size
+    view = memoryview(struct.pack("!i", len(message)) + message)
+    while view:
+        view = view[os.write(fd, view) :]
 
 
 def _decoded(answer: bytes) -> Any:
@@ -415,10 +426,16 @@ class ProcessEngine:
                 self._arm(call)
             try:
                 if large and len(self._queue) > 1:  # taken when the child is done with those before it
-                    await asyncio.to_thread(conn.send_bytes, message)
+                    # on a descriptor of the writer's own: if the child is killed meanwhile, the
+                    # connection's is closed and its number may be reused by the next child's pipe
+                    fd = os.dup(conn.fileno())
+                    try:
+                        await asyncio.to_thread(_send_frame, fd, message)
+                    finally:
+                        os.close(fd)
                 else:  # small enough for the socket's buffer, or to an idle child reading it
                     conn.send_bytes(message)
-            except (OSError, TypeError, ValueError):  # died; or killed (closed) while written
+            except OSError:  # the child died, or was killed while the input was written
                 if any(c is call for c in self._queue):
                     self._lost(EngineProcessError("the engine process died during an evaluation"))
             return call.future

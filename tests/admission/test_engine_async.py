@@ -23,6 +23,7 @@ from stockade.policies.engines.process import (
     EngineClosed,
     EvaluationTimeout,
     ProcessEngine,
+    _send_frame,
 )
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.model import Origin, Resource
@@ -197,3 +198,22 @@ def test_synchronous_calls_read_the_bell_too(isolated: Evaluator) -> None:
     assert bell is not None
     pending = os.read(bell.fileno(), 65536) if bell.poll(0.5) else b""
     assert len(pending) <= 2
+
+
+@pytest.mark.parametrize("size", [0, 10, 16_385, 3 * 1024 * 1024])
+def test_a_frame_written_on_a_raw_descriptor_is_what_recv_bytes_reads(size: int) -> None:
+    """Large inputs are written on a descriptor of the writer's own (_send_frame): the child reads
+    them with multiprocessing's recv_bytes, so the frames must be the same."""
+    import multiprocessing
+    import threading
+
+    reader, writer = multiprocessing.get_context("spawn").Pipe()
+    message = bytes(range(256)) * (size // 256) + b"x" * (size % 256)
+    sender = threading.Thread(target=_send_frame, args=(writer.fileno(), message))
+    sender.start()
+    try:
+        assert reader.recv_bytes() == message
+    finally:
+        sender.join(30)
+        reader.close()
+        writer.close()
