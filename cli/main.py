@@ -205,7 +205,23 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
+def _no_pydantic_plugins() -> None:
+    """Build stockade's pydantic models without third-party pydantic plugins, unless the user says
+    otherwise (PYDANTIC_DISABLE_PLUGINS set to any value, even empty, is kept as given).
+
+    pydantic looks for plugins (the `pydantic` entry point group) when it builds the first model,
+    reading the metadata of every installed distribution: about 3 ms with this project's test
+    environment, more in a larger one, paid by every command. A plugin (an observability SDK's)
+    would instrument the validation of stockade.yaml and of the CLI's options, which is not what such
+    a plugin is installed for, and would change nothing stockade decides (docs/ci.md, pre-commit).
+    """
+    import os
+
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+
 def main(argv: list[str] | None = None) -> None:
+    _no_pydantic_plugins()
     args = sys.argv[1:] if argv is None else argv
     completing = _completing()
     application = build(_requested(args if completing is None else completing))

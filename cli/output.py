@@ -9,7 +9,6 @@ one line and exit 2, never a traceback.
 from __future__ import annotations
 
 import os
-import secrets
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -28,6 +27,9 @@ def emit(report: Report, result: Result, output: Path | None, *, terminal_colors
         text = report.render(result, color=terminal_colors and sys.stdout.isatty())
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         return
+    # imported here: secrets (hmac, random) is only needed for --output, not for a report on stdout
+    import secrets
+
     # beside the destination (a rename within one file system), created exclusively, with the
     # permissions any new file gets here (umask), as writing the destination directly would
     temporary = output.parent / f".{output.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp"
