@@ -108,7 +108,8 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
 
 def import_graph() -> dict[str, set[str]]:
     """module -> the stockade modules it imports, wherever the import statement is (module level or
-    inside a function); ``if TYPE_CHECKING:`` imports aside. ``from package import name`` is an edge to
+    inside a function), and the analyzers the facts registry imports by name; ``if TYPE_CHECKING:``
+    imports aside. ``from package import name`` is an edge to
     the submodule when ``name`` is one, else to the package."""
     mods = _modules()
     graph: dict[str, set[str]] = {name: set() for name in mods}
@@ -129,6 +130,10 @@ def import_graph() -> dict[str, set[str]]:
                     base = ".".join([*up, *([base] if base else [])])
                 targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in mods else base for a in node.names]
             graph[name].update(t for t in targets if t in mods and t != name)
+    # the analyzers are imported by name when first used (facts.ANALYZERS): edges all the same
+    from stockade.policies.facts import ANALYZERS
+
+    graph["stockade.policies.facts"].update(f"stockade.policies.facts.{a.module}" for a in ANALYZERS)
     return graph
 
 

@@ -5,10 +5,11 @@ scanned set, the admission cache, a cluster's lists), and :func:`facts_for` give
 facts its rules need, computed by the same code in every gate.
 
 Owns: the :class:`Inventory` (:mod:`.inventory`) and one module per analyzer, listed in
-:data:`ANALYZERS`: ServiceAccounts and RBAC (:mod:`.rbac`, the effective permissions and escalation
-paths), sandbox runtime classes, egress reach (:mod:`.egress` over the network-policy models of
-:mod:`.netpol`), Azure private links and identities, the AKS cluster under Kubernetes objects
-(:mod:`.aks_cluster`), exposure, credentials, network-policy use, image references (:mod:`.images`).
+:data:`ANALYZERS` (each imported when an object it reads is first evaluated): ServiceAccounts and
+RBAC (:mod:`.rbac`, the effective permissions and escalation paths), sandbox runtime classes,
+egress reach (:mod:`.egress` over the network-policy models of :mod:`.netpol`), Azure private links
+and identities, the AKS cluster under Kubernetes objects (:mod:`.aks_cluster`), exposure,
+credentials, network-policy use, image references (:mod:`.images`).
 
 May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
 :mod:`stockade.policies.decoding`, :mod:`stockade.policies.config`.
@@ -16,40 +17,73 @@ May import: :mod:`stockade.policies.model`, :mod:`stockade.policies.kinds`,
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from stockade.policies.facts import (
-    aks_cluster,
-    azure,
-    credentials,
-    egress,
-    exposure,
-    images,
-    netpol_use,
-    rbac,
-    sandbox,
-    serviceaccounts,
-)
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template
 
-__all__ = ["ANALYZERS", "Inventory", "facts_for", "inventory_of"]
+__all__ = ["ANALYZERS", "AnalyzerEntry", "Inventory", "facts_for", "inventory_of"]
 
 Analyzer = Callable[[Mapping[str, Any], Inventory, "Mapping[str, Any] | None"], dict[str, Any]]
 
+#: the analyzers' `facts` functions, by module name, once imported
+_LOADED: dict[str, Analyzer] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerEntry:
+    """One analyzer: the `facts` function of :mod:`stockade.policies.facts.<module>`, imported the first
+    time an object it reads is evaluated (a one-file scan of a Deployment never imports the RBAC
+    graph, the Ray exposure reader or the network-policy use check).
+
+    `kinds`: the objects (their `kind`) it gives facts for; None: any object (every analyzer of pod
+    specs). `inventory_kinds`: it reads any object once the gate's inventory has held one of these
+    (`Inventory.versions`). For any other object its `facts` returns {}:
+    tests/policies/test_facts_registry.py holds each entry to its module's own kinds, and skipping to
+    the facts of every analyzer run on every object."""
+
+    module: str
+    kinds: frozenset[str] | None = None
+    inventory_kinds: tuple[str, ...] = ()
+
+    def reads(self, obj: Mapping[str, Any], inventory: Inventory) -> bool:
+        return (
+            self.kinds is None
+            or obj.get("kind") in self.kinds
+            or any(inventory.versions.get(k) for k in self.inventory_kinds)
+        )
+
+    @property
+    def facts(self) -> Analyzer:
+        found = _LOADED.get(self.module)
+        if found is None:
+            found = _LOADED[self.module] = importlib.import_module(f"{__name__}.{self.module}").facts
+        return found
+
+
+#: RoleBinding and ClusterRoleBinding (rbac.BINDING_KINDS): what makes a workload's RBAC facts
+_BINDINGS = ("RoleBinding", "ClusterRoleBinding")
+
 #: The analyzers, in the order their facts are merged.
-ANALYZERS: tuple[Analyzer, ...] = (
-    serviceaccounts.facts,
-    rbac.facts,
-    sandbox.facts,
-    egress.facts,
-    azure.facts,
-    aks_cluster.facts,
-    exposure.facts,
-    credentials.facts,
-    netpol_use.facts,
-    images.facts,
+ANALYZERS: tuple[AnalyzerEntry, ...] = (
+    AnalyzerEntry("serviceaccounts"),
+    AnalyzerEntry("rbac", kinds=frozenset(_BINDINGS), inventory_kinds=_BINDINGS),
+    AnalyzerEntry("sandbox"),
+    AnalyzerEntry("egress"),
+    AnalyzerEntry("azure"),
+    AnalyzerEntry("aks_cluster"),
+    # Services and the Ray custom resources (exposure.RAY_CLUSTER_SPECS)
+    AnalyzerEntry("exposure", kinds=frozenset({"Service", "RayCluster", "RayJob", "RayService"})),
+    AnalyzerEntry("credentials"),
+    # Kubernetes' and Calico's NetworkPolicy (one kind name), Cilium's policies (netpol.cilium.KINDS)
+    AnalyzerEntry(
+        "netpol_use",
+        kinds=frozenset({"NetworkPolicy", "CiliumNetworkPolicy", "CiliumClusterwideNetworkPolicy"}),
+    ),
+    AnalyzerEntry("images"),
 )
 
 
@@ -62,7 +96,8 @@ def facts_for(
         pod = pod_template(obj)
     out: dict[str, Any] = {}
     for analyzer in ANALYZERS:
-        out.update(analyzer(obj, inventory, pod))
+        if analyzer.reads(obj, inventory):
+            out.update(analyzer.facts(obj, inventory, pod))
     return out
 
 

@@ -44,18 +44,20 @@ from __future__ import annotations
 import ipaddress
 import weakref
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY, Inventory
-from stockade.policies.facts.netpol import calico, cilium, k8s, sets
-from stockade.policies.facts.netpol.topology import (
-    DEFAULT_NAMESPACE,
-    Workload,
-    selector_matches,
-)
+from stockade.policies.facts.netpol import sets
 from stockade.policies.kinds.workloads import pod_template
 
+if TYPE_CHECKING:
+    # The policy models are imported when the inventory holds a policy of theirs: a workload in a
+    # scan without NetworkPolicies (the pre-commit case) needs none of them.
+    from stockade.policies.facts.netpol import calico, cilium, k8s
+
 EVERYWHERE = ("0.0.0.0/0", "::/0")
+#: the namespace of an object that names none (netpol.topology.DEFAULT_NAMESPACE)
+DEFAULT_NAMESPACE = "default"
 
 
 def _peer_cidrs(peer: k8s.Peer) -> list[str]:
@@ -86,9 +88,13 @@ def _cni_policies(inventory: Inventory) -> tuple[list[cilium.RuleSet], list[cali
     A policy that cannot be parsed (a Calico selector Calico would reject) isolates nothing here;
     `stockade egress reach` reports it as an input error."""
     versions = tuple(inventory.versions.get(k, 0) for k in (*CILIUM_KINDS, *CALICO_KINDS))
+    if not any(versions):
+        return [], []  # the inventory never held one
     hit = _PARSED.get(inventory)
     if hit is not None and hit[0] == versions:
         return hit[1], hit[2]
+    from stockade.policies.facts.netpol import calico, cilium
+
     rule_sets = [rs for kind in CILIUM_KINDS for o in inventory.of_kind(kind) for rs in cilium.parse(o)]
     policies: list[calico.CalicoPolicy] = []
     for kind in CALICO_KINDS:
@@ -111,8 +117,12 @@ def _k8s_policies(inventory: Inventory, namespace: str) -> list[k8s.NetworkPolic
     """The Kubernetes NetworkPolicies of `namespace`, parsed once per change of the kind (not once per
     workload: an audit of 10,000 workloads over 500 policies parsed 5 million of them)."""
     version = inventory.versions.get("NetworkPolicy", 0)
+    if not version:
+        return []  # the inventory never held one
     hit = _K8S_PARSED.get(inventory)
     if hit is None or hit[0] != version:
+        from stockade.policies.facts.netpol import k8s
+
         by_namespace: dict[str, list[k8s.NetworkPolicy]] = {}
         for p in inventory.of_kind("NetworkPolicy"):
             if k8s.is_kubernetes_policy(p):
@@ -129,6 +139,8 @@ def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory)
     rule_sets, policies = _cni_policies(inventory)
     if not rule_sets and not policies:
         return [], False
+    from stockade.policies.facts.netpol.topology import Workload
+
     ns_labels = inventory.namespace_labels(namespace)
     wl = Workload(0, namespace, "", "", labels, (), False)
     names = [
@@ -145,6 +157,15 @@ def _cni_isolation(namespace: str, labels: dict[str, str], inventory: Inventory)
         cp.namespace == namespace for cp in policies
     )
     return sorted(set(names)), owned
+
+
+def _selecting(policies: list[k8s.NetworkPolicy], labels: dict[str, str]) -> list[k8s.NetworkPolicy]:
+    """The policies whose podSelector matches the pods' labels."""
+    if not policies:
+        return []
+    from stockade.policies.facts.netpol.topology import selector_matches
+
+    return [p for p in policies if selector_matches(p.pod_selector, labels)]
 
 
 def facts(
@@ -167,7 +188,7 @@ def facts(
         or inventory.get("Namespace", None, namespace) is not None
     )
     egress = [p for p in policies if p.egress is not None]
-    selecting = [p for p in egress if selector_matches(p.pod_selector, labels)]
+    selecting = _selecting(egress, labels)
     default_deny = any(
         not p.pod_selector.get("matchLabels") and not p.pod_selector.get("matchExpressions") for p in egress
     )

@@ -198,7 +198,10 @@ _ONE_FILE_PROBE = (
     "import sys\nfrom stockade.cli.main import main\n"
     "try:\n    main(['scan', *sys.argv[1:]])\nexcept SystemExit:\n    pass\n"
     "unused = ('multiprocessing', 'concurrent.futures.process', 'stockade.scanner.sources.iac',"
-    " 'stockade.scanner.sources.arm', 'stockade.scanner.baseline', 'stockade.scanner.reports.json')\n"
+    " 'stockade.scanner.sources.arm', 'stockade.scanner.baseline', 'stockade.scanner.reports.json',"
+    " 'stockade.policies.facts.rbac', 'stockade.policies.facts.exposure',"
+    " 'stockade.policies.facts.netpol_use', 'stockade.policies.facts.netpol.k8s',"
+    " 'stockade.policies.facts.netpol.calico', 'stockade.policies.facts.netpol.cilium')\n"
     "print('LOADED', sorted(m for m in unused if m in sys.modules))\n"
 )
 
@@ -217,7 +220,8 @@ def _loaded_by_scan(*args: str) -> str:
 
 def test_a_one_file_scan_imports_no_worker_pool_no_iac_reader_no_other_format(tmp_path: Path) -> None:
     """The pre-commit case imports what it uses: no process pool (one file is read and evaluated in
-    this process), no ARM/terraform readers for a YAML file, no baseline, only the table report."""
+    this process), no ARM/terraform readers for a YAML file, no baseline, only the table report, and
+    only the analyzers a Deployment without RoleBindings or network policies beside it needs."""
     manifest = tmp_path / "deploy.yaml"
     manifest.write_text(
         "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web, namespace: apps}\n"
@@ -234,3 +238,22 @@ def test_a_one_file_scan_imports_no_worker_pool_no_iac_reader_no_other_format(tm
     )
     used = _loaded_by_scan(str(template), "--format", "json", "--allow-empty", "--fail-on", "never")
     assert "'stockade.scanner.sources.iac'" in used and "'stockade.scanner.reports.json'" in used, used
+    # and the analyzers when their kinds are in the scan: a binding, a Service, network policies
+    others = tmp_path / "others.yaml"
+    others.write_text(
+        manifest.read_text() + "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\n"
+        "metadata: {name: b, namespace: apps}\n"
+        "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: view}\n"
+        "subjects: [{kind: ServiceAccount, name: default, namespace: apps}]\n"
+        "---\napiVersion: v1\nkind: Service\nmetadata: {name: s, namespace: apps}\n"
+        "spec: {type: LoadBalancer, selector: {app: web}, ports: [{port: 80}]}\n"
+        "---\napiVersion: networking.k8s.io/v1\nkind: NetworkPolicy\nmetadata: {name: n, namespace: apps}\n"
+        "spec: {podSelector: {}, policyTypes: [Egress]}\n"
+        "---\napiVersion: cilium.io/v2\nkind: CiliumNetworkPolicy\nmetadata: {name: c, namespace: apps}\n"
+        "spec: {endpointSelector: {}, egress: [{toEndpoints: [{}]}]}\n"
+        "---\napiVersion: projectcalico.org/v3\nkind: NetworkPolicy\nmetadata: {name: p, namespace: apps}\n"
+        "spec: {selector: all(), types: [Egress]}\n"
+    )
+    used = _loaded_by_scan(str(others), "--fail-on", "never")
+    for module in ("rbac", "exposure", "netpol_use", "netpol.k8s", "netpol.calico", "netpol.cilium"):
+        assert f"'stockade.policies.facts.{module}'" in used, (module, used)
