@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template
@@ -33,8 +32,7 @@ Analyzer = Callable[[Mapping[str, Any], Inventory, "Mapping[str, Any] | None"], 
 _LOADED: dict[str, Analyzer] = {}
 
 
-@dataclass(frozen=True, slots=True)
-class AnalyzerEntry:
+class AnalyzerEntry(NamedTuple):
     """One analyzer: the `facts` function of :mod:`stockade.policies.facts.<module>`, imported the first
     time an object it reads is evaluated (a one-file scan of a Deployment never imports the RBAC
     graph, the Ray exposure reader or the network-policy use check).

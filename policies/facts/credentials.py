@@ -56,42 +56,46 @@ DIRECTIVE = "value of a password directive"
 BASIC = "HTTP basic credentials"
 _NAMED = frozenset({NAMED_VARIABLE, NAMED_KEY, DIRECTIVE})
 
-#: (type, pattern): a pattern matches anywhere in the string
-FORMATS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (t, re.compile(p))
-    for t, p in (
-        ("Azure storage account key", r"AccountKey=[A-Za-z0-9+/]{86}=="),
-        ("Azure storage account key", r"(?:^|[^A-Za-z0-9+/])[A-Za-z0-9+/]{76}\+ASt[A-Za-z0-9+/]{5}[AQgw]=="),
-        ("Azure SAS token", r"(?i)(?:^|[?&;])sig=[0-9a-z/+%]{43,129}(?:=|%3d)"),
-        (
-            "Entra ID client secret",
-            r"(?:^|[^A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[78]Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])",
-        ),
-        (
-            "AWS access key id",
-            r"(?:^|[^A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}(?:$|[^A-Za-z0-9])",
-        ),
-        ("GitHub token", r"(?:^|[^A-Za-z0-9_])(?:ghp|gho|ghu|ghs)_[0-9A-Za-z]{36}(?:$|[^A-Za-z0-9_])"),
-        ("GitHub token", r"(?:^|[^A-Za-z0-9_])ghr_[0-9A-Za-z]{36,76}(?:$|[^A-Za-z0-9_])"),
-        ("GitHub token", r"(?:^|[^A-Za-z0-9_])github_pat_[0-9A-Za-z_]{82}(?:$|[^A-Za-z0-9_])"),
-        ("Hugging Face token", r"(?:^|[^A-Za-z0-9_])(?:hf|api_org)_[A-Za-z0-9]{34,40}(?:$|[^A-Za-z0-9_])"),
-        ("OpenAI API key", r"(?:^|[^A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
-        ("OpenAI API key", r"(?:^|[^A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}"),
-        ("Anthropic API key", r"(?:^|[^A-Za-z0-9_-])sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}"),
-        ("Slack token", r"(?:^|[^A-Za-z0-9])xox[abposre]-[0-9A-Za-z-]{10,}"),
-        ("Google API key", r"(?:^|[^A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?:$|[^A-Za-z0-9_-])"),
-        ("private key", r"-{3,}\s*BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?\s*-{3,}"),
-        # an Authorization header's value (a digit in it: "Bearer tokens are..." is prose)
-        ("bearer token", r"(?i)(?:^|[^A-Za-z0-9])bearer\s+[A-Za-z0-9._~+/-]{3,}[0-9][A-Za-z0-9._~+/=-]*"),
-        (
-            "JSON Web Token",
-            r"(?:^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
-        ),
-        ("URL with a password", r"(?i)[a-z][a-z0-9+.-]*://[^:@/\s\"'$]+:[^:@/\s\"'$({<]{3,}@[^\s\"'/]+"),
-        # an Authorization header's Basic credentials: base64 of user:password (checked by _basic)
-        (BASIC, r"(?i)(?:^|[^A-Za-z0-9])basic\s+[A-Za-z0-9+/]{6,}={0,2}(?![A-Za-z0-9+/=])"),
-    )
+#: (type, pattern): a pattern matches anywhere in the string (compiled by :func:`_formats` when a
+#: string first passes `_ANY`: most scans hold none, and compiling them all costs 2-3 ms at start-up)
+FORMATS: tuple[tuple[str, str], ...] = (
+    ("Azure storage account key", r"AccountKey=[A-Za-z0-9+/]{86}=="),
+    ("Azure storage account key", r"(?:^|[^A-Za-z0-9+/])[A-Za-z0-9+/]{76}\+ASt[A-Za-z0-9+/]{5}[AQgw]=="),
+    ("Azure SAS token", r"(?i)(?:^|[?&;])sig=[0-9a-z/+%]{43,129}(?:=|%3d)"),
+    (
+        "Entra ID client secret",
+        r"(?:^|[^A-Za-z0-9_~.-])[A-Za-z0-9_~.]{3}[78]Q~[A-Za-z0-9_~.-]{31,34}(?:$|[^A-Za-z0-9_~.-])",
+    ),
+    (
+        "AWS access key id",
+        r"(?:^|[^A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}(?:$|[^A-Za-z0-9])",
+    ),
+    ("GitHub token", r"(?:^|[^A-Za-z0-9_])(?:ghp|gho|ghu|ghs)_[0-9A-Za-z]{36}(?:$|[^A-Za-z0-9_])"),
+    ("GitHub token", r"(?:^|[^A-Za-z0-9_])ghr_[0-9A-Za-z]{36,76}(?:$|[^A-Za-z0-9_])"),
+    ("GitHub token", r"(?:^|[^A-Za-z0-9_])github_pat_[0-9A-Za-z_]{82}(?:$|[^A-Za-z0-9_])"),
+    ("Hugging Face token", r"(?:^|[^A-Za-z0-9_])(?:hf|api_org)_[A-Za-z0-9]{34,40}(?:$|[^A-Za-z0-9_])"),
+    ("OpenAI API key", r"(?:^|[^A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,}T3BlbkFJ[A-Za-z0-9_-]{20,}"),
+    ("OpenAI API key", r"(?:^|[^A-Za-z0-9_-])sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{40,}"),
+    ("Anthropic API key", r"(?:^|[^A-Za-z0-9_-])sk-ant-(?:api|admin)[0-9]{2}-[A-Za-z0-9_-]{80,}"),
+    ("Slack token", r"(?:^|[^A-Za-z0-9])xox[abposre]-[0-9A-Za-z-]{10,}"),
+    ("Google API key", r"(?:^|[^A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?:$|[^A-Za-z0-9_-])"),
+    ("private key", r"-{3,}\s*BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?\s*-{3,}"),
+    # an Authorization header's value (a digit in it: "Bearer tokens are..." is prose)
+    ("bearer token", r"(?i)(?:^|[^A-Za-z0-9])bearer\s+[A-Za-z0-9._~+/-]{3,}[0-9][A-Za-z0-9._~+/=-]*"),
+    (
+        "JSON Web Token",
+        r"(?:^|[^A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+    ),
+    ("URL with a password", r"(?i)[a-z][a-z0-9+.-]*://[^:@/\s\"'$]+:[^:@/\s\"'$({<]{3,}@[^\s\"'/]+"),
+    # an Authorization header's Basic credentials: base64 of user:password (checked by _basic)
+    (BASIC, r"(?i)(?:^|[^A-Za-z0-9])basic\s+[A-Za-z0-9+/]{6,}={0,2}(?![A-Za-z0-9+/=])"),
 )
+
+
+@functools.cache
+def _formats() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((kind, re.compile(pattern)) for kind, pattern in FORMATS)
+
 
 #: the formats' fixed parts (gitleaks' "keywords"): one cheap pass rules most strings out
 _ANY = re.compile(
@@ -134,7 +138,7 @@ def types_of(value: str) -> list[str]:
     if not _ANY.search(value):
         return []
     found = set()
-    for kind, pattern in FORMATS:
+    for kind, pattern in _formats():
         matches = [m.group(0) for m in pattern.finditer(value)]
         if kind == BASIC:
             matches = [m for m in matches if _basic(m)]
