@@ -37,7 +37,6 @@ from stockade.policies.frameworks.common import GatekeeperError
 from stockade.policies.model import Rule, Violation
 from stockade.policies.runtimes import program_cache
 from stockade.policies.runtimes.errors import engine_message, evaluation_message
-from stockade.policies.runtimes.rego_imports import expand_data_imports
 
 if TYPE_CHECKING:  # imported when the library has Gatekeeper templates or VAPs (policy directories)
     from stockade.policies.frameworks.gatekeeper import GatekeeperEngine
@@ -116,6 +115,9 @@ class EmbeddedEngine:
             cache_key = program_cache.key(self._modules, entries)
             self._program = program_cache.load(cache_key)
             if self._program is None:
+                # imported here: a run that finds its program in the cache never expands an import
+                from stockade.policies.runtimes.rego_imports import expand_data_imports
+
                 self._interpreter()  # parses every module: a syntax error is a PolicyError here
                 # Full `data.` references instead of import aliases: about 45 % less VM time (imports.py).
                 compiled = [(path, expand_data_imports(text)) for path, text in self._modules]
