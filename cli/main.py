@@ -223,8 +223,12 @@ def main(argv: list[str] | None = None) -> None:
     _no_pydantic_plugins()
     args = sys.argv[1:] if argv is None else argv
     completing = _completing()
-    application = build(_requested(args if completing is None else completing))
+    requested = _requested(args if completing is None else completing)
+    application = build(requested)
     command = tidy(typer.main.get_command(application))
+    scanning = requested == {"scan"}
+    if scanning:  # resumed by the scan before it reads and evaluates anything, else when it ends
+        importlib.import_module("stockade.cli.loading").pause_collector()
     try:
         command.main(args=args)
     except KeyboardInterrupt:  # pragma: no cover
@@ -241,6 +245,9 @@ def main(argv: list[str] | None = None) -> None:
             err=True,
         )
         sys.exit(2)
+    finally:
+        if scanning:
+            importlib.import_module("stockade.cli.loading").resume_collector()
 
 
 if __name__ == "__main__":
