@@ -16,7 +16,6 @@ group's class: the flag is added to the built command tree, so the command modul
 from __future__ import annotations
 
 import enum
-import gc
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -84,36 +83,6 @@ class ConfigGroup(TyperGroup):
         global _no_config
         _no_config = False  # before the command's options are parsed (a process may run several)
         return super().invoke(ctx)
-
-
-#: the cyclic garbage collector was paused by :func:`pause_collector` and not resumed yet
-_collector_paused = False
-
-
-def pause_collector() -> None:
-    """Pause Python's cyclic garbage collector while `stockade scan` starts: parsing the options
-    (typer builds a pydantic adapter per option), importing the pipeline and loading the config and
-    the library allocate some 200,000 objects that live until the end of the run, and the collector
-    walked them again and again (about 10 ms of a one-file scan, finding no garbage). The scan
-    resumes it (:func:`resume_collector`) before it reads anything; `main` resumes it in any case
-    when the command ends, an error included."""
-    global _collector_paused
-    if gc.isenabled():
-        gc.disable()
-        _collector_paused = True
-
-
-def resume_collector(*, freeze: bool = False) -> None:
-    """Undo :func:`pause_collector` (nothing if it did not pause the collector). With `freeze`, the
-    objects made so far are first moved out of the collector's sight (`gc.freeze`), as
-    `scanner.scan.run_scan` does with what it reads (and undoes at its end): otherwise the first
-    collection after resuming walks all of them at once."""
-    global _collector_paused
-    if _collector_paused:
-        _collector_paused = False
-        if freeze:
-            gc.freeze()
-        gc.enable()
 
 
 def find_config(start: Path) -> Path | None:

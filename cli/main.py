@@ -19,6 +19,7 @@ from typing import Annotated, Any, NamedTuple
 
 import typer
 
+from stockade.cli.collector import pause_collector, resume_collector
 from stockade.cli.helptext import tidy
 
 HELP = "One Rego policy library for AI compute clusters: CI scan, admission webhook, cluster audit."
@@ -224,11 +225,14 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     completing = _completing()
     requested = _requested(args if completing is None else completing)
+    # the collector (paused by the executables, stockade.cli.run): a scan resumes it before it reads
+    # anything, every other command runs with it as before
+    if requested == {"scan"}:
+        pause_collector()
+    else:
+        resume_collector()
     application = build(requested)
     command = tidy(typer.main.get_command(application))
-    scanning = requested == {"scan"}
-    if scanning:  # resumed by the scan before it reads and evaluates anything, else when it ends
-        importlib.import_module("stockade.cli.loading").pause_collector()
     try:
         command.main(args=args)
     except KeyboardInterrupt:  # pragma: no cover
@@ -246,8 +250,7 @@ def main(argv: list[str] | None = None) -> None:
         )
         sys.exit(2)
     finally:
-        if scanning:
-            importlib.import_module("stockade.cli.loading").resume_collector()
+        resume_collector()
 
 
 if __name__ == "__main__":

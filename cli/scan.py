@@ -11,15 +11,9 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from stockade.cli.collector import resume_collector
 from stockade.cli.errors import EXIT_CLEAN, EXIT_USAGE, EXIT_VIOLATIONS, did_you_mean, fail
-from stockade.cli.loading import (
-    EngineName,
-    EngineOption,
-    OpaUrlOption,
-    load_evaluator,
-    remote_url,
-    resume_collector,
-)
+from stockade.cli.loading import EngineName, EngineOption, OpaUrlOption, load_evaluator, remote_url
 from stockade.cli.output import emit
 
 if TYPE_CHECKING:  # the pipeline is imported when a scan runs, not for `scan --help`
@@ -263,7 +257,7 @@ def scan(
         namespace,
         matcher,
     )
-    # paused by `main` while the options were parsed and the pipeline loaded; run_scan unfreezes
+    # paused while the options were parsed and the pipeline loaded (cli.collector); run_scan unfreezes
     resume_collector(freeze=True)
     result = _with_progress(
         lambda progress: run_scan(
