@@ -13,8 +13,8 @@ Every command with a `--config` option gets `--no-config` from :class:`ConfigGro
 group's class: the flag is added to the built command tree, so the command modules need not declare it.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer evaluates string annotations of its commands at
+# every start (cli/scan.py says more).
 import enum
 import os
 from collections.abc import Mapping, Sequence
@@ -121,7 +121,7 @@ def config_file(given: Path | None) -> Path | None:
 
 def load_evaluator(
     config_path: Path | None, policy_dirs: Sequence[Path], opa_url: str | None = None
-) -> tuple[Evaluator, Config]:
+) -> tuple["Evaluator", "Config"]:
     from stockade.policies.config.settings import ConfigError, load_config
     from stockade.policies.engines.library import PolicyError
     from stockade.policies.evaluate import Evaluator

@@ -9,8 +9,8 @@ one-line summaries are in :data:`COMMANDS`; a test keeps them equal to the modul
 whole application (every command loaded) is :data:`app`, for tests and for `python -m`.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: typer evaluates string annotations of its commands at
+# every start (cli/scan.py says more).
 import enum
 import importlib
 import sys
