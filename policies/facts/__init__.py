@@ -40,8 +40,8 @@ class AnalyzerEntry(NamedTuple):
     `kinds`: the objects (their `kind`) it gives facts for; None: any object (every analyzer of pod
     specs). `inventory_kinds`: it reads any object once the gate's inventory has held one of these
     (`Inventory.versions`). For any other object its `facts` returns {}:
-    tests/policies/test_facts_registry.py holds each entry to its module's own kinds, and skipping to
-    the facts of every analyzer run on every object."""
+    tests/policies/test_facts_registry.py holds each entry to its module's own kinds, and every
+    object's facts, analyzers skipped, to those of all the analyzers run on it."""
 
     module: str
     kinds: frozenset[str] | None = None
