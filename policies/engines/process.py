@@ -24,6 +24,7 @@ import logging
 import multiprocessing
 import os
 import pickle
+import select
 import struct
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -70,11 +71,19 @@ async def _rung(bell: Connection, timeout: float) -> bool:
 def _drain(bell: Connection) -> bool:
     """Read the rings there are; False when the child's end is closed (it exited)."""
     try:
-        return os.read(bell.fileno(), 65536) != b"" if bell.poll(0) else True
+        return os.read(bell.fileno(), 65536) != b"" if _readable(bell.fileno()) else True
     except BlockingIOError:
         return True
     except OSError:
         return False
+
+
+def _readable(fd: int) -> bool:
+    """Whether ``fd`` has something to read, or its other end is closed, now: what
+    ``Connection.poll(0)`` answers, in one system call (it builds a selector each time)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(0))
 
 
 #: inputs in the child at once on the event loop's path: the one it evaluates, and those sent
@@ -469,10 +478,10 @@ class ProcessEngine:
         """Whether a message of the child's is there to read (or it exited) within ``timeout``."""
         assert self._conn is not None and self._bell is not None
         deadline = asyncio.get_running_loop().time() + timeout
-        while not self._conn.poll(0):
+        while not _readable(self._conn.fileno()):
             left = deadline - asyncio.get_running_loop().time()
             if left <= 0 or not await _rung(self._bell, left):
-                return self._conn.poll(0)
+                return _readable(self._conn.fileno())
         return True
 
     def _arm(self, call: _Call) -> None:
@@ -488,7 +497,7 @@ class ProcessEngine:
         conn = self._conn
         while self._queue:
             try:
-                if not conn.poll(0):
+                if not _readable(conn.fileno()):
                     break
                 answer = conn.recv_bytes()  # written whole before the bell rang
             except (EOFError, OSError):
