@@ -74,7 +74,7 @@ def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         below: list[Any] = []
         for node in level:
-            for child in node.values() if isinstance(node, Mapping) else node:
+            for child in node.values() if type(node) is dict or isinstance(node, Mapping) else node:
                 t = type(child)
                 if t is dict or t is list or (t not in _JSON_SCALARS and _collection(child)):
                     below.append(child)
