@@ -421,12 +421,62 @@ def test_the_whole_object_prefilter_keeps_every_format(value: str, where: str) -
 
 
 def facts_without_prefilter(obj: dict[str, Any]) -> dict[str, Any]:
-    real = credentials._formats_possible
-    credentials._formats_possible = lambda _obj: True
+    real = credentials._possible
+    credentials._possible = lambda _obj: (True, True)
     try:
         return credentials.facts(obj, inventory_of([]))
     finally:
-        credentials._formats_possible = real
+        credentials._possible = real
+
+
+def _deployment_with_env(env: list[dict[str, Any]]) -> dict[str, Any]:
+    container = {"name": "app", "image": "registry.example.com/app:1", "env": env}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d", "namespace": "ml"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+
+
+ENV_NAMES = ["DB_PASSWORD", "clientSecret", "api-key", "HOME", "name", "x", "SPRING_APPLICATION_JSON", ""]
+ENV_VALUES = ["hunter2-correct-horse", "/tmp", '{"password": "Secr3t-Value-9"}', '  {"token": "abcd1234"}']
+ENV_VALUES += ["user=admin\npassword=Secr3t!x", "a\\b", 'say "hi"', "\u00e9t\u00e9"]
+ENV_VALUES += ["requirepass 5241590000000000"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {
+                "name": st.one_of(st.sampled_from(ENV_NAMES), st.text(max_size=12), st.integers()),
+                "value": st.one_of(st.sampled_from(ENV_VALUES), st.text(max_size=30), st.none()),
+            }
+        ),
+        max_size=4,
+    )
+)
+def test_the_whole_object_sieve_keeps_every_named_value(env: list[dict[str, Any]]) -> None:
+    """A workload whose JSON text holds no credential format, no credential-named "name" and no
+    configuration text is not walked at all; whatever the names and values (Unicode, quotes,
+    backslashes, newlines, a leading brace), the facts are those of the full walk."""
+    obj = _deployment_with_env(env)
+    assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "walked"),
+    [
+        ("HOME", "/tmp", False),
+        ("DB_PASSWORD", "hunter2-correct-horse", True),
+        ("CONFIG", '  {"password": "Secr3t-Value-9"}', True),
+        ("CONFIG", "password=x\nuser=y", True),  # a backslash: read string by string
+        ("CONFIG", "caf\u00e9", True),  # not ASCII
+    ],
+)
+def test_the_sieve_walks_only_what_can_hold_a_named_value(name: str, value: str, walked: bool) -> None:
+    assert credentials._possible(_deployment_with_env([{"name": name, "value": value}]))[1] is walked
 
 
 @settings(max_examples=400, deadline=None)
