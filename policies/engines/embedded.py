@@ -238,16 +238,34 @@ class EmbeddedEngine:
         """The compiled VM's answer, or None where it gives none (not compiled, an error, or an
         "<undefined>" value, which is how the VM reports some evaluation errors, such as conflicting
         rule values, that the interpreter raises and names): the caller then asks the interpreter."""
+        raw = self._compiled_text(agg, text)
+        return None if raw is None else violations_of(self.library.rules, orjson.loads(raw) or {})
+
+    def _compiled_text(self, agg: str, text: str) -> str | None:
+        """The compiled VM's answer as the JSON text it writes (rule id -> violations), or None
+        (:meth:`evaluate_compiled`)."""
         if self._vm is None:
             return None
         self._vm.set_input_json(text)
         try:
-            raw = self._vm.execute_entry_point(agg_entry(agg))
+            raw: str = self._vm.execute_entry_point(agg_entry(agg))
         except Exception:
             return None
-        if _VM_UNDEFINED in raw:
+        return None if _VM_UNDEFINED in raw else raw
+
+    def compiled_json(self, kind: str, text: str) -> str | None:
+        """What :meth:`evaluate_json` finds for ``kind``, as the compiled VM's own JSON text (rule
+        id -> violations, which ``violations_of`` reads), when the VM alone judges it: no rule of a
+        policy directory reads the kind and the VM answers. None otherwise (then ask
+        :meth:`evaluate_json`). The engine process sends this text to the webhook unparsed."""
+        if threading.get_ident() != self._owner:
+            return self._for_this_thread().compiled_json(kind, text)
+        if not self.library_only or (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind:
             return None
-        return violations_of(self.library.rules, orjson.loads(raw) or {})
+        agg = kind if kind in self._vm_by_kind else "*"
+        if not self._vm_by_kind.get(agg):
+            return "{}"  # no bundled rule reads the kind
+        return self._compiled_text(agg, text)
 
     def evaluate_interpreted(
         self, agg: str, rules: list[Rule], text: str, package: str = AGG_PACKAGE

@@ -30,14 +30,14 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
 from stockade.policies.config.settings import Config
 from stockade.policies.engines.base import RuleEvaluationError, enabled_rules, evaluate_inputs
 from stockade.policies.engines.embedded import EmbeddedEngine
-from stockade.policies.engines.library import Library, PolicyError, load_library
+from stockade.policies.engines.library import Library, PolicyError, load_library, violations_of
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS
 from stockade.policies.model import Violation
 
@@ -123,10 +123,12 @@ class EngineClosed(EngineProcessError):
 # The wire, after the child's first message (a pickled ("ready" | "error", ...)): one buffer each
 # way. Parent to child: b"E" + the batch (_batch) when the library's Rego alone judges (no Gatekeeper
 # constraint or VAP), b"Q" + the inputs pickled otherwise, or b"I" + pickled (objects, decisive).
-# Child to parent: b"J" + JSON violation rows, b"P" + the same rows pickled (constraints' details
-# may hold what JSON would change), or b"X" + the error's one-line text. On the library's path an
-# input crosses as the JSON text the engine evaluates: serialised once in the parent (orjson), never
-# pickled, parsed or serialised again in the child.
+# Child to parent: b"R" + the template label + NUL + the compiled VM's own JSON answer, for one pod
+# spec's input that the VM alone judges (_compiled_answer: most webhook requests), b"J" + JSON
+# violation rows, b"P" + the same rows pickled (constraints' details may hold what JSON would
+# change), or b"X" + the error's one-line text. On the library's path an input crosses as the JSON
+# text the engine evaluates: serialised once in the parent (orjson), never pickled, parsed or
+# serialised again in the child; and the VM's answer is parsed once, in the parent.
 _SEP = b"\0"  # never inside JSON text: orjson escapes every control character
 
 
@@ -150,6 +152,25 @@ def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
     return evaluate_inputs(
         engine, [(kind, orjson.loads(text)) for (kind, _), text in zip(kinds, texts, strict=True)]
     )
+
+
+def _compiled_answer(engine: EmbeddedEngine, payload: bytes) -> bytes | None:
+    """For one pod spec's input that the compiled VM alone judges, the answer b"R" + the template
+    label (JSON) + NUL + the VM's own JSON text, which the parent reads (``_Compiled``) instead of
+    this process reading it into violations and writing them again; None for any other batch."""
+    header, _, text = payload.partition(_SEP)
+    kinds: list[tuple[str, str | None]] = orjson.loads(header)
+    if len(kinds) != 1 or kinds[0][0] == WORKLOAD_ALIAS:
+        return None
+    raw = engine.compiled_json(kinds[0][0], text.decode())
+    return None if raw is None else b"R" + orjson.dumps(kinds[0][1]) + _SEP + raw.encode()
+
+
+class _Compiled(NamedTuple):
+    """An answer of :func:`_compiled_answer`, read: the template label and the VM's results."""
+
+    label: str | None
+    results: dict[str, Any]
 
 
 def _rows(found: list[Violation], exact_json: bool) -> bytes:
@@ -181,7 +202,10 @@ def _child(conn: Connection, bell: Connection, config: Config, policy_dirs: tupl
         except (EOFError, OSError):
             return
         try:
-            if message[:1] in (b"E", b"Q"):
+            answer = _compiled_answer(engine, message[1:]) if message[:1] == b"E" else None
+            if answer is not None:
+                conn.send_bytes(answer)
+            elif message[:1] in (b"E", b"Q"):
                 # Rules by id (the parent has the same library): pickling each Rule would cost more
                 # than the evaluation's round trip.
                 found = (
@@ -218,6 +242,9 @@ def _decoded(answer: bytes) -> Any:
     it is in-process."""
     if answer[:1] == b"X":
         raise RuleEvaluationError(answer[1:].decode(errors="replace"))
+    if answer[:1] == b"R":
+        label, _, results = answer[1:].partition(_SEP)
+        return _Compiled(orjson.loads(label), orjson.loads(results) or {})
     return orjson.loads(answer[1:]) if answer[:1] == b"J" else pickle.loads(answer[1:])
 
 
@@ -548,6 +575,11 @@ class ProcessEngine:
     def _violations(self, found: Any) -> list[Violation]:
         rules = self.library.rules
         try:
+            if isinstance(found, _Compiled):
+                violations = violations_of(rules, found.results)
+                if found.label:
+                    return [dataclasses.replace(v, template=found.label) for v in violations]
+                return violations
             return [
                 Violation(rules[rid], msg, tuple(path), details, template, error, unevaluated)
                 for rid, msg, path, details, template, error, unevaluated in found

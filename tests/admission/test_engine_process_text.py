@@ -8,12 +8,23 @@ in this process, object for object, since the admission gate and the scan must a
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
 from stockade.policies.config.settings import parse_config
-from stockade.policies.engines.base import RuleEvaluationError
+from stockade.policies.engines.base import RuleEvaluationError, enabled_rules
+from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import load_library
+from stockade.policies.engines.process import (
+    ProcessEngine,
+    _batch,
+    _compiled_answer,
+    _decoded,
+    _evaluate_batch,
+)
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.model import Origin, Resource
 
@@ -128,3 +139,39 @@ def test_an_object_with_several_pod_specs_crosses_whole() -> None:
         assert any(rid == "STK-POD-003" for rid, *_ in got)
     finally:
         isolated.engine.close()  # type: ignore[attr-defined]
+
+
+CUSTOM_POD_RULE = (
+    "# METADATA\n# title: no pods named custom\n# custom:\n#   id: CUSTOM-POD-001\n#   severity: high\n"
+    '#   kinds: [Pod]\npackage custom.pods\n\nimport rego.v1\n\ndeny contains {"msg": "named custom"} if '
+    '{\n\tinput.object.metadata.name == "privileged"\n}\n'
+)
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_the_child_sends_the_vm_text_only_when_the_vm_alone_judges(custom: bool, tmp_path: Path) -> None:
+    """With the library alone, the child answers with the compiled VM's own JSON text (b"R"), which
+    the parent reads into the violations the in-process engine finds; a rule of a policy directory
+    for the kind (interpreted) sends it through the full evaluation instead, and it still decides."""
+    dirs = []
+    if custom:
+        (tmp_path / "pods.rego").write_text(CUSTOM_POD_RULE)
+        dirs = [tmp_path]
+    config = parse_config("")
+    library = load_library(tuple(dirs))
+    engine = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
+    evaluator = Evaluator.default(config, dirs)
+    for obj in OBJECTS:
+        inputs = evaluator.inputs(Resource(obj, Origin()), source=InventoryFacts())
+        payload = _batch(inputs)[1:]
+        answer = _compiled_answer(engine, payload)
+        expected = _evaluate_batch(engine, payload)
+        if custom and obj["kind"] == "Pod":
+            assert answer is None
+            assert any(v.rule.id == "CUSTOM-POD-001" for v in expected) is (
+                obj["metadata"]["name"] == "privileged"
+            )
+            continue
+        assert answer is not None and answer[:1] == b"R"
+        found = ProcessEngine._violations(SimpleNamespace(library=library), _decoded(answer))  # type: ignore[arg-type]
+        assert found == expected
