@@ -55,6 +55,7 @@ class EmbeddedEngine:
         enabled: Iterable[str] | None = None,
         *,
         vm: bool = True,
+        program: bytes | None = None,
         _clone_of: EmbeddedEngine | None = None,
     ) -> None:
         self.library = library
@@ -108,6 +109,16 @@ class EmbeddedEngine:
             (f"<stockade-custom-agg:{k}>", aggregator(k, r, CUSTOM_AGG_PACKAGE))
             for k, r in self._custom_by_kind.items()
         ]
+        if program is not None and vm and self._vm_by_kind:
+            # the compiled program of another engine with the same library, rules and entry
+            # points (serialized_program): it parsed and compiled them, so neither is done again
+            self._program = program_cache.deserialized(program)
+        if self._program is None:
+            self._compile(vm)
+        self.set_data(data)
+
+    def _compile(self, vm: bool) -> None:
+        """The compiled program, from the cache or compiled here; the interpreter where it is needed."""
         if self._custom_by_kind:
             self._interpreter()  # the policy directories' rules: a syntax error is a PolicyError here
         if vm and self._vm_by_kind:
@@ -129,7 +140,6 @@ class EmbeddedEngine:
                     program_cache.store(cache_key, self._program)
         else:
             self._interpreter()
-        self.set_data(data)
 
     def _interpreter(self) -> Any:
         """The interpreter holding every module and the data, built on first use."""
@@ -200,6 +210,16 @@ class EmbeddedEngine:
         if self._vap is not None and constraints:
             found = found + self._vap.evaluate(input)
         return found
+
+    def serialized_program(self) -> bytes | None:
+        """The compiled program in regorus' binary form (for an engine of the same library and rules
+        in another process or thread: ``program=``), or None without one."""
+        return None if self._program is None else bytes(self._program.serialize_binary())
+
+    @property
+    def owner(self) -> int:
+        """The thread (``threading.get_ident()``) that made this engine's regorus objects."""
+        return self._owner
 
     @property
     def library_only(self) -> bool:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import dataclasses
 import gc
 import logging
@@ -86,6 +87,13 @@ def _readable(fd: int) -> bool:
     return bool(poller.poll(0))
 
 
+#: an input up to this size that the compiled VM alone judges is evaluated on the event loop's own
+#: thread, with no round trip to the child (``ProcessEngine._judged_here``): the VM stops every
+#: evaluation at its instruction limit (25,000 instructions in this regorus build), so one takes a
+#: few milliseconds at most on such an input (bench/vm_bound.py: 3 ms, the slowest of several
+#: hundred adversarial pod specs up to 16 KiB); an input it does not answer (past the limit, an
+#: "<undefined>" value, a policy directory's rule for the kind) goes to the child, killed on timeout
+HERE_BYTES = 16 * 1024
 #: inputs in the child at once on the event loop's path: the one it evaluates, and those sent
 #: behind it (the webhook's ``admission.max_inflight``, 4 by default, bounds them too)
 PIPELINE_DEPTH = 4
@@ -273,6 +281,12 @@ class ProcessEngine:
         self._holding = False  # the event loop's path holds _lock (an input is in the child)
         self._closed = False
         self._inventory: tuple[list[Mapping[str, Any]], bool] | None = None
+        # The compiled VM for inputs judged on the event loop's thread (_judged_here), made there
+        # when first needed from the serialized program (regorus objects belong to the thread that
+        # made them): None when the child judges everything (Gatekeeper templates or VAPs).
+        self._program: bytes | None = None
+        self._here: EmbeddedEngine | None = None
+        self._here_loop: asyncio.AbstractEventLoop | None = None  # the loop whose thread made it
         self._proc: Any = None
         self._conn: Connection | None = None
         self._bell: Connection | None = None  # rung by the child after each message (_child)
@@ -285,6 +299,14 @@ class ProcessEngine:
         self._library_only = not any(library.is_external(rid) for rid in enabled_rules(config, library))
         self._start()
         self._await_ready(startup=True)
+        #: False: every input goes to the child (the tests of its pipeline set it)
+        self.judge_here = True
+        if self._library_only:
+            # made on this thread (from the program the child has just cached, or compiled again
+            # where the cache is not writable) and freed here; only its serialized form crosses
+            base = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
+            self._program = base.serialized_program()
+            del base
 
     # --- the child's life -------------------------------------------------------------------
 
@@ -349,6 +371,17 @@ class ProcessEngine:
         with self._lock:
             self._closed = True
             self._kill()
+        # regorus objects are freed on the thread that made them: the loop's VM in its loop
+        self._program = None
+        if self._here is not None:
+            if self._here.owner == threading.get_ident():
+                self._here = None
+            elif self._here_loop is not None:
+                with contextlib.suppress(RuntimeError):  # a loop already closed: freed with the process
+                    self._here_loop.call_soon_threadsafe(self._release_here)
+
+    def _release_here(self) -> None:
+        self._here = None
 
     @property
     def pid(self) -> int | None:
@@ -410,6 +443,8 @@ class ProcessEngine:
         message = self._message(inputs)
         if message is None:
             return []
+        if len(message) <= HERE_BYTES and (found := self._judged_here(message)) is not None:
+            return found
         loop = asyncio.get_running_loop()
         if self._loop is not loop:  # asyncio's locks belong to the loop they are first waited in
             if self._queue:
@@ -429,6 +464,24 @@ class ProcessEngine:
                 return self._violations(found)
             except _Requeue:
                 continue  # sent behind an input that killed its child: sent again, to the next one
+
+    def _judged_here(self, message: bytes) -> list[Violation] | None:
+        """The violations of a batch of one pod spec's input that the compiled VM alone judges,
+        evaluated on this thread (:data:`HERE_BYTES`); None for any other batch, or when the VM gives
+        no answer: the child then judges it."""
+        if self._here is None:
+            if self._program is None or self._closed or not self.judge_here:
+                return None
+            config, library = self.config, self.library
+            self._here = EmbeddedEngine(
+                library, config.rule_data(), enabled_rules(config, library), program=self._program
+            )
+            self._here_loop = asyncio.get_running_loop()
+            self._program = None
+        elif self._closed or not self.judge_here:
+            return None
+        answer = _compiled_answer(self._here, message[1:]) if message[:1] == b"E" else None
+        return None if answer is None else self._violations(_decoded(answer))
 
     async def _submit(self, message: bytes, timeout: float, *, large: bool = False) -> asyncio.Future[Any]:
         """Send ``message`` to the child (starting one if there is none) once there is room, and

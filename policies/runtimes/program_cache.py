@@ -67,6 +67,11 @@ def load(program_key: str) -> Any:
         data = path.read_bytes()
     except OSError:
         return None
+    return deserialized(data)
+
+
+def deserialized(data: bytes) -> Any:
+    """The program of regorus' binary form ``data``, or None where regorus cannot restore it whole."""
     try:
         result = regorus.Program.deserialize_binary(data)
     except Exception:

@@ -19,6 +19,7 @@ from stockade.admission.decide import evaluate, evaluate_async
 from stockade.admission.review import AdmissionReview
 from stockade.policies.config.settings import parse_config
 from stockade.policies.engines.process import (
+    HERE_BYTES,
     PIPELINE_BYTES,
     EngineClosed,
     EvaluationTimeout,
@@ -36,8 +37,10 @@ CONFIG = parse_config("admission: {evaluation_timeout_seconds: 60}\n")  # a load
 
 @pytest.fixture(scope="module")
 def isolated() -> Any:
+    """An engine whose every input goes to its child (the pipeline these tests are about)."""
     evaluator = Evaluator.default(CONFIG, isolated=True)
     assert isinstance(evaluator.engine, ProcessEngine)
+    evaluator.engine.judge_here = False
     yield evaluator
     evaluator.engine.close()
 
@@ -217,3 +220,54 @@ def test_a_frame_written_on_a_raw_descriptor_is_what_recv_bytes_reads(size: int)
         sender.join(30)
         reader.close()
         writer.close()
+
+
+def _many_containers(n: int) -> dict[str, Any]:
+    containers = [{"name": f"c{i}", "image": f"registry.example.com/ml/c{i}:1"} for i in range(n)]
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "many", "namespace": "ml"},
+        "spec": {"containers": containers},
+    }
+
+
+def test_the_vm_judges_in_the_loop_and_the_child_takes_what_it_does_not_answer(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Inputs the compiled VM answers are judged on the loop's thread, with the verdicts of the
+    engine in this process; a pod spec past the VM's instruction limit (16 containers), and an input
+    past HERE_BYTES, go to the child, which decides them the same way (the interpreter)."""
+    evaluator = Evaluator.default(CONFIG, isolated=True)
+    here = Evaluator.default(CONFIG)  # the engine in this process: the reference
+    engine = evaluator.engine
+    assert isinstance(engine, ProcessEngine)
+    sent: list[int] = []
+    submit = engine._submit
+
+    async def counted(message: bytes, timeout: float, *, large: bool = False) -> Any:
+        sent.append(len(message))
+        return await submit(message, timeout, large=large)
+
+    monkeypatch.setattr(engine, "_submit", counted)
+    big = _many_containers(1)
+    big["metadata"]["annotations"] = {"note": "x" * (HERE_BYTES + 1)}
+    cases = [(obj, False) for obj in OBJECTS] + [(_many_containers(16), True), (big, True)]
+    facts = InventoryFacts()
+
+    async def run() -> list[tuple[Any, Any, bool]]:
+        out = []
+        for obj, to_child in cases:
+            before = len(sent)
+            request = AdmissionReview.model_validate(admission_review(obj, "ml")).request
+            found = _rows(await evaluate_async(request, evaluator, engine, facts))
+            out.append((found, _rows(evaluate(request, here, facts)), (len(sent) > before) is to_child))
+        return out
+
+    try:
+        results = asyncio.run(run())
+    finally:
+        engine.close()
+    assert all(ok for _, _, ok in results), [ok for _, _, ok in results]
+    assert all(a == b for a, b, _ in results)
+    assert any(a for a, _, _ in results[-2:])  # the child's verdicts are verdicts

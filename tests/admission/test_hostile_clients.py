@@ -334,6 +334,7 @@ def test_the_engine_process_dying_fails_closed_and_is_replaced(pki: tuple[Path, 
         ) as client:
             assert answered(client)
             assert state.evaluator is not None
+            state.evaluator.engine.judge_here = False  # type: ignore[attr-defined] # the child judges
             pid = state.evaluator.engine.pid  # type: ignore[attr-defined]
             os.kill(pid, signal.SIGKILL)
             r = client.post("/validate", content=orjson.dumps(admission_review(POD, "ml"))).json()["response"]
