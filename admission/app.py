@@ -15,8 +15,10 @@ A request's cost is bounded before, during and after evaluation:
 - evaluation runs on one dedicated thread per process (the engine is not reentrant), and with
   ``isolated`` (what `webhook serve` uses) the engine itself runs in a child process that is killed
   and replaced when it overruns ``evaluation_timeout_seconds``
-  (:mod:`stockade.policies.engines.process`): regorus holds the GIL while it evaluates, so an engine
-  in this process would stall the event loop and every other request with it.
+  (:mod:`stockade.policies.engines.process`): regorus holds the GIL while it evaluates, so an
+  unbounded evaluation in this process would stall the event loop and every other request with it.
+  Only what is bounded runs here: an input up to 16 KiB that the compiled VM alone judges, which
+  stops every run at its instruction limit (a few milliseconds at most, ``bench/vm_bound.py``).
 """
 
 from __future__ import annotations
