@@ -113,7 +113,9 @@ class EmbeddedEngine:
             # the compiled program of another engine with the same library, rules and entry
             # points (serialized_program): it parsed and compiled them, so neither is done again
             self._program = program_cache.deserialized(program)
-        if self._program is None:
+            if self._program is None:  # never compiled here instead: the caller may not afford it
+                raise PolicyError("the serialized program could not be restored")
+        else:
             self._compile(vm)
         self.set_data(data)
 

@@ -472,12 +472,16 @@ class ProcessEngine:
         if self._here is None:
             if self._program is None or self._closed or not self.judge_here:
                 return None
-            config, library = self.config, self.library
-            self._here = EmbeddedEngine(
-                library, config.rule_data(), enabled_rules(config, library), program=self._program
-            )
-            self._here_loop = asyncio.get_running_loop()
+            config, library, program = self.config, self.library, self._program
             self._program = None
+            try:
+                self._here = EmbeddedEngine(
+                    library, config.rule_data(), enabled_rules(config, library), program=program
+                )
+            except Exception as exc:  # the child judges everything, as it always could
+                log.warning("the engine's program could not be loaded here: %s", type(exc).__name__)
+                return None
+            self._here_loop = asyncio.get_running_loop()
         elif self._closed or not self.judge_here:
             return None
         answer = _compiled_answer(self._here, message[1:]) if message[:1] == b"E" else None

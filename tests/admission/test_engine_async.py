@@ -271,3 +271,19 @@ def test_the_vm_judges_in_the_loop_and_the_child_takes_what_it_does_not_answer(
     assert all(ok for _, _, ok in results), [ok for _, _, ok in results]
     assert all(a == b for a, b, _ in results)
     assert any(a for a, _, _ in results[-2:])  # the child's verdicts are verdicts
+
+
+def test_a_program_that_cannot_be_restored_leaves_every_input_to_the_child() -> None:
+    """The loop's VM is made from the serialized program, never compiled on the loop's thread: a
+    program regorus cannot restore sends every input to the child, which still decides."""
+    evaluator = Evaluator.default(CONFIG, isolated=True)
+    engine = evaluator.engine
+    assert isinstance(engine, ProcessEngine)
+    engine._program = b"not a program"
+    request = AdmissionReview.model_validate(admission_review(OBJECTS[1], "ml")).request
+    try:
+        found = asyncio.run(evaluate_async(request, evaluator, engine, InventoryFacts()))
+    finally:
+        engine.close()
+    assert engine._here is None
+    assert _rows(found) == _rows(evaluate(request, Evaluator.default(CONFIG), InventoryFacts()))
