@@ -365,6 +365,11 @@ def agg_entry(kind: str, package: str = AGG_PACKAGE) -> str:
     return f"data.{package}.{agg_name(kind)}.results"
 
 
+def rule_entry(package: str) -> str:
+    """The compiled program's entry point of one rule's violations (its package's ``deny``)."""
+    return f"{package}.deny"
+
+
 def aggregator(kind: str, rules: list[Rule], package: str = AGG_PACKAGE) -> str:
     entries = ",\n".join(f'\t"{r.id}": {r.package}.deny' for r in rules)
     return f"package {package}.{agg_name(kind)}\n\nimport rego.v1\n\nresults := {{\n{entries},\n}}\n"

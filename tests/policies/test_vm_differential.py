@@ -13,10 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
+from stockade.policies.config.settings import load_config
 from stockade.policies.engines.embedded import EmbeddedEngine
+from stockade.policies.engines.library import agg_entry
 from stockade.policies.evaluate import Evaluator, namespace_info
-from stockade.policies.model import Resource, Violation
+from stockade.policies.model import Origin, Resource, Violation
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "kyverno_policies.jsonl"
 
@@ -265,3 +268,53 @@ def test_the_comprehension_guard_sees_the_shape() -> None:
     found = {text: [pos for pos, _ in _comprehensions(tokenize(text))] for text in (rule, func, iterating)}
     assert not _in_function(rule, found[rule][0]) and _in_function(func, found[func][0])
     assert [len(body) for _, body in _comprehensions(tokenize(iterating))] == [6]
+
+
+def _big_cluster_role(n: int) -> dict[str, Any]:
+    groups = ["", "apps", "batch", "rbac.authorization.k8s.io", "networking.k8s.io"]
+    resources = ["pods", "deployments", "daemonsets", "jobs", "secrets", "roles", "clusterroles", "pods/exec"]
+    verbs = [["get", "list"], ["create", "update", "patch"], ["*"], ["escalate", "bind"], ["delete"]]
+    rules = [
+        {"apiGroups": [groups[i % 5]], "resources": [resources[i % 8]], "verbs": verbs[i % 5]}
+        for i in range(n)
+    ]
+    return {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "big"},
+        "rules": rules,
+    }
+
+
+def _many_containers(n: int) -> dict[str, Any]:
+    containers = [{"name": f"c{i}", "image": f"registry.example.com/c{i}:1"} for i in range(n)]
+    template = {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": containers}}
+    spec = {"selector": {"matchLabels": {"a": "b"}}, "template": template}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {"name": "d", "namespace": "ml"},
+        "spec": spec,
+    }
+
+
+def test_objects_past_the_vm_instruction_limit_are_judged_rule_by_rule_as_the_interpreter_does() -> None:
+    """A ClusterRole of many rules and a DaemonSet of many containers overrun the VM's instruction
+    limit in one aggregated run; each rule then runs on its own (the interpreter only for a rule
+    that still overruns), and the violations are the interpreter's, in the same order."""
+    evaluator = Evaluator.default(load_config(None))
+    engine = evaluator.engine
+    assert isinstance(engine, EmbeddedEngine)
+    for obj in (_big_cluster_role(60), _many_containers(24)):
+        resource = Resource(obj, Origin())
+        for kind, inp in evaluator.inputs(resource):
+            text = orjson.dumps(inp).decode()
+            agg = kind if kind in engine._vm_by_kind else "*"
+            rules = engine._vm_by_kind[agg]
+            engine._vm.set_input_json(text)
+            with pytest.raises(RuntimeError, match="instruction limit"):
+                engine._vm.execute_entry_point(agg_entry(agg))  # the single run does overrun
+            compiled = engine.evaluate_compiled(agg, text)
+            assert compiled is not None
+            assert compiled == engine.evaluate_interpreted(agg, rules, text)
+            assert compiled  # the objects are findings-rich: the comparison compares something
