@@ -265,9 +265,10 @@ class EmbeddedEngine:
         raw = self._compiled_text(agg, text)
         return None if raw is None else violations_of(self.library.rules, orjson.loads(raw) or {})
 
-    def _compiled_text(self, agg: str, text: str) -> str | None:
+    def _compiled_text(self, agg: str, text: str, *, bounded: bool = False) -> str | None:
         """The compiled VM's answer as the JSON text it writes (rule id -> violations), or None
-        (:meth:`evaluate_compiled`)."""
+        (:meth:`evaluate_compiled`). ``bounded``: one VM run and nothing more (None past the
+        instruction limit), what may run where nothing can be stopped."""
         if self._vm is None:
             return None
         self._vm.set_input_json(text)
@@ -278,7 +279,7 @@ class EmbeddedEngine:
             # ClusterRole of many rules, a DaemonSet of many containers (9 % of the inputs of
             # kubeflow, kserve, kube-prometheus and gpu-operator manifests). Each rule alone has
             # the whole budget; only where one still does not fit does the interpreter answer.
-            return self._rule_by_rule(agg, text)
+            return None if bounded else self._rule_by_rule(agg, text)
         return None if _VM_UNDEFINED in raw else raw
 
     def _rule_by_rule(self, agg: str, text: str) -> str | None:
@@ -305,19 +306,21 @@ class EmbeddedEngine:
             parts.append(f"{orjson.dumps(rule_id).decode()}:{raw}")
         return "{" + ",".join(parts) + "}"
 
-    def compiled_json(self, kind: str, text: str) -> str | None:
+    def compiled_json(self, kind: str, text: str, *, bounded: bool = False) -> str | None:
         """What :meth:`evaluate_json` finds for ``kind``, as the compiled VM's own JSON text (rule
         id -> violations, which ``violations_of`` reads), when the VM alone judges it: no rule of a
         policy directory reads the kind and the VM answers. None otherwise (then ask
-        :meth:`evaluate_json`). The engine process sends this text to the webhook unparsed."""
+        :meth:`evaluate_json`). The engine process sends this text to the webhook unparsed.
+        ``bounded``: one VM run, stopped at its instruction limit, and never the interpreter (the
+        webhook's event loop thread)."""
         if threading.get_ident() != self._owner:
-            return self._for_this_thread().compiled_json(kind, text)
+            return self._for_this_thread().compiled_json(kind, text, bounded=bounded)
         if not self.library_only or (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind:
             return None
         agg = kind if kind in self._vm_by_kind else "*"
         if not self._vm_by_kind.get(agg):
             return "{}"  # no bundled rule reads the kind
-        return self._compiled_text(agg, text)
+        return self._compiled_text(agg, text, bounded=bounded)
 
     def evaluate_interpreted(
         self, agg: str, rules: list[Rule], text: str, package: str = AGG_PACKAGE

@@ -162,15 +162,16 @@ def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
     )
 
 
-def _compiled_answer(engine: EmbeddedEngine, payload: bytes) -> bytes | None:
+def _compiled_answer(engine: EmbeddedEngine, payload: bytes, *, bounded: bool = False) -> bytes | None:
     """For one pod spec's input that the compiled VM alone judges, the answer b"R" + the template
     label (JSON) + NUL + the VM's own JSON text, which the parent reads (``_Compiled``) instead of
-    this process reading it into violations and writing them again; None for any other batch."""
+    this process reading it into violations and writing them again; None for any other batch.
+    ``bounded``: one VM run only (``EmbeddedEngine.compiled_json``), on the event loop's thread."""
     header, _, text = payload.partition(_SEP)
     kinds: list[tuple[str, str | None]] = orjson.loads(header)
     if len(kinds) != 1 or kinds[0][0] == WORKLOAD_ALIAS:
         return None
-    raw = engine.compiled_json(kinds[0][0], text.decode())
+    raw = engine.compiled_json(kinds[0][0], text.decode(), bounded=bounded)
     return None if raw is None else b"R" + orjson.dumps(kinds[0][1]) + _SEP + raw.encode()
 
 
@@ -484,7 +485,7 @@ class ProcessEngine:
             self._here_loop = asyncio.get_running_loop()
         elif self._closed or not self.judge_here:
             return None
-        answer = _compiled_answer(self._here, message[1:]) if message[:1] == b"E" else None
+        answer = _compiled_answer(self._here, message[1:], bounded=True) if message[:1] == b"E" else None
         return None if answer is None else self._violations(_decoded(answer))
 
     async def _submit(self, message: bytes, timeout: float, *, large: bool = False) -> asyncio.Future[Any]:

@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from stockade.policies.config.settings import load_config
+from stockade.policies.engines.base import enabled_rules
 from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.engines.library import agg_entry
 from stockade.policies.evaluate import Evaluator, namespace_info
@@ -318,3 +319,18 @@ def test_objects_past_the_vm_instruction_limit_are_judged_rule_by_rule_as_the_in
             assert compiled is not None
             assert compiled == engine.evaluate_interpreted(agg, rules, text)
             assert compiled  # the objects are findings-rich: the comparison compares something
+
+
+def test_the_bounded_path_runs_the_vm_once_and_never_the_interpreter() -> None:
+    """What the webhook runs on its event loop thread (``compiled_json(bounded=True)``): past the
+    instruction limit it gives no answer (the engine process then judges), rather than running each
+    rule or the interpreter, which nothing there could stop."""
+    config = load_config(None)
+    evaluator = Evaluator.default(config)
+    library = evaluator.engine.library
+    engine = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
+    (kind, inp), *_ = evaluator.inputs(Resource(_big_cluster_role(60), Origin()))
+    text = orjson.dumps(inp).decode()
+    assert engine.compiled_json(kind, text, bounded=True) is None
+    assert engine._engine is None  # the interpreter was not even built
+    assert engine.compiled_json(kind, text) is not None  # unbounded (the engine process): answered
