@@ -22,6 +22,7 @@ read the files a kustomization composes on their own (a patch is not an object).
 
 from __future__ import annotations
 
+import collections
 import os
 import re
 import shutil
@@ -264,9 +265,36 @@ def _to_origin(
         item.origin.line, item.origin.document, item.origin.prefix = found.line, found.document, found.prefix
 
 
+#: the source files of kustomize renders read so far, by (path, size, modification time): the
+#: overlays of one tree share their bases (kserve's 20 overlays read the same files again and again,
+#: 9 of a 55 s scan); the Origins are only read from (``_to_origin`` copies their fields)
+_READ: collections.OrderedDict[tuple[Path, int, int], dict[tuple[Any, Any], list[Origin]]] = (
+    collections.OrderedDict()
+)
+#: source files kept (the least recently used are dropped)
+MAX_READ = 512
+
+
 def _documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:
     """Where each object of `source` is, by (kind, name); empty when the file cannot be read. An
-    object a prefix, suffix or patch renamed is found under no name or several."""
+    object a prefix, suffix or patch renamed is found under no name or several. Each version of a
+    file is read once (:data:`_READ`)."""
+    try:
+        stat = source.stat()
+    except OSError:
+        return {}
+    key = (source, stat.st_size, stat.st_mtime_ns)
+    found = _READ.get(key)
+    if found is None:
+        found = _READ[key] = _read_documents(source)
+        while len(_READ) > MAX_READ:
+            _READ.popitem(last=False)
+    else:
+        _READ.move_to_end(key)
+    return found
+
+
+def _read_documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:
     try:
         text = source.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
