@@ -154,25 +154,37 @@ def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
     header, *texts = payload.split(_SEP)
     kinds: list[tuple[str, str | None]] = orjson.loads(header)
     if len(kinds) == 1 and kinds[0][0] != WORKLOAD_ALIAS and engine.library_only:
-        label = kinds[0][1]
-        found = engine.evaluate_json(kinds[0][0], texts[0].decode())
-        return [dataclasses.replace(v, template=label) for v in found] if label else found
+        return _labelled(engine.evaluate_json(kinds[0][0], texts[0].decode()), kinds[0][1])
     return evaluate_inputs(
         engine, [(kind, orjson.loads(text)) for (kind, _), text in zip(kinds, texts, strict=True)]
     )
 
 
-def _compiled_answer(engine: EmbeddedEngine, payload: bytes, *, bounded: bool = False) -> bytes | None:
-    """For one pod spec's input that the compiled VM alone judges, the answer b"R" + the template
-    label (JSON) + NUL + the VM's own JSON text, which the parent reads (``_Compiled``) instead of
-    this process reading it into violations and writing them again; None for any other batch.
-    ``bounded``: one VM run only (``EmbeddedEngine.compiled_json``), on the event loop's thread."""
+def _compiled_raw(
+    engine: EmbeddedEngine, payload: bytes, *, bounded: bool = False
+) -> tuple[str | None, str] | None:
+    """For a batch of one pod spec's input that the compiled VM alone judges, (its template label,
+    the VM's own JSON answer); None for any other batch. ``bounded``: one VM run only
+    (``EmbeddedEngine.compiled_json``), on the event loop's thread."""
     header, _, text = payload.partition(_SEP)
     kinds: list[tuple[str, str | None]] = orjson.loads(header)
     if len(kinds) != 1 or kinds[0][0] == WORKLOAD_ALIAS:
         return None
     raw = engine.compiled_json(kinds[0][0], text.decode(), bounded=bounded)
-    return None if raw is None else b"R" + orjson.dumps(kinds[0][1]) + _SEP + raw.encode()
+    return None if raw is None else (kinds[0][1], raw)
+
+
+def _compiled_answer(engine: EmbeddedEngine, payload: bytes) -> bytes | None:
+    """The child's answer for what :func:`_compiled_raw` judges: b"R" + the template label (JSON) +
+    NUL + the VM's own JSON text, which the parent reads (``_Compiled``) instead of this process
+    reading it into violations and writing them again; None for any other batch."""
+    found = _compiled_raw(engine, payload)
+    return None if found is None else b"R" + orjson.dumps(found[0]) + _SEP + found[1].encode()
+
+
+def _labelled(found: list[Violation], label: str | None) -> list[Violation]:
+    """``found`` as violations of the pod spec ``label`` names (none: the object's only one)."""
+    return [dataclasses.replace(v, template=label) for v in found] if label else found
 
 
 class _Compiled(NamedTuple):
@@ -485,8 +497,11 @@ class ProcessEngine:
             self._here_loop = asyncio.get_running_loop()
         elif self._closed or not self.judge_here:
             return None
-        answer = _compiled_answer(self._here, message[1:], bounded=True) if message[:1] == b"E" else None
-        return None if answer is None else self._violations(_decoded(answer))
+        found = _compiled_raw(self._here, message[1:], bounded=True) if message[:1] == b"E" else None
+        if found is None:
+            return None
+        label, raw = found  # read here: no answer of the child's to encode and decode
+        return self._violations(_Compiled(label, orjson.loads(raw) or {}))
 
     async def _submit(self, message: bytes, timeout: float, *, large: bool = False) -> asyncio.Future[Any]:
         """Send ``message`` to the child (starting one if there is none) once there is room, and
@@ -634,10 +649,7 @@ class ProcessEngine:
         rules = self.library.rules
         try:
             if isinstance(found, _Compiled):
-                violations = violations_of(rules, found.results)
-                if found.label:
-                    return [dataclasses.replace(v, template=found.label) for v in violations]
-                return violations
+                return _labelled(violations_of(rules, found.results), found.label)
             return [
                 Violation(rules[rid], msg, tuple(path), details, template, error, unevaluated)
                 for rid, msg, path, details, template, error, unevaluated in found
