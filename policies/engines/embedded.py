@@ -341,7 +341,7 @@ class EmbeddedEngine:
         errors = []
         for rule in rules:
             try:
-                raw = self._interpreter().eval_rule_as_json(f"{rule.package}.deny")
+                raw = self._interpreter().eval_rule_as_json(rule_entry(rule.package))
             except Exception as exc:
                 errors.append(f"{rule.id}: {evaluation_message(exc)}")
                 continue
