@@ -518,11 +518,6 @@ def _no_format(text: str) -> None:
     return None
 
 
-def _formats_possible(obj: Mapping[str, Any]) -> bool:
-    """False only when no string of ``obj`` can match :data:`_ANY` (:func:`_possible`)."""
-    return _possible(obj)[0]
-
-
 #: :data:`_ANY`, or a string that starts with "{" after spaces, in compact JSON text
 _ANY_OR_BRACE_TEXT = re2.compile(_ANY.pattern.encode() + rb'|"[ ]*\{')
 #: in compact JSON text, the string value of a "name" key (one without escapes); Python's engine,

@@ -486,7 +486,7 @@ def test_the_prefilter_never_hides_a_string_the_pattern_matches(text: str, where
     for value in (text, "sig=" + text, text + "\u017fig=" + text, "://" + text + ":" + text + "@"):
         obj = _deployment_with(value, where)
         if credentials._ANY.search(value):
-            assert credentials._formats_possible(obj), value
+            assert credentials._possible(obj)[0], value
         assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
 
 
@@ -496,7 +496,7 @@ def test_text_where_python_folds_case_beyond_re2_is_searched_string_by_string(va
     text is never prefiltered out."""
     assert credentials._ANY.search(value)
     obj = _deployment_with(value, "args")
-    assert credentials._formats_possible(obj)
+    assert credentials._possible(obj)[0]
     assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
 
 
