@@ -22,7 +22,7 @@ read the files a kustomization composes on their own (a patch is not an object).
 
 from __future__ import annotations
 
-import collections
+import functools
 import os
 import re
 import shutil
@@ -121,10 +121,9 @@ class KustomizeSource:
                     return
                 yield from _at_line_1(parse_text(text, fallback))
                 return
-            sources: dict[Path, dict[tuple[Any, Any], list[Origin]]] = {}  # each source file read once
             for item in _at_line_1(parse_text(text, fallback)):
                 if isinstance(item, Resource):
-                    _to_origin(item, wrapper, self.directory, sources)
+                    _to_origin(item, wrapper, self.directory)
                 yield item
 
 
@@ -220,11 +219,8 @@ def _quoted(path: str) -> str:
     return '"' + path.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _to_origin(
-    item: Resource, wrapper: str, directory: str, sources: dict[Path, dict[tuple[Any, Any], list[Origin]]]
-) -> None:
-    """Point `item` at the file its origin annotation names (relative to the wrapper), and drop it.
-    `sources`: the documents of each source file read so far, by (kind, name)."""
+def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
+    """Point `item` at the file its origin annotation names (relative to the wrapper), and drop it."""
     md = item.obj.get("metadata")
     if not isinstance(md, dict) or not isinstance(md.get("annotations"), dict):
         return
@@ -251,11 +247,9 @@ def _to_origin(
     shown = os.path.relpath(source) if not Path(directory).is_absolute() else str(source)
     found = None
     if "path" in fields:
-        if source not in sources:
-            sources[source] = _documents(source)
         md = item.obj.get("metadata")
         name = md.get("name") if isinstance(md, Mapping) else None
-        candidates = sources[source].get((item.obj.get("kind"), name), [])
+        candidates = _documents(source).get((item.obj.get("kind"), name), [])
         found = candidates[0] if len(candidates) == 1 else None  # none or several: renamed or ambiguous
     item.origin.file = shown
     item.origin.locator = None
@@ -265,33 +259,23 @@ def _to_origin(
         item.origin.line, item.origin.document, item.origin.prefix = found.line, found.document, found.prefix
 
 
-#: the source files of kustomize renders read so far, by (path, size, modification time): the
-#: overlays of one tree share their bases (kserve's 20 overlays read the same files again and again,
-#: 9 of a 55 s scan); the Origins are only read from (``_to_origin`` copies their fields)
-_READ: collections.OrderedDict[tuple[Path, int, int], dict[tuple[Any, Any], list[Origin]]] = (
-    collections.OrderedDict()
-)
-#: source files kept (the least recently used are dropped)
-MAX_READ = 512
-
-
 def _documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:
     """Where each object of `source` is, by (kind, name); empty when the file cannot be read. An
     object a prefix, suffix or patch renamed is found under no name or several. Each version of a
-    file is read once (:data:`_READ`)."""
+    file (path, size, modification time) is read once (:func:`_read_version`)."""
     try:
         stat = source.stat()
     except OSError:
         return {}
-    key = (source, stat.st_size, stat.st_mtime_ns)
-    found = _READ.get(key)
-    if found is None:
-        found = _READ[key] = _read_documents(source)
-        while len(_READ) > MAX_READ:
-            _READ.popitem(last=False)
-    else:
-        _READ.move_to_end(key)
-    return found
+    return _read_version(source, stat.st_size, stat.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=512)
+def _read_version(source: Path, size: int, mtime_ns: int) -> dict[tuple[Any, Any], list[Origin]]:
+    """The overlays of one tree share their bases (kserve's 20 overlays read the same files again
+    and again, 9 s of a 55 s scan), so what a version of a file holds is kept; its Origins are only
+    read from (``_to_origin`` copies their fields)."""
+    return _read_documents(source)
 
 
 def _read_documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:

@@ -264,7 +264,7 @@ def test_overlays_sharing_a_base_read_its_files_once(tmp_path: Path, monkeypatch
         return real(source)
 
     monkeypatch.setattr(render, "_read_documents", counted)
-    monkeypatch.setattr(render, "_READ", type(render._READ)())
+    render._read_version.cache_clear()
     monkeypatch.chdir(tmp_path)
 
     def lines() -> dict[str | None, tuple[str | None, int | None]]:
