@@ -208,13 +208,13 @@ def run_scan(
     with batch_gc(), Workers(options) as workers:
         items: list[Item] = list(files.stdin_items())
         paths: list[Path] = []
+        found: list[Item | Chart] = []
         for target in files.targets():
-            if isinstance(target, InputError | Skipped):
-                items.append(target)
-            elif isinstance(target, Chart):
-                items.extend(render_chart(target))
+            if isinstance(target, InputError | Skipped | Chart):
+                found.append(target)
             else:
                 paths.append(target)
+        items.extend(_rendered(found, options.workers))
         files.files_read += len(paths)
         if options.workers > 1 and len(paths) >= PARALLEL_FILES:
             for plain in workers.get().map(_read_plain, paths, chunksize=8):
@@ -240,6 +240,21 @@ def run_scan(
         result.skipped = [i for i in items if isinstance(i, Skipped)]
         result.objects_read = len(resources)
         return result
+
+
+def _rendered(found: Sequence[Item | Chart], workers: int) -> list[Item]:
+    """``found`` in its order, each chart replaced by what it renders to. With several workers, the
+    renders run side by side on threads (each waits on `kubectl kustomize` or `helm template`, and
+    decodes while another's tool runs); every thread has ended when this returns, before any worker
+    process is forked."""
+    charts = [t for t in found if isinstance(t, Chart)]
+    if workers <= 1 or len(charts) <= 1:
+        return [item for t in found for item in (render_chart(t) if isinstance(t, Chart) else (t,))]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(workers, len(charts)), thread_name_prefix="render") as pool:
+        done = iter(pool.map(lambda chart: list(render_chart(chart)), charts))
+        return [item for t in found for item in (next(done) if isinstance(t, Chart) else (t,))]
 
 
 def scan(

@@ -282,3 +282,25 @@ def test_overlays_sharing_a_base_read_its_files_once(tmp_path: Path, monkeypatch
     (tmp_path / "base" / "deployment.yaml").write_text("# changed\n" + DEPLOYMENT, encoding="utf-8")
     assert {ns: line for ns, (_, line) in lines().items()} == {"prod": 2, "dev": 2}
     assert len(reads) == 2
+
+
+@needs_kubectl
+def test_overlays_rendered_side_by_side_report_as_one_after_another(tmp_path: Path) -> None:
+    """With several workers the overlays are rendered on threads at once (scanner.scan._rendered):
+    the report (findings and errors) is the one the overlays give rendered one after another."""
+    base_and_overlays(tmp_path)
+    write(
+        tmp_path,
+        {
+            "overlays/stage/kustomization.yaml": "resources: [../../base]\nnamespace: stage\n",
+            "broken/kustomization.yaml": "resources: [deployment.yaml, missing.yaml]\n",
+            "broken/deployment.yaml": DEPLOYMENT,
+            "plain.yaml": DEPLOYMENT.replace("name: web\n", "name: plain\n", 1),
+        },
+    )
+    one = scan(".", "--fail-on", "never", "--workers", "1", cwd=tmp_path)
+    two = scan(".", "--fail-on", "never", "--workers", "2", cwd=tmp_path)
+    assert one[0] == two[0] == 2
+    for key in ("findings", "errors"):
+        assert one[1][key] == two[1][key]
+    assert {f["resource"].get("namespace") for f in two[1]["findings"]} >= {"prod", "dev", "stage"}
