@@ -1,8 +1,13 @@
 """Which image fields of a pod spec hold image references, decided once in Python for the image rules.
 
-    input.facts.imageReferences = {"<image text>": true | false, ...}
+    input.facts.imageReferences = {"<image text>": false | {"domain", "path", "repository", "tag",
+                                                           "digest", "pinned", "valid": true}, ...}
 
-The value is `images.valid_reference` of policies/rego/lib/images.rego: distribution/reference's
+False for a text that is no image reference; for one that is, `images.parse` of
+policies/rego/lib/images.rego: the reference split into registry, repository path, tag and digest
+(the image rules read each image this way; split here once, it is a lookup in every rule).
+
+Whether it is one is `images.valid_reference`: distribution/reference's
 `ParseNormalizedNamed`, the parser the kubelet calls (a bare 64-hex image id is not a name; the Docker
 Hub domain and ``library/`` added the way ``splitDockerDomain`` adds them; a lower-case repository
 path; then ``Parse``: the reference grammar, a repository path of at most 255 characters, a digest of a
@@ -10,8 +15,9 @@ registered algorithm with its exact length).
 
 Why here: the Rego grammar is a handful of regular expressions, and the policy engine compiles a
 pattern again on every call. That was a fifth of a Deployment's evaluation in the webhook
-(docs/benchmarks.md). Python compiles each pattern once. The Rego library keeps its own grammar and
-uses it for any image text this map does not hold (a hand-written input, a test, another engine
+(docs/benchmarks.md). Python compiles each pattern once; the split itself was a tenth of a pod's
+evaluation on the compiled VM. The Rego library keeps its own grammar and split, and uses them for any
+image text this map does not hold (a hand-written input, a test, another engine
 given the library without facts), so a verdict never depends on the map being there;
 tests/policies/test_image_facts.py checks that both answer the same on distribution's test tables
 and on generated references.
@@ -116,6 +122,51 @@ def valid_reference(ref: str) -> bool:
     return _grammar_valid(domain + "/" + remainder)
 
 
+def _official_path(domain: str, path: str) -> str:
+    """`images.official_path`: Docker Hub's one-component names live under ``library/``."""
+    return "library/" + path if _hub(domain) == "docker.io" and path and "/" not in path else path
+
+
+def _hub(domain: str) -> str:
+    """`images.docker_hub_domain`."""
+    return "docker.io" if domain == "index.docker.io" else domain
+
+
+def _is_domain(component: str) -> bool:
+    """`images.is_domain`."""
+    return "." in component or ":" in component or component == "localhost" or component.lower() != component
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(ref: str) -> tuple[tuple[str, Any], ...] | None:
+    """`images.parse(ref)` of a valid reference, as items; None for any other text."""
+    if not valid_reference(ref):
+        return None
+    name_tag, digest = _split_digest(ref)
+    name, tag = _split_tag(name_tag)
+    i = name.find("/")
+    if i > 0 and _is_domain(name[:i]):
+        first = name[:i].lower()
+        domain, path = _hub(first), _official_path(first, name[i + 1 :])
+    else:
+        domain, path = "docker.io", _official_path("docker.io", name)
+    return (
+        ("domain", domain),
+        ("path", path),
+        ("repository", domain + "/" + path),
+        ("tag", tag),
+        ("digest", digest),
+        ("pinned", digest != ""),
+        ("valid", True),
+    )
+
+
+def reference_fact(ref: str) -> dict[str, Any] | bool:
+    """The value of ``input.facts.imageReferences[ref]``: the parsed reference, or False."""
+    parsed = _parsed(ref)
+    return False if parsed is None else dict(parsed)
+
+
 def image_texts(pod: Mapping[str, Any]) -> Iterator[Any]:
     """Every image field of a pod spec (containers of the three lists, image volumes), as written."""
     spec = pod.get("spec")
@@ -144,7 +195,7 @@ def facts(
     if pod is None:
         return {}
     out = {
-        text: valid_reference(text)
+        text: reference_fact(text)
         for text in image_texts(pod)
         if isinstance(text, str) and text and len(text) <= MAX_LENGTH
     }

@@ -18,7 +18,7 @@ import regorus
 
 from stockade.policies.engines.library import load_library
 from stockade.policies.facts import facts_for, inventory_of
-from stockade.policies.facts.images import MAX_LENGTH, facts, valid_reference
+from stockade.policies.facts.images import MAX_LENGTH, facts, reference_fact, valid_reference
 from tests.policies.test_image_reference_grammar import (
     NORMALIZED_INVALID,
     NORMALIZED_VALID,
@@ -123,6 +123,33 @@ def test_python_and_rego_grammars_agree_on_every_case() -> None:
     assert 200 < len(python) < len(cases) - 200
 
 
+def test_python_splits_every_valid_reference_as_the_rego_library_does() -> None:
+    """`images.parse` is read from the map for a valid reference: it must be the object the library's
+    own split gives without the map, on every valid case (and the map holds False for the others)."""
+    cases = _cases()
+    engine = _engine()
+    rego = _rego(engine, f"{{s: {LIB}.parse(s) | some s in input.cases}}", {"cases": cases, "facts": {}})
+    python = {s: reference_fact(s) for s in cases}
+    valid = {s for s, v in python.items() if v is not False}
+    assert valid == {s for s in cases if valid_reference(s)} and len(valid) > 200
+    assert {s: python[s] for s in valid} == {s: rego[s] for s in valid}
+    # and the library, given the map, answers from it: the same objects, without splitting anything
+    given = _rego(
+        engine,
+        f"{{s: {LIB}.parse(s) | some s in input.cases}}",
+        {"cases": sorted(valid), "facts": {"imageReferences": {s: python[s] for s in valid}}},
+    )
+    assert given == {s: rego[s] for s in valid}
+    # (read, not recomputed: an object the split would not give is taken as it is)
+    fact = reference_fact("nginx")
+    assert isinstance(fact, dict)
+    planted = {**fact, "repository": "planted.io/x"}
+    query = f"[{LIB}.parse(s).repository, {LIB}.parse(s).valid] | some s in input.cases"
+    assert _rego(
+        engine, f"[{query}]", {"cases": ["nginx"], "facts": {"imageReferences": {"nginx": planted}}}
+    ) == [["planted.io/x", True]]
+
+
 def test_the_rego_library_reads_the_map_when_it_holds_the_text() -> None:
     engine = _engine()
     query = f"[{LIB}.valid_reference(s) | some s in input.cases]"
@@ -154,9 +181,18 @@ def test_facts_cover_every_image_field_and_leave_long_texts_to_rego() -> None:
     }
     got = facts_for(pod, inventory_of([pod]))["imageReferences"]
     assert got == {
-        "busybox:1.36": True,
+        "busybox:1.36": reference_fact("busybox:1.36"),
         "$IMAGE": False,
         "Debug:1": False,
-        "reg.io/models/llama@sha256:" + "a" * 64: True,
+        "reg.io/models/llama@sha256:" + "a" * 64: reference_fact("reg.io/models/llama@sha256:" + "a" * 64),
+    }
+    assert got["busybox:1.36"] == {
+        "domain": "docker.io",
+        "path": "library/busybox",
+        "repository": "docker.io/library/busybox",
+        "tag": "1.36",
+        "digest": "",
+        "pinned": False,
+        "valid": True,
     }
     assert facts({"kind": "ConfigMap", "data": {"image": "nginx"}}, inventory_of([])) == {}

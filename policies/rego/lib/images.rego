@@ -41,7 +41,14 @@ import rego.v1
 #   valid       the string is an image reference (valid_reference); the other fields of an invalid
 #               one are a best-effort split that no rule judges
 #   pinned      a valid reference with a digest
-parse(ref) := {
+#
+# A valid reference is parsed once per image text in Python, where input.facts.imageReferences holds
+# it as this object (policies/facts/images.py; tests/policies/test_image_facts.py holds the two to the
+# same answer); any other text is split here.
+parse(ref) := p if {
+	p := input.facts.imageReferences[ref]
+	is_object(p)
+} else := {
 	"domain": domain,
 	"path": path,
 	"repository": concat("/", [domain, path]),
@@ -153,7 +160,8 @@ registered_digest(digest) if regex.match(`^(?:sha256:[a-f0-9]{64}|sha384:[a-f0-9
 #
 # Every gate computes it once per image text in Python (policies/facts/images.py, the same grammar with
 # its patterns compiled once: this engine compiles a pattern on each call) and hands it over as
-# input.facts.imageReferences; grammar_reference below decides any text that map does not hold.
+# input.facts.imageReferences (false, or the parsed reference, which parse reads before it would ask
+# here); grammar_reference below decides any text that map does not hold as a boolean.
 valid_reference(ref) := v if {
 	v := input.facts.imageReferences[ref]
 	is_boolean(v)
