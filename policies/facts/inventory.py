@@ -240,6 +240,10 @@ class Inventory:
         """The ServiceAccount a legacy token Secret holds a token of, if the Secret was seen."""
         return self._token_secrets.get((namespace, secret))
 
+    def holds_token_secrets(self) -> bool:
+        """Whether any legacy token Secret was seen (else no pod can read one that is known)."""
+        return bool(self._token_secrets)
+
     def token_secrets(self) -> dict[tuple[str, str], str]:
         """(namespace, Secret name) -> the ServiceAccount of every legacy token Secret seen."""
         return dict(self._token_secrets)

@@ -88,6 +88,8 @@ def facts(
 
 def _legacy_tokens(spec: Mapping[str, Any], namespace: str, inventory: Inventory) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
+    if not inventory.holds_token_secrets():  # nothing to find: the pod's Secret references are not walked
+        return out
     for path, secret in secret_references(spec):
         account = inventory.token_account(namespace, secret)
         if account is not None:
