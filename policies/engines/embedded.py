@@ -31,6 +31,7 @@ from stockade.policies.engines.library import (
     agg_entry,
     aggregator,
     group_by_kind,
+    library_input,
     rule_entry,
     violations_of,
 )
@@ -205,7 +206,9 @@ class EmbeddedEngine:
             return self._for_this_thread().evaluate(kind, input, library=library, constraints=constraints)
         found: list[Violation] = []
         if library and (self._vm_by_kind or self._custom_by_kind):
-            found = self.evaluate_json(kind, orjson.dumps(input).decode())
+            # what no bundled rule reads is left out, unless a policy directory's rule reads the kind
+            custom = (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind
+            found = self.evaluate_json(kind, orjson.dumps(input if custom else library_input(input)).decode())
         if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)

@@ -337,6 +337,48 @@ def _rule_of(module: Module, metadata: _MetadataCache | None = None) -> Rule | N
     )
 
 
+#: Input fields no bundled rule reads: left out of the JSON text the bundled library is evaluated
+#: on, so that an UPDATE's ``oldObject`` (as large as the object), a live object's ``status`` and
+#: ``metadata.managedFields`` (often larger than its spec) are neither written nor parsed per input.
+#: A policy directory's rules and other engines are given everything (they may read anything).
+#: tests/policies/test_library_input.py holds the bundled Rego to it.
+UNREAD_INPUT = ("oldObject", "userInfo", "operation")
+UNREAD_OBJECT = ("status",)
+UNREAD_METADATA = ("managedFields",)
+
+
+def library_input(inp: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``inp`` without what no bundled rule reads (:data:`UNREAD_INPUT`, the object's
+    :data:`UNREAD_OBJECT` and both metadata's :data:`UNREAD_METADATA`); ``inp`` itself when it holds
+    none of them. Nothing is copied but the mappings that lose a key."""
+    out = dict(inp) if any(k in inp for k in UNREAD_INPUT) else None
+    if out is not None:
+        for key in UNREAD_INPUT:
+            out.pop(key, None)
+    for key in ("object", "pod"):
+        value = inp.get(key)
+        slim = _slim(value, UNREAD_OBJECT if key == "object" else ())
+        if slim is not value:
+            out = dict(inp) if out is None else out
+            out[key] = slim
+    return inp if out is None else out
+
+
+def _slim(value: Any, drop: tuple[str, ...]) -> Any:
+    if not isinstance(value, Mapping):
+        return value
+    md = value.get("metadata")
+    lean_md = md
+    if isinstance(md, Mapping) and any(k in md for k in UNREAD_METADATA):
+        lean_md = {k: v for k, v in md.items() if k not in UNREAD_METADATA}
+    if lean_md is md and not any(k in value for k in drop):
+        return value
+    out = {k: v for k, v in value.items() if k not in drop}
+    if lean_md is not md:
+        out["metadata"] = lean_md
+    return out
+
+
 def group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
     """The rules of each kind, in their order, each once (by id: comparing whole Rule dataclasses
     field by field cost a one-file scan milliseconds), the wildcard rules after each kind's own."""

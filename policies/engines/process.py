@@ -38,7 +38,13 @@ import orjson
 from stockade.policies.config.settings import Config
 from stockade.policies.engines.base import RuleEvaluationError, enabled_rules, evaluate_inputs
 from stockade.policies.engines.embedded import EmbeddedEngine
-from stockade.policies.engines.library import Library, PolicyError, load_library, violations_of
+from stockade.policies.engines.library import (
+    Library,
+    PolicyError,
+    library_input,
+    load_library,
+    violations_of,
+)
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS
 from stockade.policies.model import Violation
 
@@ -140,11 +146,13 @@ class EngineClosed(EngineProcessError):
 _SEP = b"\0"  # never inside JSON text: orjson escapes every control character
 
 
-def _batch(inputs: Sequence[_Input]) -> bytes:
+def _batch(inputs: Sequence[_Input], *, bundled_only: bool = False) -> bytes:
     """b"E", then a JSON header of each input's (kind, pod template label), then each input's JSON
-    text, separated by NUL bytes."""
+    text, separated by NUL bytes. ``bundled_only``: only the bundled library reads them, and is given
+    nothing it does not read (``library_input``)."""
     header = [(kind, (inp.get("pod") or {}).get("template") or None) for kind, inp in inputs]
-    return _SEP.join([b"E" + orjson.dumps(header), *(orjson.dumps(inp) for _, inp in inputs)])
+    texts = (orjson.dumps(library_input(inp) if bundled_only else inp) for _, inp in inputs)
+    return _SEP.join([b"E" + orjson.dumps(header), *texts])
 
 
 def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
@@ -309,7 +317,10 @@ class ProcessEngine:
         self._kinds = {k for r in library.rules.values() for k in r.kinds}
         self._everything = "*" in self._kinds or bool(library.gatekeeper) or bool(library.vap)
         # what the child's EmbeddedEngine.library_only says: its inputs then cross as JSON text
-        self._library_only = not any(library.is_external(rid) for rid in enabled_rules(config, library))
+        enabled = enabled_rules(config, library)
+        self._library_only = not any(library.is_external(rid) for rid in enabled)
+        # no policy directory's rule either: inputs cross without what the bundled rules never read
+        self._bundled_only = self._library_only and all(library.is_bundled(rid) for rid in enabled)
         self._start()
         self._await_ready(startup=True)
         #: False: every input goes to the child (the tests of its pipeline set it)
@@ -428,7 +439,7 @@ class ProcessEngine:
             return None
         if self._library_only:
             try:
-                return _batch(inputs)
+                return _batch(inputs, bundled_only=self._bundled_only)
             except TypeError as exc:  # what the child raised when it serialised the input itself
                 raise RuleEvaluationError(f"{type(exc).__name__}: {exc}") from None
         return b"Q" + pickle.dumps(list(inputs), protocol=pickle.HIGHEST_PROTOCOL)
