@@ -229,12 +229,41 @@ def make_objects(count: int, seed: int, violating: float) -> list[dict[str, Any]
 _RESOURCE = {"Pod": ("", "v1", "pods"), "Deployment": ("apps", "v1", "deployments")}
 
 
-class Bodies:
-    """AdmissionReview CREATE bodies cycling through the objects, with a fresh name and uid each."""
+#: what an UPDATE's object carries besides its spec: the field managers' records (three, as a
+#: Deployment a controller and two appliers have written), which no rule reads
+MANAGED_FIELDS = [
+    {
+        "manager": manager,
+        "operation": "Update",
+        "apiVersion": "apps/v1",
+        "time": "2026-12-05T10:00:00Z",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:metadata": {"f:labels": {f"f:l{i}": {} for i in range(10)}},
+            "f:spec": {
+                "f:template": {
+                    "f:spec": {
+                        "f:containers": {
+                            f'k:{{"name":"c{i}"}}': {".": {}, "f:image": {}, "f:name": {}, "f:resources": {}}
+                            for i in range(3)
+                        }
+                    }
+                }
+            },
+        },
+    }
+    for manager in ("kube-controller-manager", "argocd", "kubectl-client-side-apply")
+]
 
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
+
+class Bodies:
+    """AdmissionReview bodies cycling through the objects, with a fresh name and uid each: CREATEs,
+    or UPDATEs (``update``: the object with managedFields, and the same object as oldObject)."""
+
+    def __init__(self, objects: list[dict[str, Any]], *, update: bool = False) -> None:
         self.objects = objects
         self.n = 0
+        self.update = update
 
     def next(self) -> tuple[str, bytes]:
         obj = self.objects[self.n % len(self.objects)]
@@ -260,6 +289,12 @@ class Bodies:
             "dryRun": False,
             "options": {"apiVersion": "meta.k8s.io/v1", "kind": "CreateOptions", "fieldManager": "argocd"},
         }
+        if self.update:
+            md = {**request["object"]["metadata"], "managedFields": MANAGED_FIELDS}
+            request["object"] = {**request["object"], "metadata": md}
+            request["oldObject"] = request["object"]
+            request["operation"] = "UPDATE"
+            request["options"] = {**request["options"], "kind": "UpdateOptions"}
         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}
         return uid, orjson.dumps(body)
 
@@ -861,6 +896,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--violating", type=float, default=0.3, help="share of workloads breaking controls (0.3)")
     ap.add_argument("--seed", type=int, default=20261122, help="generator seed")
     ap.add_argument(
+        "--update", action="store_true", help="send UPDATEs (oldObject, managedFields) instead of CREATEs"
+    )
+    ap.add_argument(
         "--servers", choices=("both", "stockade", "floor"), default="both", help="what to run (both)"
     )
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
@@ -877,7 +915,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.breakdown_only:  # the baseline's breakdown, in the baseline's Python (baseline_breakdown)
         objects = make_objects(args.objects, args.seed, args.violating)
-        print(orjson.dumps(breakdown(Bodies(objects), args.breakdown_only, args.breakdown)).decode())
+        sample = Bodies(objects, update=args.update)
+        print(orjson.dumps(breakdown(sample, args.breakdown_only, args.breakdown)).decode())
         return 0
     rates = _rates(args.rates)
     if args.duration <= 0 or args.duration * max(rates) > 200_000:
@@ -886,7 +925,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     baseline = find_stockade(args.baseline) if args.baseline else None
 
     objects = make_objects(args.objects, args.seed, args.violating)
-    bodies = Bodies(objects)
+    bodies = Bodies(objects, update=args.update)
     sizes = sorted(len(bodies.next()[1]) for _ in range(len(objects)))
     full, floor = "stockade", "floor (--no-evaluation)"
     old, old_floor = "baseline", "baseline floor"
@@ -920,9 +959,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 if args.keep_logs:
                     args.keep_logs.mkdir(parents=True, exist_ok=True)
                     shutil.copy(server.log_path, args.keep_logs / server.log_path.name)
-        phases = breakdown(Bodies(objects), config, args.breakdown) if args.breakdown > 0 else []
+        sample = Bodies(objects, update=args.update)
+        phases = breakdown(sample, config, args.breakdown) if args.breakdown > 0 else []
         objects_args = ["--objects", str(args.objects), "--seed", str(args.seed)]
-        objects_args += ["--violating", str(args.violating)]
+        objects_args += ["--violating", str(args.violating)] + (["--update"] if args.update else [])
         old_phases = (
             baseline_breakdown(baseline, objects_args, config, args.breakdown)
             if baseline and args.breakdown > 0

@@ -167,6 +167,46 @@ def test_env_args_command_and_annotations_with_paths_and_no_values() -> None:
         assert secret not in text
 
 
+def test_managed_fields_and_status_are_not_walked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An UPDATE's object carries managedFields, which name the object's own fields (set members by
+    value); they are not walked: the credentials are found where they are, once, and an UPDATE's
+    facts are its object's."""
+    container = {"name": "app", "env": [{"name": "DB_PASSWORD", "value": "hunter2hunter2"}]}
+    plain = _deployment(container, {})
+    managed = {
+        "manager": "kubectl",
+        "operation": "Update",
+        "fieldsType": "FieldsV1",
+        "fieldsV1": {
+            "f:spec": {
+                "f:template": {
+                    "f:spec": {
+                        "f:containers": {
+                            'k:{"name":"app"}': {
+                                "f:env": {'k:{"name":"DB_PASSWORD"}': {".": {}, "f:value": {}}}
+                            }
+                        }
+                    }
+                }
+            },
+            "f:metadata": {"f:finalizers": {f'v:"{GITHUB}"': {}}},
+        },
+    }
+    updated = {
+        **plain,
+        "metadata": {**plain["metadata"], "managedFields": [managed]},
+        "status": {"x": GITHUB},
+    }
+    assert _facts(updated) == _facts(plain) and _facts(plain)
+    walked: list[Any] = []
+    real = credentials._found
+    monkeypatch.setattr(
+        credentials, "_found", lambda node, *a, **k: walked.append(node) or real(node, *a, **k)
+    )
+    _facts(updated)
+    assert walked and all("managedFields" not in w["metadata"] and "status" not in w for w in walked)
+
+
 def test_configmap_data_keys_and_values() -> None:
     cm = {
         "apiVersion": "v1",
