@@ -248,13 +248,13 @@ def _rendered(found: Sequence[Item | Chart], workers: int) -> list[Item]:
     decodes while another's tool runs); every thread has ended when this returns, before any worker
     process is forked."""
     charts = [t for t in found if isinstance(t, Chart)]
-    if workers <= 1 or len(charts) <= 1:
-        return [item for t in found for item in (render_chart(t) if isinstance(t, Chart) else (t,))]
-    from concurrent.futures import ThreadPoolExecutor
+    rendered: Iterator[list[Item]] = (list(render_chart(chart)) for chart in charts)
+    if workers > 1 and len(charts) > 1:
+        from concurrent.futures import ThreadPoolExecutor
 
-    with ThreadPoolExecutor(max_workers=min(workers, len(charts)), thread_name_prefix="render") as pool:
-        done = iter(pool.map(lambda chart: list(render_chart(chart)), charts))
-        return [item for t in found for item in (next(done) if isinstance(t, Chart) else (t,))]
+        with ThreadPoolExecutor(max_workers=min(workers, len(charts)), thread_name_prefix="render") as pool:
+            rendered = iter(list(pool.map(lambda chart: list(render_chart(chart)), charts)))
+    return [item for t in found for item in (next(rendered) if isinstance(t, Chart) else (t,))]
 
 
 def scan(

@@ -207,8 +207,8 @@ class EmbeddedEngine:
         found: list[Violation] = []
         if library and (self._vm_by_kind or self._custom_by_kind):
             # what no bundled rule reads is left out, unless a policy directory's rule reads the kind
-            custom = (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind
-            found = self.evaluate_json(kind, orjson.dumps(input if custom else library_input(input)).decode())
+            lean = input if self._custom_reads(kind) else library_input(input)
+            found = self.evaluate_json(kind, orjson.dumps(lean).decode())
         if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)
@@ -217,6 +217,10 @@ class EmbeddedEngine:
         if self._vap is not None and constraints:
             found = found + self._vap.evaluate(input)
         return found
+
+    def _custom_reads(self, kind: str) -> bool:
+        """Whether a policy directory's rule reads ``kind`` (its own or the wildcard's)."""
+        return (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind
 
     def serialized_program(self) -> bytes | None:
         """The compiled program in regorus' binary form (for an engine of the same library and rules
@@ -318,7 +322,7 @@ class EmbeddedEngine:
         webhook's event loop thread)."""
         if threading.get_ident() != self._owner:
             return self._for_this_thread().compiled_json(kind, text, bounded=bounded)
-        if not self.library_only or (kind if kind in self._custom_by_kind else "*") in self._custom_by_kind:
+        if not self.library_only or self._custom_reads(kind):
             return None
         agg = kind if kind in self._vm_by_kind else "*"
         if not self._vm_by_kind.get(agg):

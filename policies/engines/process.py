@@ -328,7 +328,7 @@ class ProcessEngine:
         if self._library_only:
             # made on this thread (from the program the child has just cached, or compiled again
             # where the cache is not writable) and freed here; only its serialized form crosses
-            base = EmbeddedEngine(library, config.rule_data(), enabled_rules(config, library))
+            base = EmbeddedEngine(library, config.rule_data(), enabled)
             self._program = base.serialized_program()
             del base
 

@@ -124,17 +124,12 @@ def valid_reference(ref: str) -> bool:
 
 def _official_path(domain: str, path: str) -> str:
     """`images.official_path`: Docker Hub's one-component names live under ``library/``."""
-    return "library/" + path if _hub(domain) == "docker.io" and path and "/" not in path else path
+    return _library_prefixed(_hub(domain), path) if path else path
 
 
 def _hub(domain: str) -> str:
     """`images.docker_hub_domain`."""
     return "docker.io" if domain == "index.docker.io" else domain
-
-
-def _is_domain(component: str) -> bool:
-    """`images.is_domain`."""
-    return "." in component or ":" in component or component == "localhost" or component.lower() != component
 
 
 @functools.lru_cache(maxsize=4096)
@@ -145,7 +140,7 @@ def _parsed(ref: str) -> tuple[tuple[str, Any], ...] | None:
     name_tag, digest = _split_digest(ref)
     name, tag = _split_tag(name_tag)
     i = name.find("/")
-    if i > 0 and _is_domain(name[:i]):
+    if i > 0 and _split_domain(name[:i]):  # images.is_domain, the same test
         first = name[:i].lower()
         domain, path = _hub(first), _official_path(first, name[i + 1 :])
     else:
