@@ -540,9 +540,8 @@ class RawClient:
         self.host, port = host_port.rsplit(":", 1)
         self.port, self.connections, self.timeout = int(port), connections, timeout
         self.ctx = ssl.create_default_context(cafile=str(ca))
+        self._slots = asyncio.Semaphore(connections)  # a connection per slot, in use or idle
         self._idle: list[tuple[asyncio.StreamReader, asyncio.StreamWriter]] = []
-        self._open = 0
-        self._waiters: list[asyncio.Future[None]] = []
 
     async def __aenter__(self) -> RawClient:
         return self
@@ -553,45 +552,23 @@ class RawClient:
         self._idle.clear()
 
     async def _take(self) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-        while True:
-            while self._idle:
-                conn = self._idle.pop()
-                if not conn[0].at_eof() and not conn[1].is_closing():
-                    return conn
-                conn[1].close()  # closed by the server while idle (its keep-alive timeout)
-                self._open -= 1
-            if self._open < self.connections:
-                self._open += 1
-                try:
-                    return await asyncio.open_connection(self.host, self.port, ssl=self.ctx)
-                except BaseException:
-                    self._open -= 1
-                    raise
-            waiter = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            await waiter
-
-    def _give(self, conn: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None) -> None:
-        if conn is None:
-            self._open -= 1
-        else:
-            self._idle.append(conn)
-        while self._waiters:
-            waiter = self._waiters.pop(0)
-            if not waiter.done():
-                waiter.set_result(None)
-                break
+        """The most recently released connection still open, else a new one (holding a slot)."""
+        while self._idle:
+            reader, writer = self._idle.pop()
+            if not reader.at_eof() and not writer.is_closing():
+                return reader, writer
+            writer.close()  # closed by the server while idle (its keep-alive timeout)
+        return await asyncio.open_connection(self.host, self.port, ssl=self.ctx)
 
     async def post(self, path: str, body: bytes) -> tuple[int, bytes]:
         head = (
             f"POST {path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
             f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
         ).encode()
-        conn = None
+        writer = None
         try:
-            async with asyncio.timeout(self.timeout):
-                conn = await self._take()
-                reader, writer = conn
+            async with asyncio.timeout(self.timeout), self._slots:
+                reader, writer = await self._take()
                 writer.write(head + body)
                 status_line = await reader.readuntil(b"\r\n")
                 headers = await reader.readuntil(b"\r\n\r\n")
@@ -604,16 +581,14 @@ class RawClient:
                     elif name == b"connection" and value.strip().lower() == b"close":
                         close = True
                 content = await reader.readexactly(length)
+                if close:
+                    writer.close()
+                else:
+                    self._idle.append((reader, writer))  # released before the slot is
         except _RAW_ERRORS as e:
-            if conn is not None:  # a connection it never got (refused, timed out) was never counted
-                conn[1].close()
-                self._give(None)
+            if writer is not None:
+                writer.close()
             raise TransportError(f"{type(e).__name__}: {e}") from e
-        if close:
-            writer.close()
-            self._give(None)
-        else:
-            self._give(conn)
         return int(status_line.split(b" ", 2)[1]), content
 
 
