@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from stockade.policies.config.settings import Config
-from stockade.policies.engines.library import Library
+from stockade.policies.engines.library import WORKLOAD_OBJECT, Library
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS
 from stockade.policies.model import Violation
 
@@ -62,7 +62,7 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
         return result
     if inputs and inputs[0][0] == WORKLOAD_ALIAS:
         obj = inputs[0][1]["object"]
-        slim = {k: obj[k] for k in ("apiVersion", "kind", "metadata") if k in obj}
+        slim = {k: obj[k] for k in WORKLOAD_OBJECT if k in obj}
         found = [engine.evaluate(kind, {**inp, "object": slim}, constraints=False) for kind, inp in inputs]
         whole = engine.evaluate(inputs[0][0], inputs[0][1], library=False)
     else:

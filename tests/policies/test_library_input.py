@@ -1,5 +1,6 @@
 """What the bundled library is given: its input without the fields no bundled rule reads
-(``policies/engines/library.py``: ``UNREAD_INPUT``, the object's ``status``, ``managedFields``).
+(``policies/engines/library.py``: ``UNREAD_INPUT``, the object's ``status``, ``managedFields``, and
+of a workload's object all but ``WORKLOAD_OBJECT``: its pod spec is ``input.pod``).
 
 Three things hold it: no bundled module names those fields; every input of the differential tests,
 given an UPDATE's ``oldObject``, a ``userInfo``, a ``status`` and ``managedFields``, is judged the same
@@ -57,12 +58,20 @@ def test_the_lean_input_drops_only_those_fields_and_copies_nothing_else() -> Non
     inp["facts"] = {"x": 1}
     lean = library_input(inp)
     assert set(lean) == {"object", "pod", "facts"}
-    assert lean["object"] == {"kind": "Pod", "metadata": {"name": "p"}, "spec": {"containers": []}}
+    # a workload's object: only what the library reads besides input.pod (the pod spec once)
+    assert lean["object"] == {"kind": "Pod", "metadata": {"name": "p"}}
     assert lean["pod"]["metadata"] == {"name": "p"} and lean["pod"]["spec"] is obj["spec"]
     assert lean["facts"] is inp["facts"]
     assert "managedFields" in inp["object"]["metadata"] and "status" in inp["object"]  # not changed
+    assert "spec" in inp["object"]
     plain = {"object": {"kind": "Pod", "metadata": {"name": "p"}}, "pod": {"metadata": {}}, "facts": {}}
     assert library_input(plain) is plain
+    # any other object keeps everything but status and managedFields (a Service's rules read its spec)
+    service = _whole({"kind": "Service", "metadata": {"name": "s"}, "spec": {"type": "LoadBalancer"}})
+    lean = library_input({"object": service, "facts": {}})
+    assert lean["object"] == {"kind": "Service", "metadata": {"name": "s"}, "spec": {"type": "LoadBalancer"}}
+    kept = {"object": {"kind": "Service", "metadata": {}, "spec": {}}, "facts": {}}
+    assert library_input(kept) is kept
 
 
 def test_every_differential_input_is_judged_alike_without_what_is_left_out() -> None:
