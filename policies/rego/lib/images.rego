@@ -315,18 +315,16 @@ default_pull_policy(ref) := "Always" if {
 #    "policy_path"}
 # Containers of all three lists, and image volumes (spec.volumes[].image, Kubernetes 1.31+). Only
 # image references: a string outside the grammar is in invalid_sources instead.
-sources contains src if {
-	some src in named
-	src.ref.valid
-}
+# Arrays, not sets: a set of objects is kept sorted and deduplicated by deep comparison, which costs
+# the VM more than the rules' own work on them; the entries are distinct by path anyway.
+sources := [src | some src in named; src.ref.valid]
 
 # Image fields whose text is not an image reference (a placeholder an operator or a template fills).
-invalid_sources contains src if {
-	some src in named
-	not src.ref.valid
-}
+invalid_sources := [src | some src in named; not src.ref.valid]
 
-named contains src if {
+named := array.concat(container_images, volume_images)
+
+container_images := [src |
 	some entry in pods.containers
 	image := entry.container.image
 	ref := parse(image)
@@ -341,9 +339,9 @@ named contains src if {
 		"policy_set": policy_set(entry.container, "imagePullPolicy"),
 		"policy_path": array.concat(entry.path, ["imagePullPolicy"]),
 	}
-}
+]
 
-named contains src if {
+volume_images := [src |
 	some i, volume in input.pod.spec.volumes
 	image := volume.image.reference
 	ref := parse(image)
@@ -358,7 +356,7 @@ named contains src if {
 		"policy_set": policy_set(volume.image, "pullPolicy"),
 		"policy_path": pods.spec_path(["volumes", i, "image", "pullPolicy"]),
 	}
-}
+]
 
 pull_policy(obj, field, ref) := p if {
 	p := obj[field]

@@ -18,15 +18,18 @@ fields := [
 
 disabled := object.get(data.stockade.config, "disabled_rules", [])
 
-on(rule) if {
+# The rules of `fields` that are on: a rule's value is computed once per evaluation, a function's
+# body again on every call (three rules call `on` for every container).
+on_rules := {f.rule |
 	some f in fields
-	f.rule == rule
 	object.get(data.stockade.config, ["resources", f.setting], true) == true
-	not rule in disabled
+	not f.rule in disabled
 }
 
+on(rule) if rule in on_rules
+
 # the fields of the rules that are on, in order
-active := [f | some f in fields; on(f.rule)]
+active := [f | some f in fields; f.rule in on_rules]
 
 # the rule that reports a bare container
 owner := active[0].rule
