@@ -136,19 +136,30 @@ async def overloaded(scope: Scope, receive: Receive, send: Send) -> None:
 
 
 class Share:
-    """The open connections of each worker process, in memory they share (made before the fork).
+    """The open connections of each worker process, and the requests each has answered, in memory
+    they share (made before the fork).
 
     The workers accept on one socket, and whichever wakes first takes a new connection: a client
     that keeps a few connections alive (the API server does) can end up with most of them on one
     worker, whose loop then queues what the other would have served at once (measured at 1,000
     req/s: 63 % of the requests on one of two workers). A worker holding more than its share
     answers one request with ``Connection: close``; the client opens a new connection, which the
-    other worker may take, until they are even. One such close at a time per worker."""
+    other worker may take, until they are even. One such close at a time per worker.
 
-    def __init__(self, counts: Any, index: int) -> None:
+    Even connection counts are not even load: a client reuses its most recently used idle connection
+    first (Go's ``http.Transport``, the API server's webhook client, does), so at a steady rate a few
+    connections carry most requests, and they may all be one worker's (measured: 72 % of the CPU on
+    one of two workers, the p99 doubled). So a worker also closes one connection when, over its last
+    :data:`REQUEST_WINDOW` requests, it answered more than :data:`REQUEST_MARGIN` times its even share
+    of all the workers' requests in the same time: at most one reconnection (a TLS handshake) per
+    window, and none while the load is even."""
+
+    def __init__(self, counts: Any, index: int, served: Any = None) -> None:
         self.counts = counts  # multiprocessing RawArray("i", workers)
         self.index = index
         self.closing = False
+        self.served = served  # multiprocessing RawArray("q", workers), or None
+        self._own = self._total = 0  # this worker's and all workers' requests at the window's start
 
     def opened(self) -> None:
         self.counts[self.index] += 1
@@ -160,6 +171,28 @@ class Share:
         """Whether this worker holds more connections than its even share (rounded up)."""
         counts: list[int] = list(self.counts)
         return counts[self.index] > -(-sum(counts) // len(counts))
+
+    def busier(self) -> bool:
+        """Count one request of this worker's; at the end of each window of its own requests,
+        whether it answered more than its share of all of them (see the class doc)."""
+        served = self.served
+        if served is None:
+            return False
+        own: int = served[self.index] + 1
+        served[self.index] = own
+        if own - self._own < REQUEST_WINDOW:
+            return False
+        total: int = sum(served)
+        busy = (own - self._own) * len(served) > REQUEST_MARGIN * (total - self._total)
+        self._own, self._total = own, total
+        return busy
+
+
+#: a worker's own requests over which its share of all requests is compared (:meth:`Share.busier`)
+REQUEST_WINDOW = 128
+#: how far above an even share of the requests a worker closes a connection: 1.2, with two
+#: workers, is 60 % of the requests
+REQUEST_MARGIN = 1.2
 
 
 def _count(_action: str) -> None:
@@ -285,7 +318,10 @@ class GuardedProtocol(HttpToolsProtocol):
     def on_headers_complete(self) -> None:
         super().on_headers_complete()
         share = self.share
-        if share is not None and not share.closing and self.cycle is not None and share.over():
+        if share is None or self.cycle is None:
+            return
+        busier = share.busier()  # counted for every request, whether a close is under way or not
+        if not share.closing and (share.over() or busier):
             share.closing = self._closes_for_share = True
             self.cycle.keep_alive = False  # this response says Connection: close (see Share)
 
@@ -537,9 +573,11 @@ def serve(
         _worker(sock, factory, cert, key, limits)
         return 0
     ctx = multiprocessing.get_context("fork")
-    counts = ctx.RawArray("i", workers)
+    counts, served = ctx.RawArray("i", workers), ctx.RawArray("q", workers)
     procs = [
-        ctx.Process(target=_worker, args=(sock, factory, cert, key, limits, Share(counts, i)), daemon=False)
+        ctx.Process(
+            target=_worker, args=(sock, factory, cert, key, limits, Share(counts, i, served)), daemon=False
+        )
         for i in range(workers)
     ]
     for p in procs:

@@ -629,6 +629,86 @@ def test_a_worker_over_its_share_of_connections_closes_one_after_its_response(
         srv.stop()
 
 
+def test_share_of_requests_is_judged_once_per_window_of_the_worker_s_own() -> None:
+    """Share.busier: even load never closes; a worker answering two of every three requests says so
+    once per window of its own requests; 55 % is within the margin."""
+    import multiprocessing
+
+    from stockade.admission.server import REQUEST_WINDOW, Share
+
+    ctx = multiprocessing.get_context("fork")
+    served = ctx.RawArray("q", 2)
+    share = Share(ctx.RawArray("i", 2), 0, served)
+
+    def run(requests: int, other_every: float) -> list[int]:
+        busy, owed = [], 0.0
+        for i in range(requests):
+            owed += other_every
+            while owed >= 1:  # the other worker's requests in the same time
+                served[1] += 1
+                owed -= 1
+            if share.busier():
+                busy.append(i)
+        return busy
+
+    assert run(3 * REQUEST_WINDOW, 1.0) == []  # even
+    assert run(3 * REQUEST_WINDOW, 0.5) == [n * REQUEST_WINDOW - 1 for n in (1, 2, 3)]
+    assert run(3 * REQUEST_WINDOW, 0.82) == []  # 55 % of the requests
+    assert served[0] == 9 * REQUEST_WINDOW
+    assert not Share(ctx.RawArray("i", 2), 0).busier()  # one worker: nothing shared
+
+
+def test_a_worker_answering_more_than_its_share_of_requests_closes_a_connection(
+    pki: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two workers with a connection each (even counts); the other has answered nothing: at the end
+    of this worker's window (two requests here), its response says Connection: close, and the next
+    connection is kept alive while the load is even again."""
+    import multiprocessing
+
+    from stockade.admission import server
+
+    monkeypatch.setattr(server, "REQUEST_WINDOW", 2)
+    ctx = multiprocessing.get_context("fork")
+    counts, served = ctx.RawArray("i", 2), ctx.RawArray("q", 2)
+    counts[1] = 1  # the other worker's connection
+    ca_file, cert, key = pki
+    srv = Server(WebhookState(config=parse_config("")), cert, key, Limits(), server.Share(counts, 0, served))
+    body = orjson.dumps(admission_review(POD, "ml"))
+    head = (
+        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+
+    def answer(s: ssl.SSLSocket) -> bytes:
+        s.sendall(head + body)
+        s.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(65536)
+        rest = data.split(b"\r\n\r\n", 1)
+        length = int(rest[0].lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+        while len(rest[1]) < length:
+            rest[1] += s.recv(65536)
+        return rest[0].lower()
+
+    try:
+        first = tls_socket(srv.port, ca_file)
+        assert b"connection: close" not in answer(first)
+        assert b"connection: close" in answer(first)  # 2 of 2 requests: over 1.2 x an even 1
+        assert closed_within(first, 30)
+        first.close()
+        assert served[0] == 2
+        served[1] = 4  # the other worker has since answered its share and more
+        second = tls_socket(srv.port, ca_file)
+        assert b"connection: close" not in answer(second)
+        assert b"connection: close" not in answer(second)  # 2 of the last 6 requests: within its share
+        assert is_open(second)
+        second.close()
+    finally:
+        srv.stop()
+
+
 ERROR_RULE = """# METADATA
 # title: A sprintf with a missing argument, an error in regorus
 # custom:
