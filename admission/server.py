@@ -10,7 +10,8 @@ Loading into the live context instead would break TLS: OpenSSL installs the new 
 it finds that the key does not match, and every handshake after it fails.
 
 Workers are processes, because regorus holds the GIL. The parent binds the socket once and forks
-workers that all accept on it; each worker has its own engine and its own cache. SIGTERM or SIGINT
+workers that all accept on it; each worker has its own engine and its own cache, and they keep
+their connections and requests even between them (:class:`Share`). SIGTERM or SIGINT
 make every worker finish its in-flight requests and stop (uvicorn's graceful shutdown). SIGHUP
 reloads the certificate and the config and policies at once (the parent passes it to its workers);
 it never stops the server.
