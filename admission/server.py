@@ -150,10 +150,10 @@ class Share:
     Even connection counts are not even load: a client reuses its most recently used idle connection
     first (Go's ``http.Transport``, the API server's webhook client, does), so at a steady rate a few
     connections carry most requests, and they may all be one worker's (measured: 72 % of the CPU on
-    one of two workers, in a run whose p99 was 14.5 ms against 6-8 ms in the others). So a worker also closes one connection when, over its last
-    :data:`REQUEST_WINDOW` requests, it answered more than :data:`REQUEST_MARGIN` times its even share
-    of all the workers' requests in the same time: at most one reconnection (a TLS handshake) per
-    window, and none while the load is even."""
+    one of two workers, in a run whose p99 was 14.5 ms against 6-8 ms in the others). So a worker
+    also closes one connection when, over its last :data:`REQUEST_WINDOW` requests, it answered more
+    than :data:`REQUEST_MARGIN` times its even share of all the workers' requests in the same time:
+    at most one reconnection (a TLS handshake) per window, and none while the load is even."""
 
     def __init__(self, counts: Any, index: int, served: Any = None) -> None:
         self.counts = counts  # multiprocessing RawArray("i", workers)
