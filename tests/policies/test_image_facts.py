@@ -196,3 +196,35 @@ def test_facts_cover_every_image_field_and_leave_long_texts_to_rego() -> None:
         "valid": True,
     }
     assert facts({"kind": "ConfigMap", "data": {"image": "nginx"}}, inventory_of([])) == {}
+
+
+def test_a_parsed_reference_is_one_shared_read_only_object_per_image_text() -> None:
+    """Every pod naming an image holds the same parsed reference (an audit holds thousands of inputs
+    at once); no reader can change it; it pickles (to a worker) and serialises as the mapping it is."""
+    import copy
+    import pickle
+
+    import orjson
+    import pytest
+
+    def pod(name: str) -> dict[str, Any]:
+        spec = {"containers": [{"name": "c", "image": "reg.io/team/app:1.2"}]}
+        return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name}, "spec": spec}
+
+    a, b = pod("a"), pod("b")
+    inventory = inventory_of([a, b])
+    ref_a = facts_for(a, inventory)["imageReferences"]["reg.io/team/app:1.2"]
+    ref_b = facts_for(b, inventory)["imageReferences"]["reg.io/team/app:1.2"]
+    assert ref_a is ref_b
+    for change in (
+        lambda r: r.__setitem__("tag", "latest"),
+        lambda r: r.update(tag="latest"),
+        lambda r: r.pop("tag"),
+        lambda r: r.clear(),
+        lambda r: r.setdefault("x", 1),
+    ):
+        with pytest.raises(TypeError):
+            change(ref_a)
+    assert ref_a["tag"] == "1.2" and len(ref_a) == 7
+    assert pickle.loads(pickle.dumps(ref_a)) == ref_a == copy.deepcopy(ref_a)
+    assert orjson.loads(orjson.dumps(ref_a)) == dict(ref_a) == json.loads(json.dumps(ref_a))

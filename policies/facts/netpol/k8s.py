@@ -16,6 +16,7 @@ The semantics, from the API reference and the network-policy concepts page:
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -91,8 +92,10 @@ class NetworkPolicy:
     ingress: tuple[Rule, ...] | None  # None: the policy does not apply to ingress
     egress: tuple[Rule, ...] | None
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
+        """namespace/name, made once: every workload the policy selects lists it in its egress facts
+        (an audit's 13,000 workloads held 730,000 copies of it, 46 MiB, when each access made one)."""
         return f"{self.namespace}/{self.name}"
 
 
