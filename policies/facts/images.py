@@ -133,9 +133,10 @@ def _hub(domain: str) -> str:
 
 
 class ParsedReference(dict[str, Any]):
-    """`images.parse(ref)` of a valid reference: one object per image text, shared by every input
-    that names it (a copy per pod made 13,000 audited workloads' copies 9 MiB of the audit's peak).
-    Read-only, so that no reader changes what another input holds; pickled as a plain mapping."""
+    """`images.parse(ref)` of a valid reference: one object per image text (while the cache holds
+    it), shared by every input that names it, where a copy per pod was made (an audit holds every
+    workload's input at once; the same images recur across a cluster's workloads). Read-only, so
+    that no reader changes what another input holds; pickled as a plain mapping."""
 
     def _read_only(self, *_args: Any, **_kwargs: Any) -> None:
         raise TypeError("a parsed image reference is shared and read-only")
