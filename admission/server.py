@@ -61,6 +61,7 @@ import signal
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -153,7 +154,9 @@ class Share:
     one of two workers, in a run whose p99 was 14.5 ms against 6-8 ms in the others). So a worker
     also closes one connection when, over its last :data:`REQUEST_WINDOW` requests, it answered more
     than :data:`REQUEST_MARGIN` times its even share of all the workers' requests in the same time:
-    at most one reconnection (a TLS handshake) per window, and none while the load is even."""
+    at most one reconnection (a TLS handshake) per window, and none while the load is even, or while
+    it is light (a window that took over :data:`REQUEST_WINDOW_SECONDS`: one keep-alive connection
+    at a few requests a second is all one worker's, and costs it nothing)."""
 
     def __init__(self, counts: Any, index: int, served: Any = None) -> None:
         self.counts = counts  # multiprocessing RawArray("i", workers)
@@ -161,6 +164,9 @@ class Share:
         self.closing = False
         self.served = served  # multiprocessing RawArray("q", workers), or None
         self._own = self._total = 0  # this worker's and all workers' requests at the window's start
+        self._since = self.clock()  # when the window started
+
+    clock = staticmethod(time.monotonic)
 
     def opened(self) -> None:
         self.counts[self.index] += 1
@@ -184,8 +190,10 @@ class Share:
         if own - self._own < REQUEST_WINDOW:
             return False
         total: int = sum(served)
+        now = self.clock()
         busy = (own - self._own) * len(served) > REQUEST_MARGIN * (total - self._total)
-        self._own, self._total = own, total
+        busy = busy and now - self._since <= REQUEST_WINDOW_SECONDS
+        self._own, self._total, self._since = own, total, now
         return busy
 
 
@@ -194,6 +202,8 @@ REQUEST_WINDOW = 128
 #: how far above an even share of the requests a worker closes a connection: 1.2, with two
 #: workers, is 60 % of the requests
 REQUEST_MARGIN = 1.2
+#: a window of this worker's requests that took longer than this is light load: nothing is closed
+REQUEST_WINDOW_SECONDS = 1.0
 
 
 def _count(_action: str) -> None:

@@ -631,10 +631,10 @@ def test_a_worker_over_its_share_of_connections_closes_one_after_its_response(
 
 def test_share_of_requests_is_judged_once_per_window_of_the_worker_s_own() -> None:
     """Share.busier: even load never closes; a worker answering two of every three requests says so
-    once per window of its own requests; 55 % is within the margin."""
+    once per window of its own requests; 55 % is within the margin; so is any split of light load."""
     import multiprocessing
 
-    from stockade.admission.server import REQUEST_WINDOW, Share
+    from stockade.admission.server import REQUEST_WINDOW, REQUEST_WINDOW_SECONDS, Share
 
     ctx = multiprocessing.get_context("fork")
     served = ctx.RawArray("q", 2)
@@ -656,6 +656,22 @@ def test_share_of_requests_is_judged_once_per_window_of_the_worker_s_own() -> No
     assert run(3 * REQUEST_WINDOW, 0.82) == []  # 55 % of the requests
     assert served[0] == 9 * REQUEST_WINDOW
     assert not Share(ctx.RawArray("i", 2), 0).busier()  # one worker: nothing shared
+    # light load: the same 2:1 split, each window taking longer than REQUEST_WINDOW_SECONDS
+    now = [0.0]
+    share.clock = lambda: now[0]  # type: ignore[method-assign]
+    share._since = 0.0
+
+    def slowly(requests: int) -> list[int]:
+        busy = []
+        for i in range(requests):
+            now[0] += 2 * REQUEST_WINDOW_SECONDS / REQUEST_WINDOW
+            if i % 2 == 0:
+                served[1] += 1
+            if share.busier():
+                busy.append(i)
+        return busy
+
+    assert slowly(3 * REQUEST_WINDOW) == []
 
 
 def test_a_worker_answering_more_than_its_share_of_requests_closes_a_connection(
@@ -669,6 +685,7 @@ def test_a_worker_answering_more_than_its_share_of_requests_closes_a_connection(
     from stockade.admission import server
 
     monkeypatch.setattr(server, "REQUEST_WINDOW", 2)
+    monkeypatch.setattr(server, "REQUEST_WINDOW_SECONDS", 3600.0)  # however slow this machine is
     ctx = multiprocessing.get_context("fork")
     counts, served = ctx.RawArray("i", 2), ctx.RawArray("q", 2)
     counts[1] = 1  # the other worker's connection
