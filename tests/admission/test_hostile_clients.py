@@ -16,7 +16,7 @@ import signal
 import socket
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -583,6 +583,30 @@ def test_large_bodies_take_one_slot_at_a_time_and_small_ones_the_rest() -> None:
     assert asyncio.run(scenario()) == ["big0", "small0", "small1", "small2", "|", "big1", "big2"]
 
 
+def _pod_review_head(port: int) -> Callable[[ssl.SSLSocket], bytes]:
+    """A function that sends a Pod's AdmissionReview on a kept-alive TLS socket and returns the
+    response's head, lower-cased (its body read to the end, so the next request can follow)."""
+    body = orjson.dumps(admission_review(POD, "ml"))
+    head = (
+        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    ).encode()
+
+    def answer(s: ssl.SSLSocket) -> bytes:
+        s.sendall(head + body)
+        s.settimeout(30)
+        data = b""
+        while b"\r\n\r\n" not in data:
+            data += s.recv(65536)
+        response_head, rest = data.split(b"\r\n\r\n", 1)
+        length = int(response_head.lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
+        while len(rest) < length:
+            rest += s.recv(65536)
+        return response_head.lower()
+
+    return answer
+
+
 def test_a_worker_over_its_share_of_connections_closes_one_after_its_response(
     pki: tuple[Path, Path, Path],
 ) -> None:
@@ -596,19 +620,7 @@ def test_a_worker_over_its_share_of_connections_closes_one_after_its_response(
     ca_file, cert, key = pki
     # the default header timeout (5 s): the three connections wait for their requests meanwhile
     srv = Server(WebhookState(config=parse_config("")), cert, key, Limits(), Share(counts, 0))
-    body = orjson.dumps(admission_review(POD, "ml"))
-    head = (
-        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode()
-
-    def answer(s: ssl.SSLSocket) -> bytes:
-        s.sendall(head + body)
-        s.settimeout(30)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += s.recv(65536)
-        return data.split(b"\r\n\r\n", 1)[0].lower()
+    answer = _pod_review_head(srv.port)
 
     try:
         sockets = [tls_socket(srv.port, ca_file) for _ in range(3)]
@@ -691,23 +703,7 @@ def test_a_worker_answering_more_than_its_share_of_requests_closes_a_connection(
     counts[1] = 1  # the other worker's connection
     ca_file, cert, key = pki
     srv = Server(WebhookState(config=parse_config("")), cert, key, Limits(), server.Share(counts, 0, served))
-    body = orjson.dumps(admission_review(POD, "ml"))
-    head = (
-        f"POST /validate HTTP/1.1\r\nHost: 127.0.0.1:{srv.port}\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    ).encode()
-
-    def answer(s: ssl.SSLSocket) -> bytes:
-        s.sendall(head + body)
-        s.settimeout(30)
-        data = b""
-        while b"\r\n\r\n" not in data:
-            data += s.recv(65536)
-        rest = data.split(b"\r\n\r\n", 1)
-        length = int(rest[0].lower().split(b"content-length:", 1)[1].split(b"\r\n", 1)[0])
-        while len(rest[1]) < length:
-            rest[1] += s.recv(65536)
-        return rest[0].lower()
+    answer = _pod_review_head(srv.port)
 
     try:
         first = tls_socket(srv.port, ca_file)
