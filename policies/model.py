@@ -134,6 +134,30 @@ def arm_type(obj: Mapping[str, Any]) -> str | None:
     return kind
 
 
+#: What the API server records in an object's metadata about how it was written, not what it says:
+#: ``managedFields`` names the object's own fields (a set's members by value), often at more length
+#: than the object itself.
+BOOKKEEPING_METADATA = ("managedFields",)
+
+
+def without_bookkeeping(value: Any, drop: Sequence[str] = ("status",)) -> Any:
+    """``value`` (an object) without its top-level keys ``drop`` and its metadata's
+    :data:`BOOKKEEPING_METADATA`; ``value`` itself when it holds none of them (or is no mapping).
+    Nothing is copied but the mappings that lose a key."""
+    if not isinstance(value, Mapping):
+        return value
+    md = value.get("metadata")
+    lean_md = md
+    if isinstance(md, Mapping) and any(k in md for k in BOOKKEEPING_METADATA):
+        lean_md = {k: v for k, v in md.items() if k not in BOOKKEEPING_METADATA}
+    if lean_md is md and not any(k in value for k in drop):
+        return value
+    out = {k: v for k, v in value.items() if k not in drop}
+    if lean_md is not md and "metadata" in out:
+        out["metadata"] = lean_md
+    return out
+
+
 @dataclass(slots=True)
 class Resource:
     """One Kubernetes object (or Azure / IaC resource) plus where it came from.

@@ -22,7 +22,14 @@ import yaml
 
 from stockade.policies.frameworks.common import GatekeeperError, policy_documents
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
-from stockade.policies.model import Action, Rule, Severity, Violation
+from stockade.policies.model import (
+    BOOKKEEPING_METADATA,
+    Action,
+    Rule,
+    Severity,
+    Violation,
+    without_bookkeeping,
+)
 
 if TYPE_CHECKING:  # the frameworks (and CEL) are imported when a policy directory is read, or asked for
     from stockade.policies.frameworks.gatekeeper import Gatekeeper
@@ -344,7 +351,7 @@ def _rule_of(module: Module, metadata: _MetadataCache | None = None) -> Rule | N
 #: tests/policies/test_library_input.py holds the bundled Rego to it.
 UNREAD_INPUT = ("oldObject", "userInfo", "operation")
 UNREAD_OBJECT = ("status",)
-UNREAD_METADATA = ("managedFields",)
+UNREAD_METADATA = BOOKKEEPING_METADATA
 #: What the bundled library reads of a workload's object (an input with ``pod``): its rules read the
 #: pod spec as ``input.pod``, a copy of where it sits in the object, so the rest of the object (the
 #: pod spec a second time, a Deployment's strategy, a Job's settings) is left out, as it already is
@@ -362,34 +369,17 @@ def library_input(inp: Mapping[str, Any]) -> Mapping[str, Any]:
     if out is not None:
         for key in UNREAD_INPUT:
             out.pop(key, None)
-    workload = isinstance(inp.get("pod"), Mapping)
-    for key in ("object", "pod"):
+    obj = inp.get("object")
+    unread: Sequence[str] = UNREAD_OBJECT
+    if isinstance(inp.get("pod"), Mapping) and isinstance(obj, Mapping):
+        unread = [k for k in obj if k not in WORKLOAD_OBJECT]
+    for key, drop in (("object", unread), ("pod", ())):
         value = inp.get(key)
-        slim = _slim(value, UNREAD_OBJECT if key == "object" else (), workload and key == "object")
+        slim = without_bookkeeping(value, drop)
         if slim is not value:
             out = dict(inp) if out is None else out
             out[key] = slim
     return inp if out is None else out
-
-
-def _slim(value: Any, drop: tuple[str, ...], workload: bool = False) -> Any:
-    if not isinstance(value, Mapping):
-        return value
-    md = value.get("metadata")
-    lean_md = md
-    if isinstance(md, Mapping) and any(k in md for k in UNREAD_METADATA):
-        lean_md = {k: v for k, v in md.items() if k not in UNREAD_METADATA}
-    if workload:
-        out = {k: value[k] for k in WORKLOAD_OBJECT if k in value}
-        if lean_md is not md:
-            out["metadata"] = lean_md
-        return value if len(out) == len(value) and lean_md is md else out
-    if lean_md is md and not any(k in value for k in drop):
-        return value
-    out = {k: v for k, v in value.items() if k not in drop}
-    if lean_md is not md:
-        out["metadata"] = lean_md
-    return out
 
 
 def group_by_kind(rules: Iterable[Rule]) -> dict[str, list[Rule]]:
