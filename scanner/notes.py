@@ -12,15 +12,13 @@ read, never per object.
   ``azure.cluster``): STK-AZ-035..038 then report nothing, and the note says how to name it.
 - **Registry allowlist not configured** (scan and audit): with ``images.allowed_registries`` empty,
   STK-IMG-001 checks nothing (the default), so the run says which registries its workloads pull from.
-  Registries are normalised as the image rules do (:func:`image_registry`, a port of
-  ``policies/rego/lib/images.rego``'s ``parse(ref).domain`` and ``valid_reference``); ``stockade
+  Registries are normalised as the image rules do (:func:`image_registry`: ``parse(ref).domain`` of
+  ``policies/rego/lib/images.rego``, as the image facts compute it); ``stockade
   init`` writes the same list into a new stockade.yaml.
 """
 
 from __future__ import annotations
 
-import functools
-import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -28,6 +26,7 @@ from typing import Any
 from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import aks_cluster, egress
+from stockade.policies.facts.images import image_texts, reference_fact
 from stockade.policies.kinds.workloads import WorkloadKinds
 from stockade.policies.model import Resource, arm_type
 from stockade.scanner.reports.base import count
@@ -40,104 +39,14 @@ REGISTRY_RULE = "STK-IMG-001"
 LISTED = 5
 DOCKER_HUB = "docker.io"
 
-# ---- image references, as policies/rego/lib/images.rego parses them ---------------------------------
-
-_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*"
-_REMOTE_NAME = rf"{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*"
-_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
-_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[(?:[a-fA-F0-9:]+)\])(?::[0-9]+)?"
-_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
-_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
-_REFERENCE = re.compile(rf"(?:{_DOMAIN}/)?{_REMOTE_NAME}(?::{_TAG})?(?:@{_DIGEST})?")
-_DOMAIN_ONLY = re.compile(_DOMAIN)
-_REGISTERED = re.compile(r"sha256:[a-f0-9]{64}|sha384:[a-f0-9]{96}|sha512:[a-f0-9]{128}")
-_IMAGE_ID = re.compile(r"[a-f0-9]{64}")
-
-
-def _split_digest(ref: str) -> tuple[str, str]:
-    name_tag, at, digest = ref.partition("@")
-    return (name_tag, digest) if at else (ref, "")
-
-
-def _split_tag(name_tag: str) -> str:
-    """The name without its tag (the text after the first ":" of the last path component)."""
-    head, slash, last = name_tag.rpartition("/")
-    i = last.find(":")
-    return name_tag if i < 0 else f"{head}{slash}{last[:i]}"
-
-
-def _is_domain(component: str) -> bool:
-    return "." in component or ":" in component or component == "localhost" or component.lower() != component
-
-
-def _hub(domain: str) -> str:
-    return DOCKER_HUB if domain == "index.docker.io" else domain
-
-
-def _library(domain: str, rest: str) -> str:
-    return f"library/{rest}" if domain == DOCKER_HUB and "/" not in rest else rest
-
-
-def _docker_split(ref: str) -> tuple[str, str]:
-    if "/" not in ref:
-        return DOCKER_HUB, f"library/{ref}"
-    first, _, rest = ref.partition("/")
-    if first != "index.docker.io" and _is_domain(first):
-        return first, _library(first, rest)
-    if first == "index.docker.io":
-        return DOCKER_HUB, _library(DOCKER_HUB, rest)
-    return DOCKER_HUB, ref
-
-
-def _grammar_valid(ref: str) -> bool:
-    if not _REFERENCE.fullmatch(ref):
-        return False
-    name_tag, digest = _split_digest(ref)
-    name = _split_tag(name_tag)
-    first, slash, rest = name.partition("/")
-    path = rest if slash and first and _DOMAIN_ONLY.fullmatch(first) else name
-    return len(path) <= 255 and (digest == "" or _REGISTERED.fullmatch(digest) is not None)
-
-
-def _valid_reference(ref: str) -> bool:
-    if _IMAGE_ID.fullmatch(ref):
-        return False
-    domain, remainder = _docker_split(ref)
-    colon = remainder.find(":")
-    remote = remainder if colon < 0 else remainder[:colon]
-    return remote.lower() == remote and _grammar_valid(f"{domain}/{remainder}")
-
 
 def image_registry(ref: object) -> str | None:
     """The registry an image reference pulls from, lower-case, Docker Hub as ``docker.io`` ("nginx",
     "user/app", "index.docker.io/x"); None for a string that is not an image reference (a
-    placeholder, a template), which the image rules do not judge either."""
-    return _registry(ref) if isinstance(ref, str) and ref != "" else None
-
-
-@functools.lru_cache(maxsize=4096)  # a tree names few distinct images, many times
-def _registry(ref: str) -> str | None:
-    if not _valid_reference(ref):
-        return None
-    first, slash, _ = _split_tag(_split_digest(ref)[0]).partition("/")
-    return _hub(first.lower()) if slash and first and _is_domain(first) else DOCKER_HUB
-
-
-def _pod_images(pod: Mapping[str, Any]) -> Iterable[object]:
-    """Every image field of one ``input.pod`` (containers of all three lists, image volumes)."""
-    spec = pod.get("spec")
-    if not isinstance(spec, Mapping):
-        return
-    for field in ("initContainers", "containers", "ephemeralContainers"):
-        containers = spec.get(field)
-        for c in containers if isinstance(containers, list) else ():
-            if isinstance(c, Mapping):
-                yield c.get("image")
-    volumes = spec.get("volumes")
-    for v in volumes if isinstance(volumes, list) else ():
-        image = v.get("image") if isinstance(v, Mapping) else None
-        if isinstance(image, Mapping):
-            yield image.get("reference")
+    placeholder, a template), which the image rules do not judge either. The image rules' own
+    parse, done once in Python (:func:`~stockade.policies.facts.images.reference_fact`)."""
+    parsed = reference_fact(ref) if isinstance(ref, str) and ref != "" else False
+    return parsed["domain"] if parsed else None
 
 
 def workload_registries(
@@ -154,7 +63,7 @@ def _registries(pod_lists: Iterable[list[dict[str, Any]]]) -> tuple[int, Counter
     for pods in pod_lists:
         if pods:
             workloads += 1
-            used.update({r for pod in pods for r in map(image_registry, _pod_images(pod)) if r is not None})
+            used.update({r for pod in pods for r in map(image_registry, image_texts(pod)) if r is not None})
     return workloads, used
 
 

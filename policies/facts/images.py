@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Literal
 
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template
@@ -172,7 +172,7 @@ def _parsed(ref: str) -> ParsedReference | None:
     )
 
 
-def reference_fact(ref: str) -> ParsedReference | bool:
+def reference_fact(ref: str) -> ParsedReference | Literal[False]:
     """The value of ``input.facts.imageReferences[ref]``: the parsed reference (shared), or False."""
     parsed = _parsed(ref)
     return False if parsed is None else parsed
