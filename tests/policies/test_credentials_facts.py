@@ -520,6 +520,24 @@ def test_the_sieve_walks_only_what_can_hold_a_named_value(name: str, value: str,
 
 
 @settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["db", "Pass", "word", "client", "Secret", "API", "-", "_", ".", "key", "TOKEN", "str"]
+        )
+    )
+)
+def test_the_one_pass_sieve_keeps_every_credential_name(parts: list[str]) -> None:
+    """Every name :func:`sensitive_name` accepts, in any case and spelling, is walked: the one search
+    that decides most workloads finds one of the name stems in it."""
+    name = "".join(parts)
+    obj = _deployment_with_env([{"name": name, "value": "hunter2-correct-horse"}])
+    if credentials.sensitive_name(name):
+        assert credentials._possible(obj)[1], name
+    assert facts(obj, inventory_of([])) == facts_without_prefilter(obj)
+
+
+@settings(max_examples=400, deadline=None)
 @given(st.text(max_size=60), st.sampled_from(["args", "env"]))
 def test_the_prefilter_never_hides_a_string_the_pattern_matches(text: str, where: str) -> None:
     """Any text, Unicode included: the prefilter says "possible" for every string `_ANY` matches."""
