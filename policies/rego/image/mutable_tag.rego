@@ -27,8 +27,7 @@ import data.stockade.lib.images
 import rego.v1
 
 deny contains v if {
-	some src in images.sources
-	images.mutable_tag(src.ref)
+	some src in images.mutable_sources
 	v := {
 		"msg": sprintf("%s %q image %q %s", [src.what, src.name, src.image, problem(src.ref)]),
 		"path": src.path,

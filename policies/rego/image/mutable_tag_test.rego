@@ -100,6 +100,25 @@ test_floating_tags_configurable if {
 	count(f) == 1
 }
 
+# Literal words and globs together, in any case: each decides as it would alone.
+test_floating_literals_and_globs_together if {
+	cfg := {"images": {"floating_tags": ["Nightly", "rolling-*", "CANARY?"]}}
+	a := mutable_tag.deny with input as images(["registry.example/app:NIGHTLY"]) with data.stockade.config as cfg
+	count(a) == 1
+	b := mutable_tag.deny with input as images(["registry.example/app:1.2-nightly"]) with data.stockade.config as cfg
+	count(b) == 1
+	c := mutable_tag.deny with input as images(["registry.example/app:Rolling-2026"]) with data.stockade.config as cfg
+	count(c) == 1
+	d := mutable_tag.deny with input as images(["registry.example/app:canary1"]) with data.stockade.config as cfg
+	count(d) == 1
+	e := mutable_tag.deny with input as images(["registry.example/app:canary"]) with data.stockade.config as cfg
+	count(e) == 0
+	f := mutable_tag.deny with input as images(["registry.example/app:rolling"]) with data.stockade.config as cfg
+	count(f) == 0
+	g := mutable_tag.deny with input as images(["registry.example/app:1.2.3"]) with data.stockade.config as cfg
+	count(g) == 0
+}
+
 # Floating words inside a tag (issue 37: gpu-operator "main-latest", Ray "nightly-gpu", KServe
 # "latest-gpu").
 test_floating_words_in_a_tag if {

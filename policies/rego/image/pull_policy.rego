@@ -33,9 +33,8 @@ import data.stockade.lib.images
 import rego.v1
 
 deny contains v if {
-	some src in images.sources
+	some src in images.mutable_sources
 	src.policy in {"IfNotPresent", "Never"}
-	images.mutable_tag(src.ref)
 	v := {
 		"msg": sprintf(
 			"%s %q image %q uses pull policy %s%s on %s: %s",
