@@ -70,8 +70,7 @@ harmless(path, state) if {
 	not path in literal_patterns # host_paths.forbidden names the file itself
 }
 
-# Every container that mounts the volume mounts it read-only (a volume no container mounts exposes
-# nothing).
+# The mounts of the volume, by every container of the pod.
 mounts(name) := [m |
 	some group in ["initContainers", "containers", "ephemeralContainers"]
 	some c in object.get(input.pod.spec, group, [])
@@ -81,10 +80,12 @@ mounts(name) := [m |
 
 # "unmounted" (no container mounts the volume: it exposes nothing), "read-only" (every mount is
 # readOnly), or "writable".
-mount_state(name) := "unmounted" if {
-	count(mounts(name)) == 0
+mount_state(name) := state_of(mounts(name))
+
+state_of(ms) := "unmounted" if {
+	count(ms) == 0
 } else := "read-only" if {
-	every m in mounts(name) {
+	every m in ms {
 		m.readOnly == true
 	}
 } else := "writable"
@@ -97,12 +98,35 @@ mount_text(state) := concat("", [" ", state]) if state != "unmounted"
 # pattern "/" is exposed only by the root itself (self_and_parents of any other path leaves "/" out).
 exposed(path) := patterns if {
 	path == "/"
-} else := ((self_and_parents(path) & literal_patterns) | above(path)) | {p |
+} else := ((self_and_parents(path) & literal_patterns) | below(path)) | globs_exposed(path)
+
+# The literal patterns below the path, looked for only where the path is a directory above one (few
+# hostPath volumes are: each pattern's test was a function call per volume).
+below(path) := {p | some p in literal_patterns; startswith(p, dir)} if {
+	path in pattern_parents
+	dir := concat("", [path, "/"])
+} else := set()
+
+# Every directory above a literal pattern ("/var/lib/kubelet": "/var" and "/var/lib").
+pattern_parents := {substring(p, 0, i) | some p in literal_patterns; some i in indexof_n(p, "/"); i > 0}
+
+# The glob patterns the path exposes. Looked for by each pattern's text before its first
+# metacharacter (or escape), which every match of the pattern starts with: a path at or below a match
+# starts with it too, and a path above one is either a literal leading part of the pattern (then the
+# text starts with the path and "/") or a match of a leading part holding a wildcard (then the path
+# starts with the text). Most hostPath volumes are neither, and are not run through glob.match
+# segment by segment.
+globs_exposed(path) := {p |
 	some p in glob_patterns
+	startswith(path, glob_heads[p])
+	glob_exposes(path, p)
+} | {p |
+	some p in glob_patterns
+	startswith(glob_heads[p], concat("", [path, "/"]))
 	glob_exposes(path, p)
 }
 
-above(path) := {p | some p in literal_patterns; startswith(p, concat("", [path, "/"]))}
+glob_heads := {p: regex.find_n(`^[^*?\[\]{}\\]*`, p, 1)[0] | some p in glob_patterns}
 
 # Glob wildcards stay within a segment, so compare segment by segment.
 glob_exposes(path, pattern) if {
@@ -117,12 +141,8 @@ glob_exposes(path, pattern) if {
 	glob.match(join_path(array.slice(segments, 0, k)), ["/"], path)
 }
 
-# "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}.
-self_and_parents(path) := {join_path(array.slice(segments, 0, k)) |
-	segments := split_path(path)
-	some k in numbers.range(1, count(segments))
-	k > 0
-}
+# A normalised path and the directories above it: "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}.
+self_and_parents(path) := {substring(path, 0, i) | some i in indexof_n(path, "/"); i > 0} | {path}
 
 split_path(path) := [s | some s in split(path, "/"); s != ""]
 

@@ -163,3 +163,24 @@ test_file_forbidden_by_its_own_path_denied if {
 	d := host_path_targets.deny with input as mounted("/etc/localtime", [ro]) with data.stockade.config as cfg(array.concat(defaults, ["/etc/localtime"]))
 	count(d) == 1
 }
+
+# Globs with a wildcard in a middle segment or alternatives: a path at, below or above a match.
+test_globs_at_below_and_above_a_match if {
+	denied_with("/var", ["/var/*/secrets"])
+	denied_with("/var/app", ["/var/*/secrets"])
+	denied_with("/var/app/secrets", ["/var/*/secrets"])
+	denied_with("/var/app/secrets/token", ["/var/*/secrets"])
+	allowed_with("/var/app/other", ["/var/*/secrets"])
+	allowed_with("/va", ["/var/*/secrets"])
+	allowed_with("/srv", ["/var/*/secrets"])
+	denied_with("/opt/a", ["/opt/{a,b}/x"])
+	denied_with("/opt/b/x/y", ["/opt/{a,b}/x"])
+	allowed_with("/opt/c", ["/opt/{a,b}/x"])
+	allowed_with("/op", ["/opt/{a,b}/x"])
+	denied_with("/dev/nvidiafoo", ["/dev/nvidia*"])
+	allowed_with("/dev/nv", ["/dev/nvidia*"])
+}
+
+allowed_with(path, forbidden) if {
+	count(host_path_targets.deny) == 0 with input as volumes([path]) with data.stockade.config as cfg(forbidden)
+}

@@ -35,14 +35,13 @@ restricted_sources := [
 
 sources(volume) := {key | some key, value in volume; key != "name"; value != null}
 
-# The restricted source a volume uses: the first known one in PSA's order, else an unknown one.
-bad_source(volume) := s if {
-	srcs := sources(volume)
+# The restricted source of a volume's sources: the first known one in PSA's order, else an unknown one.
+bad_source(srcs) := s if {
 	known := [k | some k in restricted_sources; k in srcs]
 	count(known) > 0
 	s := known[0]
 } else := s if {
-	s := sort(sources(volume))[0]
+	s := sort(srcs)[0]
 }
 
 deny contains v if {
@@ -52,8 +51,10 @@ deny contains v if {
 	srcs := sources(volume)
 	count(srcs) > 0
 	count(srcs & allowed_sources) == 0
-	source := bad_source(volume)
-	source != "hostPath" # STK-POD-005 reports it
+	# STK-POD-005 reports hostPath, the first restricted source in PSA's order (so it would be the one
+	# named): decided before the 21 known types are looked up
+	not "hostPath" in srcs
+	source := bad_source(srcs)
 	v := {
 		"msg": sprintf("volume %q uses restricted volume type %s", [object.get(volume, "name", ""), source]),
 		"path": pods.spec_path(["volumes", i, source]),
