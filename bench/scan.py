@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from workloads import REGISTRY, violate
+from workloads import REGISTRY, image_reference, violate
 
 TARGET_PARSE_RATIO = 3.0  # stockade scan <= 3x the parse-only time
 TARGET_CHECKOV_SPEEDUP = 20.0  # stockade scan >= 20x checkov's throughput
@@ -100,12 +100,13 @@ def _container(rng: random.Random, name: str, image: str, port: int, gpus: int) 
     mem = rng.choice((2, 4, 8, 16, 32, 64))
     requests: dict[str, Any] = {"cpu": str(cpu), "memory": f"{mem}Gi"}
     limits: dict[str, Any] = {"cpu": str(cpu), "memory": f"{mem}Gi"}
+    digest = _digest(rng)  # drawn where the image's was, so the rest of the workload is unchanged
     if gpus:
         requests["nvidia.com/gpu"] = gpus
         limits["nvidia.com/gpu"] = gpus
     return {
         "name": name,
-        "image": f"{REGISTRY}/{image}@{_digest(rng)}",
+        "image": image_reference(image, digest, digest),
         "imagePullPolicy": "IfNotPresent",
         "args": [f"--port={port}", f"--log-level={rng.choice(('info', 'warning'))}", "--metrics"],
         "env": [

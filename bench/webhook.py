@@ -45,7 +45,7 @@ from typing import Any
 
 import httpx
 import orjson
-from workloads import REGISTRY, violate
+from workloads import REGISTRY, image_reference, violate
 
 from stockade.webhooks.certs import CertificateAuthority
 
@@ -114,7 +114,7 @@ def _container(rng: random.Random, name: str, image: str, port: int, gpus: int) 
     probe = {"httpGet": {"path": "/health", "port": "http"}, "periodSeconds": 10, "failureThreshold": 3}
     return {
         "name": name,
-        "image": f"{REGISTRY}/{image}@{DIGEST}",
+        "image": image_reference(image, DIGEST, f"{name}/{port}/{cpu}/{mem}"),
         "imagePullPolicy": "IfNotPresent",
         "args": [f"--port={port}", "--log-level=info", f"--workers={cpu}", "--metrics"],
         "env": [

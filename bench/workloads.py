@@ -9,6 +9,27 @@ import random
 from typing import Any
 
 REGISTRY = "myregistry.azurecr.io"
+#: Release tags of the organisation's images. Most real workloads pull by tag, the rest pin a digest:
+#: generated containers name one or the other, half each (a tag costs the image rules more than a
+#: digest: its words are looked up among the floating tags).
+VERSION_TAGS = ("2.4.1", "v0.6.3", "24.08-py3", "1.2.0-cuda12.1", "v2.14.0", "0.9.2")
+
+
+def image_reference(repository: str, digest: str, key: str) -> str:
+    """An image of the organisation's registry, by ``digest`` or by a release tag, half each. Chosen
+    by ``key`` (something else the container drew), not by drawing from the workload's generator: every
+    other field is the one the benchmarks generated before images were tagged."""
+    choice = random.Random(key)
+    if choice.random() < 0.5:
+        return f"{REGISTRY}/{repository}@{digest}"
+    return f"{REGISTRY}/{repository}:{choice.choice(VERSION_TAGS)}"
+
+
+def _untagged(image: str) -> str:
+    """The image's repository: without its digest and its tag."""
+    name = image.split("@")[0]
+    head, _, last = name.rpartition("/")
+    return f"{head}/{last.split(':')[0]}" if head else last.split(":")[0]
 
 
 def violate(rng: random.Random, spec: dict[str, Any], violation: str) -> None:
@@ -35,7 +56,7 @@ def violate(rng: random.Random, spec: dict[str, Any], violation: str) -> None:
     elif violation == "run_as_root":
         sc["runAsUser"] = 0
     elif violation == "latest_image":
-        c["image"] = c["image"].split("@")[0] + ":latest"
+        c["image"] = _untagged(c["image"]) + ":latest"
     elif violation == "privilege_escalation":
         sc["allowPrivilegeEscalation"] = True
     elif violation == "unconfined_seccomp":
