@@ -74,7 +74,9 @@ def deeper_than(value: Any, limit: int = MAX_DEPTH) -> bool:
             return True
         below: list[Any] = []
         for node in level:
-            for child in node.values() if type(node) is dict or isinstance(node, Mapping) else node:
+            kind = type(node)
+            mapping = kind is dict or (kind is not list and isinstance(node, Mapping))
+            for child in node.values() if mapping else node:
                 t = type(child)
                 if t is dict or t is list or (t not in _JSON_SCALARS and _collection(child)):
                     below.append(child)

@@ -180,20 +180,21 @@ def reference_fact(ref: str) -> ParsedReference | Literal[False]:
 
 def image_texts(pod: Mapping[str, Any]) -> Iterator[Any]:
     """Every image field of a pod spec (containers of the three lists, image volumes), as written."""
+    # decoded objects hold dicts: the exact type is tested before the (slower) ABC check
     spec = pod.get("spec")
-    if not isinstance(spec, Mapping):
+    if not (type(spec) is dict or isinstance(spec, Mapping)):
         return
     for field in _FIELDS:
         containers = spec.get(field)
         if isinstance(containers, list):
             for c in containers:
-                if isinstance(c, Mapping):
+                if type(c) is dict or isinstance(c, Mapping):
                     yield c.get("image")
     volumes = spec.get("volumes")
     if isinstance(volumes, list):
         for v in volumes:
-            image = v.get("image") if isinstance(v, Mapping) else None
-            if isinstance(image, Mapping):
+            image = v.get("image") if type(v) is dict or isinstance(v, Mapping) else None
+            if image is not None and (type(image) is dict or isinstance(image, Mapping)):
                 yield image.get("reference")
 
 
