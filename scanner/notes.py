@@ -37,7 +37,6 @@ METADATA_RULE = "STK-NET-006"
 REGISTRY_RULE = "STK-IMG-001"
 #: names listed in a note before "and N more"
 LISTED = 5
-DOCKER_HUB = "docker.io"
 
 
 def image_registry(ref: object) -> str | None:

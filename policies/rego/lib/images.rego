@@ -276,12 +276,12 @@ floating_globs := [lower(p) | some p in floating_patterns; glob_pattern(p)] if {
 	any_glob_pattern
 } else := []
 
-any_glob_pattern if regex.match(`[*?\[\]{}\\]`, concat("", [p | some p in floating_patterns; is_string(p)]))
+any_glob_pattern if regex.match(glob_metacharacter, concat("", [p | some p in floating_patterns; is_string(p)]))
 
-glob_pattern(p) if {
-	some meta in ["*", "?", "[", "]", "{", "}", "\\"]
-	contains(p, meta)
-}
+glob_pattern(p) if regex.match(glob_metacharacter, p)
+
+# what makes a pattern a glob: a wildcard, a class, an alternative or an escape
+glob_metacharacter := `[*?\[\]{}\\]`
 
 floating_patterns := object.get(data.stockade.config, ["images", "floating_tags"], default_floating_tags)
 
