@@ -691,14 +691,21 @@ async def drive(
 #: memory touched between requests in the breakdown's cache-cold pass: more than the L2 cache, as the
 #: TLS, HTTP and parsing work between two evaluations in a server evicts what the last one used
 COLD_BYTES = 16 * 1024 * 1024
+#: idle time before each request in the breakdown's idle pass: a server at 1,000 req/s on two workers
+#: waits about this long between two requests, and a CPU that goes idle loses what it had cached (in
+#: a virtual machine the host runs other work on it meanwhile)
+IDLE_SECONDS = 0.0005
 
 
 def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, float]]:
     """Median µs per phase of `POST /validate`, called directly, on one thread: CPU time of the
-    thread (``time.thread_time``), so that other work on the machine does not count. A last row
-    evaluates the same requests with :data:`COLD_BYTES` of other memory written between them: what
-    an evaluation costs in a server, where the work between two of them leaves the caches cold (the
-    in-process loop keeps the engine's memory cached, and undercounts it by a third)."""
+    thread (``time.thread_time``), so that other work on the machine does not count. Two more rows
+    time the evaluation as a server pays it, where the caches have lost the engine's memory (the warm
+    loop undercounts it by a third): with :data:`COLD_BYTES` of other memory written before each
+    request (a server's TLS and HTTP work between two evaluations), and with the thread asleep for
+    :data:`IDLE_SECONDS` before each (a worker idle between two requests: a CPU that halts loses its
+    caches, and on this machine's virtual CPUs the host runs other work meanwhile; spinning as long
+    instead leaves the next evaluation as fast as the warm loop's)."""
     import statistics
 
     from stockade.admission.app import parse_review
@@ -734,6 +741,14 @@ def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, floa
         evaluate(review.request, evaluator, facts)
         cold.append(clock() - t1)
     phases["evaluate, caches cold"] = cold
+    idle: list[float] = []
+    for body in sample:
+        review = parse_review(body)
+        time.sleep(IDLE_SECONDS)
+        t1 = clock()
+        evaluate(review.request, evaluator, facts)
+        idle.append(clock() - t1)
+    phases[f"evaluate, {IDLE_SECONDS * 1000:g} ms idle before each"] = idle
     return [(k, statistics.median(v) * 1e6) for k, v in phases.items()]
 
 
@@ -994,8 +1009,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print()
         print(
             f"In-process request path (no HTTP/TLS), median CPU µs (thread time) over {args.breakdown} "
-            f"requests, 3 passes, one thread; the last row with {COLD_BYTES // 2**20} MB of other memory "
-            "written between requests, as a server's other work leaves the caches:"
+            f"requests, 3 passes, one thread; then with {COLD_BYTES // 2**20} MB of other memory "
+            "written between requests, as a server's other work leaves the caches, and with the thread "
+            f"idle {IDLE_SECONDS * 1000:g} ms before each request, as a server's worker between two:"
         )
         print()
         if old_phases:
