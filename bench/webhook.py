@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -732,22 +732,25 @@ def breakdown(bodies: Bodies, config_path: Path, n: int) -> list[tuple[str, floa
                 phases["parse (orjson + pydantic)"].append(t1 - t0)
                 phases["evaluate"].append(t2 - t1)
                 phases["respond + dump"].append(t3 - t2)
+
+    def evaluations_after(before: Callable[[int], None], bodies: list[bytes]) -> list[float]:
+        """Each body's evaluation time, ``before(i)`` run between its parse and its evaluation."""
+        out = []
+        for i, body in enumerate(bodies):
+            review = parse_review(body)
+            before(i)
+            t1 = clock()
+            evaluate(review.request, evaluator, facts)
+            out.append(clock() - t1)
+        return out
+
     other = bytearray(COLD_BYTES)
-    cold: list[float] = []
-    for i, body in enumerate(sample * 2):
-        review = parse_review(body)
+
+    def write_other(i: int) -> None:
         other[i % 64 :: 64] = bytes([i % 251]) * (COLD_BYTES // 64)  # a byte in every 64-byte line
-        t1 = clock()
-        evaluate(review.request, evaluator, facts)
-        cold.append(clock() - t1)
-    phases["evaluate, caches cold"] = cold
-    idle: list[float] = []
-    for body in sample:
-        review = parse_review(body)
-        time.sleep(IDLE_SECONDS)
-        t1 = clock()
-        evaluate(review.request, evaluator, facts)
-        idle.append(clock() - t1)
+
+    phases["evaluate, caches cold"] = evaluations_after(write_other, sample * 2)
+    idle = evaluations_after(lambda _: time.sleep(IDLE_SECONDS), sample)
     phases[f"evaluate, {IDLE_SECONDS * 1000:g} ms idle before each"] = idle
     return [(k, statistics.median(v) * 1e6) for k, v in phases.items()]
 
