@@ -9,7 +9,8 @@ Deployments with probes, resources and securityContexts; a share break Pod Secur
 open-loop: sends are scheduled at the target rate whatever the responses, and latency is measured
 from the scheduled send time to the response, so a stalled server is not hidden (no coordinated
 omission). It reports p50/p95/p99/max latency, the achieved rate and errors, and PASS/FAIL against
-the targets.
+the targets. With `--bare`, the frameworks' own floor too: uvicorn and Starlette answering every
+review allowed over the same TLS (bench/bare_webhook.py).
 
 Loopback only; bounded in time and request count; stops the servers itself. Not part of the test
 suite. Usage and recorded results: bench/README.md, docs/benchmarks.md.
@@ -339,6 +340,18 @@ def _descendants(pid: int) -> list[int]:
         out += kids
         todo += kids
     return out
+
+
+BARE = "bare uvicorn + Starlette"
+
+
+def bare_command(port: int, cert: Path, key: Path, workers: int) -> list[str]:
+    """uvicorn serving bench/bare_webhook.py as `webhook serve` serves stockade: httptools, uvloop,
+    the same certificate, `workers` processes, no access log."""
+    cmd = [sys.executable, "-m", "uvicorn", "bare_webhook:app", "--app-dir", str(Path(__file__).parent)]
+    cmd += ["--host", HOST, "--port", str(port), "--ssl-certfile", str(cert), "--ssl-keyfile", str(key)]
+    cmd += ["--workers", str(workers), "--loop", "uvloop", "--http", "httptools"]
+    return [*cmd, "--no-access-log", "--log-level", "warning"]
 
 
 class WebhookServer:
@@ -911,6 +924,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--servers", choices=("both", "stockade", "floor"), default="both", help="what to run (both)"
     )
+    ap.add_argument(
+        "--bare",
+        action="store_true",
+        help="also run the framework's floor: uvicorn (httptools, uvloop) and Starlette answering every\n"
+        "review allowed over the same TLS, with nothing of stockade's (bench/bare_webhook.py)",
+    )
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument(
         "--baseline",
@@ -943,6 +962,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if baseline:
         plan += [(old, baseline, []), (old_floor, baseline, ["--no-evaluation"])]
     plan = [p for p in plan if args.servers in ("both", "stockade" if p[0] in (full, old) else "floor")]
+    if args.bare:
+        plan.append((BARE, sys.executable, []))
 
     results: list[Result] = []
     commands: list[str] = []
@@ -953,9 +974,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         config.write_text(BENCH_CONFIG, encoding="utf-8")
         for label, exe, extra in plan:
             port = free_port()
-            cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
-            cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
-            cmd += ["--config", str(config), *extra]
+            if label == BARE:
+                cmd = bare_command(port, cert, key, args.workers)
+            else:
+                cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+                cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
+                cmd += ["--config", str(config), *extra]
             server = WebhookServer(label, cmd, port, ca, root / f"server-{len(commands)}.log")
             commands.append(f"{label}: `{server.command}`")
             try:

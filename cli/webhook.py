@@ -79,9 +79,12 @@ def _logging() -> None:
     root = logging.getLogger("stockade")
     root.handlers[:] = [handler]
     root.setLevel(logging.INFO)
-    # The JSON lines name no source line: the caller's frame is not looked up for every request's
-    # log line (the logging HOWTO's "Optimization": logging._srcfile = None).
+    # The JSON lines name no source line, thread or process name: none is gathered for every
+    # request's log line (the logging HOWTO's "Optimization": logging._srcfile = None, logThreads,
+    # logMultiprocessing). The process id stays: the lines carry it.
     logging._srcfile = None
+    logging.logThreads = False
+    logging.logMultiprocessing = False
 
 
 @app.command("serve")
