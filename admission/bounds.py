@@ -10,11 +10,12 @@ failure of the webhook, so it stands with ``failure_mode: open`` too: open would
 "allowed because expensive".
 
 Then the object's field types are checked against Kubernetes' own types
-(:func:`stockade.policies.decoding.shape.problems`). The API server decodes built-in kinds strictly, but a
-custom resource's pod spec (a RayCluster's, a JobSet's) is often stored as written, under a CRD
-schema that preserves unknown fields: ``privileged: "true"`` as a string would pass every rule that
-reads ``privileged == true``. Such an object is denied, naming the field and the expected type,
-never the value.
+(:func:`stockade.policies.decoding.shape.problems`). The API server decodes built-in kinds strictly
+(into their Go types, before any webhook is called), so those are not walked again; but a custom
+resource's pod spec (a RayCluster's, a JobSet's) is often stored as written, under a CRD schema that
+preserves unknown fields: ``privileged: "true"`` as a string would pass every rule that reads
+``privileged == true``. Such an object is denied, naming the field and the expected type, never the
+value.
 """
 
 from __future__ import annotations
@@ -93,11 +94,13 @@ def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKin
 
 
 def malformed(obj: Mapping[str, Any], kinds: WorkloadKinds) -> str | None:
-    """The object's field-type problems as one line (paths and expected types only), or None."""
+    """The object's field-type problems as one line (paths and expected types only), or None. The
+    object is a review's, which the API server decoded: a built-in kind's types are Kubernetes' own
+    by construction and are not walked again (``problems(decoded=True)``)."""
     if deeper_than(obj):
         # as the scan's decoders say; the policy engines' encoders stop near 255 levels
         return f"nesting deeper than {MAX_DEPTH} levels"
-    found = problems(obj, kinds)
+    found = problems(obj, kinds, decoded=True)
     if not found:
         return None
     shown = "; ".join(f"{format_path(path) or '<root>'}: {what}" for path, what in found[:MAX_PROBLEMS])

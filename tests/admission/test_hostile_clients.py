@@ -270,6 +270,26 @@ def test_a_malformed_custom_resource_is_denied_naming_the_field_not_the_value(
         assert "spec.headGroupSpec.template.spec.containers[0]" in resp["status"]["message"]
 
 
+def test_a_custom_resource_named_like_a_pod_is_walked_for_field_types(
+    pki: tuple[Path, Path, Path],
+) -> None:
+    """The webhook does not walk a built-in kind's field types (the API server decoded it into its Go
+    types), but a custom resource that shares a built-in kind's name is stored as written: a
+    string ``privileged`` in an ``example.com/v1`` Pod is denied, as in a RayCluster."""
+    pod = {
+        "apiVersion": "example.com/v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ml"},
+        "spec": {"containers": [{"name": "c", "image": "i", "securityContext": {"privileged": "true"}}]},
+    }
+    with webhook(pki, "admission: {failure_mode: open}\n") as (_, client):
+        resp = client.post("/validate", content=orjson.dumps(admission_review(pod, "ml"))).json()["response"]
+        assert resp["allowed"] is False
+        assert (
+            "spec.containers[0].securityContext.privileged: expected a boolean" in resp["status"]["message"]
+        )
+
+
 SLOW_RULE = """# METADATA
 # title: Slow on purpose
 # custom:

@@ -57,3 +57,31 @@ def test_string_maps_and_lists(obj: dict[str, Any], expected: list[tuple[tuple[A
     assert [path for path, _ in found] == [path for path, _ in expected]
     for (_, what), (_, word) in zip(found, expected, strict=True):
         assert word in what
+
+
+def test_a_decoded_built_in_kind_is_not_walked_and_a_namesake_custom_resource_is() -> None:
+    """An admission review's object was decoded by the API server into its Go types: a built-in kind
+    (by group and kind) cannot hold a field of the wrong type. A custom resource that shares a
+    built-in kind's name, or a custom workload, is stored as written, and is walked."""
+    bad = {"name": "c", "image": "i", "securityContext": {"privileged": "true"}}
+    privileged = ("spec", "containers", 0, "securityContext", "privileged")
+    assert [p for p, _ in problems(pod(bad))] == [privileged]  # a manifest in a file: walked
+    assert problems(pod(bad), decoded=True) == []
+    deployment = {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": "d"},
+        "spec": {"template": {"spec": {"containers": [bad]}}},
+    }
+    assert problems(deployment) and problems(deployment, decoded=True) == []
+    namesake = {**pod(bad), "apiVersion": "example.com/v1"}
+    assert [p for p, _ in problems(namesake, decoded=True)] == [privileged]
+    ray = {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "r"},
+        "spec": {"headGroupSpec": {"template": {"spec": {"containers": [bad]}}}},
+    }
+    assert [p for p, _ in problems(ray, decoded=True)] == [("spec", "headGroupSpec", "template", *privileged)]
+    calico = {"apiVersion": "crd.projectcalico.org/v1", "kind": "NetworkPolicy", "metadata": {"name": 1}}
+    assert problems(calico, decoded=True)  # Calico's NetworkPolicy, not networking.k8s.io's
