@@ -61,6 +61,7 @@ from stockade.admission.bounds import (
     exact_values_bound,
     has_old_object,
     malformed,
+    object_shallow,
     oversize,
     review_uid,
     values_upper_bound,
@@ -267,7 +268,7 @@ def _client(request: Request) -> str:
 def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlette:
     metrics = state.metrics
 
-    def _refusal(obj: Any, old: Any) -> tuple[str, str] | None:
+    def _refusal(obj: Any, old: Any, body: bytes) -> tuple[str, str] | None:
         """(metric reason, message) when the object must be denied before evaluation."""
         limits = state.config.admission
         kinds = state.workload_kinds()
@@ -277,7 +278,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
                 if too_big:
                     return "oversize", f"stockade does not evaluate objects this large: {too_big}"
         if isinstance(obj, dict):
-            bad = malformed(obj, kinds)
+            bad = malformed(obj, kinds, shallow=object_shallow(body))
             if bad:
                 return "malformed", f"stockade denied a malformed object: {bad}"
         return None
@@ -341,7 +342,7 @@ def create_app(state: WebhookState, *, reload_interval: float = 2.0) -> Starlett
         refusal = (
             ("malformed-review", f"stockade denied a malformed AdmissionReview: {problem}")
             if problem
-            else judged(req) and _refusal(req.object, req.old_object)
+            else judged(req) and _refusal(req.object, req.old_object, body)
         )
         if refusal:
             # A verdict about the object, not a failure of the webhook: it stands in failure_mode open.

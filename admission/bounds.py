@@ -66,6 +66,43 @@ def has_old_object(body: bytes) -> bool:
     return _OLD_OBJECT.search(body) is not None
 
 
+#: how deep an AdmissionReview holds its object: the review, then its ``request``
+_ENVELOPE_DEPTH = 2
+_BRACKETS = bytes.maketrans(b"{[}]", b"(())")
+_NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'{}[]"')
+
+
+def nests_within(body: bytes, limit: int) -> bool:
+    """Whether the JSON text ``body`` nests collections at most ``limit`` deep, read from its bytes:
+    what :func:`~stockade.policies.decoding.decode.deeper_than` answers about the parsed value, in a
+    few passes at C speed where the walk visits every value in Python. ``body`` must be valid JSON
+    (it has been parsed).
+
+    With the escaped backslashes and then the escaped quotes taken out, every ``"`` left delimits a
+    string, so what lies between a string's quotes can be dropped; of the rest only the brackets
+    count. Each pass then removes the innermost pairs, the collections that hold none: the number of
+    passes that leaves nothing is the depth. Its cost is the depth times the brackets, bounded
+    before parsing by ``admission.max_object_values`` (:func:`values_upper_bound`)."""
+    if b"\\" in body:
+        body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
+    structure = body.translate(_BRACKETS, _NOT_STRUCTURE)
+    brackets = structure.replace(b'""', b"")  # the strings, when none holds a bracket
+    if b'"' in brackets:  # some string does: its quotes are not all side by side
+        brackets = b"".join(structure.split(b'"')[::2])
+    for _ in range(limit):
+        if not brackets:
+            return True
+        brackets = brackets.replace(b"()", b"")
+    return not brackets
+
+
+def object_shallow(body: bytes) -> bool:
+    """Whether the object of a review body certainly nests within :data:`MAX_DEPTH`: the body
+    nests within it and the two levels of the review around the object (:func:`nests_within`).
+    False says walk the object (:func:`malformed`), which the review's other fields may also nest."""
+    return nests_within(body, MAX_DEPTH + _ENVELOPE_DEPTH)
+
+
 def review_uid(body: bytes) -> str | None:
     """The request uid of an AdmissionReview body, without parsing it (the API server writes
     ``uid`` first in ``request``): to deny a body too costly to parse, by name."""
@@ -93,11 +130,12 @@ def oversize(obj: Mapping[str, Any], limits: AdmissionConfig, kinds: WorkloadKin
     return None
 
 
-def malformed(obj: Mapping[str, Any], kinds: WorkloadKinds) -> str | None:
+def malformed(obj: Mapping[str, Any], kinds: WorkloadKinds, *, shallow: bool = False) -> str | None:
     """The object's field-type problems as one line (paths and expected types only), or None. The
     object is a review's, which the API server decoded: a built-in kind's types are Kubernetes' own
-    by construction and are not walked again (``problems(decoded=True)``)."""
-    if deeper_than(obj):
+    by construction and are not walked again (``problems(decoded=True)``). ``shallow``: its nesting
+    is known to be within :data:`MAX_DEPTH` (:func:`object_shallow`), so it is not walked for that."""
+    if not shallow and deeper_than(obj):
         # as the scan's decoders say; the policy engines' encoders stop near 255 levels
         return f"nesting deeper than {MAX_DEPTH} levels"
     found = problems(obj, kinds, decoded=True)
