@@ -73,7 +73,8 @@ from stockade.webhooks.manifests import NAME as WEBHOOK
 app = typer.Typer(rich_markup_mode=None, help="The validating admission webhook.", no_args_is_help=True)
 
 
-def _logging() -> None:
+def _logging() -> logging.Handler:
+    """The JSON lines on stderr (the handler: each request's line is written to it directly)."""
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(JSONLogFormatter())
     root = logging.getLogger("stockade")
@@ -85,6 +86,7 @@ def _logging() -> None:
     logging._srcfile = None
     logging.logThreads = False
     logging.logMultiprocessing = False
+    return handler
 
 
 @app.command("serve")
@@ -158,10 +160,19 @@ def serve(
 
     def factory() -> Starlette:
         # Runs in each worker process, after the fork: the cache's threads must start here.
-        _logging()
+        handler = _logging()
         try:
             return _app(
-                config, dirs, no_evaluation, cluster, remote, no_inventory, kubeconfig, context, params
+                config,
+                dirs,
+                no_evaluation,
+                cluster,
+                remote,
+                no_inventory,
+                kubeconfig,
+                context,
+                params,
+                log_handler=handler,
             )
         except _StartError as exc:
             # in a forked worker this is its exit code (no traceback); the parent then stops the server
@@ -254,6 +265,7 @@ def _app(
     kubeconfig: Path | None,
     context: str | None,
     params: Any,
+    log_handler: logging.Handler | None = None,
 ) -> Starlette:
     """One worker's app, with its own inventory cache (threads started here, after the fork)."""
     from stockade.admission.inventory import ClusterConfigError, InventoryCache
@@ -271,6 +283,7 @@ def _app(
         facts=InventoryFacts(Inventory(complete=False, cluster=cluster)),
         opa_url=remote,
         isolated=cfg.admission.engine_process,  # the engine in a child process, killed on timeout
+        log_handler=log_handler,
     )
     if not no_inventory:
         try:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import re
 import socket
 import ssl
@@ -360,6 +361,49 @@ def test_structured_log_line_per_request(caplog: pytest.LogCaptureFixture) -> No
     (record,) = [r for r in caplog.records if r.getMessage() == "admission"]
     line = json.loads(JSONLogFormatter().format(record))
     assert line["uid"] == body["request"]["uid"] and line["allowed"] is False and line["object_name"] == "bad"
+
+
+def test_the_request_line_written_directly_is_the_formatters(caplog: pytest.LogCaptureFixture) -> None:
+    """`webhook serve` hands the app its JSON handler, and each request's line is written to it
+    directly (RequestLog): the same line, field for field, as the handler's formatter writes for the
+    record `logging` would make; nothing when INFO is off; a failing stream never fails the request."""
+    import io
+    import logging
+
+    from stockade.admission.app import JSONLogFormatter, RequestLog
+
+    logger = logging.getLogger("stockade.test.requestlog")
+    logger.propagate = False
+    logger.setLevel(logging.INFO)
+    out = io.StringIO()
+    handler = logging.StreamHandler(out)
+    handler.setFormatter(JSONLogFormatter())
+    logger.handlers[:] = [handler]
+    fields = {"uid": "u-1", "kind": "Pod", "namespace": None, "allowed": False, "ms": 1.5, "path": Path("/x")}
+    try:
+        RequestLog(logger, handler).info("admission", fields)  # direct
+        RequestLog(logger, None).info("admission", fields)  # through logging
+        direct, through = (json.loads(line) for line in out.getvalue().splitlines())
+        assert list(direct) == list(through)  # the same fields in the same order
+        assert {k: v for k, v in direct.items() if k != "time"} == {
+            k: v for k, v in through.items() if k != "time"
+        }
+        assert direct["path"] == "/x" and direct["process"] == os.getpid() and direct["level"] == "info"
+
+        logger.setLevel(logging.WARNING)
+        RequestLog(logger, handler).info("admission", fields)
+        assert len(out.getvalue().splitlines()) == 2
+
+        logger.setLevel(logging.INFO)
+        out.close()  # a write now raises ValueError: logging's handleError reports it, nothing raises
+        raised = logging.raiseExceptions
+        logging.raiseExceptions = False
+        try:
+            RequestLog(logger, handler).info("admission", fields)
+        finally:
+            logging.raiseExceptions = raised
+    finally:
+        logger.handlers.clear()
 
 
 def test_policy_dir_hot_reload(tmp_path: Path) -> None:
