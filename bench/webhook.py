@@ -700,6 +700,58 @@ async def drive(
     return results
 
 
+def cpu_per_request(r: Result) -> float:
+    answered = len(r.latencies) + r.non_200 + r.bad_review
+    return sum(r.server_cpu.values()) / answered * 1e6 if answered else math.nan
+
+
+def alternate(stockade: str, baseline: str, bodies: Bodies, rate: int, args: argparse.Namespace) -> int:
+    """`--pairs`: this build's server and the baseline's, both up, driven in turn at `rate`: what a
+    change of a few percent of CPU does shows in every pair, where separate runs drift more than that."""
+    import statistics
+
+    runs: dict[str, list[Result]] = {"stockade": [], "baseline": []}
+    with tempfile.TemporaryDirectory(prefix="stockade-bench-webhook-") as tmp:
+        root = Path(tmp)
+        ca, cert, key = make_pki(root)
+        config = root / "stockade.yaml"
+        config.write_text(BENCH_CONFIG, encoding="utf-8")
+        servers = {}
+        for label, exe in (("stockade", stockade), ("baseline", baseline)):
+            port = free_port()
+            cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+            cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
+            servers[label] = WebhookServer(
+                label, [*cmd, "--config", str(config)], port, ca, root / f"{label}.log"
+            )
+        try:
+            for server in servers.values():
+                server.start()
+            for i in range(args.pairs):
+                for label in ("stockade", "baseline") if i % 2 == 0 else ("baseline", "stockade"):
+                    runs[label] += _event_loop_run(args.client)(drive(servers[label], bodies, [rate], args))
+        finally:
+            for server in servers.values():
+                server.stop()
+    print(f"\n## {args.pairs} alternating pairs at {rate} req/s, {args.duration:g} s each, ", end="")
+    print(f"--workers {args.workers}\n")
+    print("| pair | this build µs / req | baseline µs / req | this build p99 ms | baseline p99 ms | errors |")
+    print("|---:|---:|---:|---:|---:|---|")
+    pairs = list(zip(runs["stockade"], runs["baseline"], strict=True))
+    for i, (a, b) in enumerate(pairs, 1):
+        cpu = f"{cpu_per_request(a):.0f} | {cpu_per_request(b):.0f}"
+        print(f"| {i} | {cpu} | {_ms(a.pct(99))} | {_ms(b.pct(99))} | {a.errors} / {b.errors} |")
+    med = {k: statistics.median(cpu_per_request(r) for r in v) for k, v in runs.items()}
+    p99 = {k: statistics.median(r.pct(99) or math.nan for r in v) for k, v in runs.items()}
+    lower = sum(cpu_per_request(a) < cpu_per_request(b) for a, b in pairs)
+    print(
+        f"| median | {med['stockade']:.0f} | {med['baseline']:.0f} | {p99['stockade']:.2f} "
+        f"| {p99['baseline']:.2f} | |"
+    )
+    print(f"\nthis build lower in {lower} of {args.pairs} pairs; baseline: `{baseline}`")
+    return 0
+
+
 # ---------------------------------------------------------------------------------------------------
 # In-process breakdown of one request path (no HTTP, no TLS)
 
@@ -933,6 +985,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="also run the framework's floor: uvicorn (httptools, uvloop) and Starlette answering every\n"
         "review allowed over the same TLS, with nothing of stockade's (bench/bare_webhook.py)",
     )
+    ap.add_argument(
+        "--pairs",
+        type=int,
+        default=0,
+        help="with --baseline: N alternating pairs of short runs instead (this build's server and the\n"
+        "baseline's both up, driven in turn at the last rate for --duration each, which goes first\n"
+        "alternating): each pair's server CPU a request and p99, and their medians",
+    )
     ap.add_argument("--stockade", help="stockade executable (default: next to this Python, else PATH)")
     ap.add_argument(
         "--baseline",
@@ -959,6 +1019,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     objects = make_objects(args.objects, args.seed, args.violating)
     bodies = Bodies(objects, update=args.update)
+    if args.pairs:
+        if baseline is None:
+            raise SystemExit("--pairs: needs --baseline")
+        return alternate(stockade, baseline, bodies, rates[-1], args)
     sizes = sorted(len(bodies.next()[1]) for _ in range(len(objects)))
     full, floor = "stockade", "floor (--no-evaluation)"
     old, old_floor = "baseline", "baseline floor"
