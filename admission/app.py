@@ -589,7 +589,7 @@ class RequestLog:
 
     def info(self, msg: str, fields: dict[str, Any]) -> None:
         handler = self.handler
-        if handler is None or not self.logger.isEnabledFor(logging.INFO):
+        if handler is None or handler.level > logging.INFO or not self.logger.isEnabledFor(logging.INFO):
             self.logger.info(msg, extra=fields)
             return
         line = JSONLogFormatter.head(time.time(), "info", self.logger.name, os.getpid(), msg)
