@@ -70,28 +70,37 @@ def has_old_object(body: bytes) -> bool:
 _ENVELOPE_DEPTH = 2
 _BRACKETS = bytes.maketrans(b"{[}]", b"(())")
 _NOT_STRUCTURE = bytes(c for c in range(256) if c not in b'{}[]"')
+#: what :func:`nests_within` may scan: this many times the document's brackets (a manifest's
+#: innermost collections, most of them, go in the first pass)
+_SCANS = 8
 
 
 def nests_within(body: bytes, limit: int) -> bool:
-    """Whether the JSON text ``body`` nests collections at most ``limit`` deep, read from its bytes:
-    what :func:`~stockade.policies.decoding.decode.deeper_than` answers about the parsed value, in a
-    few passes at C speed where the walk visits every value in Python. ``body`` must be valid JSON
-    (it has been parsed).
+    """True when the JSON text ``body`` certainly nests collections at most ``limit`` deep, read from
+    its bytes in a few passes at C speed, where walking the parsed value
+    (:func:`~stockade.policies.decoding.decode.deeper_than`) visits every value in Python. False when
+    it nests deeper, or when reading it so would cost more than the walk: the caller walks then.
+    ``body`` must be valid JSON (it has been parsed).
 
     With the escaped backslashes and then the escaped quotes taken out, every ``"`` left delimits a
     string, so what lies between a string's quotes can be dropped; of the rest only the brackets
     count. Each pass then removes the innermost pairs, the collections that hold none: the number of
-    passes that leaves nothing is the depth. Its cost is the depth times the brackets, bounded
-    before parsing by ``admission.max_object_values`` (:func:`values_upper_bound`)."""
+    passes that leaves nothing is the depth. A pass scans what is left, so a document both deep and
+    wide (a thousand chains a hundred deep) would take a hundred scans of nearly all its brackets:
+    past eight scans' worth the passes stop, undecided."""
     if b"\\" in body:
         body = body.replace(b"\\\\", b"").replace(b'\\"', b"")
     structure = body.translate(_BRACKETS, _NOT_STRUCTURE)
     brackets = structure.replace(b'""', b"")  # the strings, when none holds a bracket
     if b'"' in brackets:  # some string does: its quotes are not all side by side
         brackets = b"".join(structure.split(b'"')[::2])
+    budget = _SCANS * len(brackets) + 4096
     for _ in range(limit):
         if not brackets:
             return True
+        budget -= len(brackets)
+        if budget < 0:
+            return False
         brackets = brackets.replace(b"()", b"")
     return not brackets
 

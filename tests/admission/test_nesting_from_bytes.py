@@ -11,8 +11,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from stockade.admission.bounds import nests_within, object_shallow
+from stockade.admission.bounds import malformed, nests_within, object_shallow
 from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS
 from tests.reviews import admission_review
 
 # strings made of what could confuse a reading of the bytes
@@ -58,7 +59,11 @@ def test_strings_that_hold_brackets_and_escaped_quotes() -> None:
         assert not nests_within(body, 3)
 
 
-def test_a_review_is_shallow_up_to_the_limit_of_its_object() -> None:
+def test_the_webhook_decides_as_the_walk_at_the_limit() -> None:
+    """At the limit and one past it, the webhook's check (the bytes, then the walk when the bytes
+    do not settle it) says what the walk alone says. A hundred-deep chain is left to the walk: each
+    pass would remove one pair, so the passes stop undecided (and the walk of a chain is short)."""
+
     def nested(levels: int) -> dict[str, Any]:
         inner: dict[str, Any] = {"a": "]]]]"}
         for _ in range(levels - 1):
@@ -66,8 +71,25 @@ def test_a_review_is_shallow_up_to_the_limit_of_its_object() -> None:
         return inner
 
     pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": {"x": nested(MAX_DEPTH - 2)}}
-    assert not deeper_than(pod)
-    assert object_shallow(orjson.dumps(admission_review(pod, "ml")))
+    body = orjson.dumps(admission_review(pod, "ml"))
+    assert not deeper_than(pod) and not object_shallow(body)  # undecided: walked
+    assert malformed(pod, DEFAULT_WORKLOADS, shallow=object_shallow(body)) is None
     pod["spec"]["x"] = nested(MAX_DEPTH - 1)
-    assert deeper_than(pod)
-    assert not object_shallow(orjson.dumps(admission_review(pod, "ml")))
+    body = orjson.dumps(admission_review(pod, "ml"))
+    assert deeper_than(pod) and not object_shallow(body)
+    assert (
+        malformed(pod, DEFAULT_WORKLOADS, shallow=object_shallow(body))
+        == f"nesting deeper than {MAX_DEPTH} levels"
+    )
+
+
+def test_a_deep_and_wide_document_is_left_to_the_walk() -> None:
+    """A thousand chains 97 deep (within the limit): read from the bytes, a hundred passes over
+    nearly all of 200 KB; the passes stop after eight scans' worth, undecided, and the walk
+    decides. A wide, shallow one (a real manifest's shape) is decided from the bytes."""
+    deep = [json.loads("[" * 97 + "]" * 97) for _ in range(1000)]
+    body = orjson.dumps({"request": {"object": {"a": deep}}})
+    assert not nests_within(body, MAX_DEPTH + 2)  # undecided
+    assert not deeper_than({"a": deep}, MAX_DEPTH)  # the walk: within it
+    wide = {"items": [{"name": f"c{i}", "env": [{"name": "A", "value": "[{"}]} for i in range(5000)]}
+    assert nests_within(orjson.dumps(wide), 5) and not nests_within(orjson.dumps(wide), 4)
