@@ -342,6 +342,23 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+def bench_files(root: Path) -> tuple[Path, Path, Path, Path]:
+    """A throwaway CA, serving certificate and key, and the servers' stockade.yaml, under ``root``."""
+    ca, cert, key = make_pki(root)
+    config = root / "stockade.yaml"
+    config.write_text(BENCH_CONFIG, encoding="utf-8")
+    return ca, cert, key, config
+
+
+def serve_command(
+    exe: str, port: int, cert: Path, key: Path, config: Path, workers: int, extra: Sequence[str] = ()
+) -> list[str]:
+    """`stockade webhook serve` on ``port`` of the loopback, as every server of this benchmark runs."""
+    cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
+    cmd += ["--port", str(port), "--host", HOST, "--workers", str(workers), "--no-inventory"]
+    return [*cmd, "--config", str(config), *extra]
+
+
 BARE = "bare uvicorn + Starlette"
 
 
@@ -444,9 +461,17 @@ class Result:
         return self.non_200 + self.transport + self.bad_review
 
     @property
+    def answered(self) -> int:
+        return len(self.latencies) + self.non_200 + self.bad_review
+
+    @property
     def achieved(self) -> float:
-        done = len(self.latencies) + self.non_200 + self.bad_review
-        return done / self.elapsed if self.elapsed else 0.0
+        return self.answered / self.elapsed if self.elapsed else 0.0
+
+    @property
+    def server_us_per_request(self) -> float | None:
+        """The server's CPU µs per answered request; None before any answer."""
+        return sum(self.server_cpu.values()) / self.answered * 1e6 if self.answered else None
 
     def pct(self, p: float) -> float | None:
         return pct(self.latencies, p)
@@ -700,11 +725,6 @@ async def drive(
     return results
 
 
-def cpu_per_request(r: Result) -> float:
-    answered = len(r.latencies) + r.non_200 + r.bad_review
-    return sum(r.server_cpu.values()) / answered * 1e6 if answered else math.nan
-
-
 def alternate(stockade: str, baseline: str, bodies: Bodies, rate: int, args: argparse.Namespace) -> int:
     """`--pairs`: this build's server and the baseline's, both up, driven in turn at `rate`: what a
     change of a few percent of CPU does shows in every pair, where separate runs drift more than that."""
@@ -713,17 +733,12 @@ def alternate(stockade: str, baseline: str, bodies: Bodies, rate: int, args: arg
     runs: dict[str, list[Result]] = {"stockade": [], "baseline": []}
     with tempfile.TemporaryDirectory(prefix="stockade-bench-webhook-") as tmp:
         root = Path(tmp)
-        ca, cert, key = make_pki(root)
-        config = root / "stockade.yaml"
-        config.write_text(BENCH_CONFIG, encoding="utf-8")
+        ca, cert, key, config = bench_files(root)
         servers = {}
         for label, exe in (("stockade", stockade), ("baseline", baseline)):
             port = free_port()
-            cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
-            cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
-            servers[label] = WebhookServer(
-                label, [*cmd, "--config", str(config)], port, ca, root / f"{label}.log"
-            )
+            cmd = serve_command(exe, port, cert, key, config, args.workers)
+            servers[label] = WebhookServer(label, cmd, port, ca, root / f"{label}.log")
         try:
             for server in servers.values():
                 server.start()
@@ -739,11 +754,15 @@ def alternate(stockade: str, baseline: str, bodies: Bodies, rate: int, args: arg
     print("|---:|---:|---:|---:|---:|---|")
     pairs = list(zip(runs["stockade"], runs["baseline"], strict=True))
     for i, (a, b) in enumerate(pairs, 1):
-        cpu = f"{cpu_per_request(a):.0f} | {cpu_per_request(b):.0f}"
+        cpu = f"{_us(a.server_us_per_request)} | {_us(b.server_us_per_request)}"
         print(f"| {i} | {cpu} | {_ms(a.pct(99))} | {_ms(b.pct(99))} | {a.errors} / {b.errors} |")
-    med = {k: statistics.median(cpu_per_request(r) for r in v) for k, v in runs.items()}
+
+    def us(r: Result) -> float:
+        return math.nan if r.server_us_per_request is None else r.server_us_per_request
+
+    med = {k: statistics.median(us(r) for r in v) for k, v in runs.items()}
     p99 = {k: statistics.median(r.pct(99) or math.nan for r in v) for k, v in runs.items()}
-    lower = sum(cpu_per_request(a) < cpu_per_request(b) for a, b in pairs)
+    lower = sum(us(a) < us(b) for a, b in pairs)
     print(
         f"| median | {med['stockade']:.0f} | {med['baseline']:.0f} | {p99['stockade']:.2f} "
         f"| {p99['baseline']:.2f} | |"
@@ -842,6 +861,10 @@ def _ms(x: float | None) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
+def _us(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.0f}"
+
+
 def table(results: Sequence[Result]) -> str:
     lines = [
         "| server | rate (req/s) | achieved (req/s) | p50 ms | p95 ms | p99 ms | max ms | errors |",
@@ -865,11 +888,10 @@ def cpu_table(results: Sequence[Result]) -> str:
         per = [v / r.elapsed * 100 for v in r.server_cpu.values() if v > 0.005]
         server = f"{sum(per):.0f} (" + " + ".join(f"{p:.0f}" for p in per) + ")" if per else "n/a"
         done = len(r.latencies)
-        answered = done + r.non_200 + r.bad_review
-        per_request = f"{sum(r.server_cpu.values()) / answered * 1e6:.0f}" if answered else "n/a"
         denied = f"{r.denied / done * 100:.0f} %" if done else "n/a"
         lines.append(
-            f"| {r.server} | {r.rate} | {server} | {per_request} | {r.client_cpu / r.elapsed * 100:.0f} "
+            f"| {r.server} | {r.rate} | {server} | {_us(r.server_us_per_request)} "
+            f"| {r.client_cpu / r.elapsed * 100:.0f} "
             f"| {_ms(pct(r.lags, 50))} / {_ms(pct(r.lags, 100))} | {denied} |"
         )
     return "\n".join(lines)
@@ -888,15 +910,11 @@ def compare(results: Sequence[Result], *pairs: tuple[str, str]) -> str:
             a, b = by.get((new, rate)), by.get((old, rate))
             if a is None or b is None:
                 continue
-
-            def cpu(r: Result) -> str:
-                answered = len(r.latencies) + r.non_200 + r.bad_review
-                return f"{sum(r.server_cpu.values()) / answered * 1e6:.0f}" if answered else "n/a"
-
             lines.append(
                 f"| {new} / {old} | {rate} | {a.achieved:.0f} / {b.achieved:.0f} "
                 f"| {_ms(a.pct(50))} / {_ms(b.pct(50))} | {_ms(a.pct(99))} / {_ms(b.pct(99))} "
-                f"| {a.error_text()} / {b.error_text()} | {cpu(a)} / {cpu(b)} |"
+                f"| {a.error_text()} / {b.error_text()} "
+                f"| {_us(a.server_us_per_request)} / {_us(b.server_us_per_request)} |"
             )
     return "\n".join(lines)
 
@@ -1037,17 +1055,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands: list[str] = []
     with tempfile.TemporaryDirectory(prefix="stockade-bench-webhook-") as tmp:
         root = Path(tmp)
-        ca, cert, key = make_pki(root)
-        config = root / "stockade.yaml"
-        config.write_text(BENCH_CONFIG, encoding="utf-8")
+        ca, cert, key, config = bench_files(root)
         for label, exe, extra in plan:
             port = free_port()
             if label == BARE:
                 cmd = bare_command(port, cert, key, args.workers)
             else:
-                cmd = [exe, "webhook", "serve", "--tls-cert", str(cert), "--tls-key", str(key)]
-                cmd += ["--port", str(port), "--host", HOST, "--workers", str(args.workers), "--no-inventory"]
-                cmd += ["--config", str(config), *extra]
+                cmd = serve_command(exe, port, cert, key, config, args.workers, extra)
             server = WebhookServer(label, cmd, port, ca, root / f"server-{len(commands)}.log")
             commands.append(f"{label}: `{server.command}`")
             try:
