@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from stockade.policies.kinds.api import KINDS, object_kind
-from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds
+from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
 from stockade.policies.model import JSONPath, json_type_name
 
 SCHEMA = Path(__file__).resolve().parent / "schema" / "kubernetes-types.json"
@@ -266,7 +266,7 @@ def _model_of(api_version: str, kind: str) -> str | None:
     """The client model of a built-in kind: by group and kind, else (as the analyzers read kinds by
     name: a Role is a Role) by kind alone, unless the group is a custom kind's (Volcano's Job,
     Calico's NetworkPolicy)."""
-    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    group = group_of(api_version) or ""
     by_group_kind: dict[str, str] = _schema()["kinds"]
     found = by_group_kind.get(f"{group}/{kind}")
     if found is not None or (group, kind) in _custom_kinds():
@@ -278,7 +278,7 @@ def _model_of(api_version: str, kind: str) -> str | None:
 def _built_in(api_version: str, kind: str) -> bool:
     """Whether the API server serves this group and kind itself, typed (its client model is known by
     group and kind)."""
-    group = api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+    group = group_of(api_version) or ""
     return f"{group}/{kind}" in _schema()["kinds"] and (group, kind) not in _custom_kinds()
 
 
