@@ -363,7 +363,7 @@ def test_structured_log_line_per_request(caplog: pytest.LogCaptureFixture) -> No
     assert line["uid"] == body["request"]["uid"] and line["allowed"] is False and line["object_name"] == "bad"
 
 
-def test_the_request_line_written_directly_is_the_formatters(caplog: pytest.LogCaptureFixture) -> None:
+def test_the_request_line_written_directly_is_the_formatters() -> None:
     """`webhook serve` hands the app its JSON handler, and each request's line is written to it
     directly (RequestLog): the same line, field for field, as the handler's formatter writes for the
     record `logging` would make; nothing when INFO is off; a failing stream never fails the request."""
