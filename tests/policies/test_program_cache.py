@@ -4,10 +4,14 @@ never trusted when damaged, and nothing cached where the package folder is not w
 from __future__ import annotations
 
 import marshal
+import os
+import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from stockade.policies.engines import library as library_module
 from stockade.policies.engines.embedded import EmbeddedEngine
 from stockade.policies.engines.library import PolicyError, load_library
 from stockade.policies.model import Resource
@@ -89,9 +93,11 @@ def test_the_metadata_read_from_the_cache_is_the_metadata_read_from_the_files(fo
     first = load_library()
     cache = folder / "metadata.marshal"
     assert cache.is_file()
+    (folder / "library.marshal").unlink()  # the files are read again, not the library's own cache
     second = load_library()  # every block from the cache
     assert second.rules == first.rules and len(second.rules) > 100
     # the blocks are taken from the cache (by their text's hash): a title planted there shows
+    (folder / "library.marshal").unlink()
     known = marshal.loads(cache.read_bytes())
     key = next(k for k, v in known.items() if v["custom"]["id"] == "STK-POD-001")
     known[key] = {**known[key], "title": "planted"}
@@ -115,6 +121,7 @@ def test_a_damaged_metadata_cache_is_ignored_and_replaced(folder: Path) -> None:
     cache = folder / "metadata.marshal"
     for damage in (b"", b"\x00not marshal", cache.read_bytes()[:100]):
         cache.write_bytes(damage)
+        (folder / "library.marshal").unlink()  # the files are read again
         assert load_library().rules == expected
         assert cache.read_bytes() not in (b"", b"\x00not marshal") and len(cache.read_bytes()) > 100
 
@@ -126,3 +133,94 @@ def test_no_metadata_cache_where_the_folder_cannot_be_written(
     blocker.write_text("")
     monkeypatch.setattr(program_cache, "FOLDER", blocker / ".compiled")  # under a file: never a folder
     assert len(load_library().rules) > 100
+
+
+# ---- the bundled library as read last time (engines/library.py _BundledCache) ---------------------
+
+
+@pytest.fixture()
+def bundled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
+    """A copy of the bundled library, read as the bundled one."""
+    copy = tmp_path / "rego"
+    shutil.copytree(library_module.BUNDLED_DIR, copy)
+    monkeypatch.setattr(library_module, "BUNDLED_DIR", copy)
+    return copy
+
+
+def _reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The .rego files load_library reads from now on."""
+    read: list[str] = []
+    original = library_module._read_module
+
+    def counting(path: Path) -> Any:
+        read.append(path.name)
+        return original(path)
+
+    monkeypatch.setattr(library_module, "_read_module", counting)
+    return read
+
+
+def test_the_library_restored_is_the_library_read_and_no_file_is_read_again(
+    bundled: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = load_library()
+    assert (folder / "library.marshal").is_file()
+    read = _reads(monkeypatch)
+    second = load_library()
+    assert read == []
+    assert second.modules == first.modules and second.rules == first.rules and len(second.rules) > 100
+    assert list(second.rules) == list(first.rules)  # the same order: aggregates list rules in it
+    assert all(r.file.startswith(str(bundled) + "/") for r in second.rules.values())
+
+
+def test_a_changed_added_or_removed_file_reads_the_library_again(
+    bundled: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load_library()
+    privileged = bundled / "pod" / "privileged.rego"
+    text = privileged.read_text()
+    # the same size, another text: only the modification time (seconds, as Python's bytecode) tells
+    swapped = text.replace("Privileged", "Privilegex", 1)
+    assert len(swapped) == len(text) and swapped != text
+    privileged.write_text(swapped)
+    stat = privileged.stat()
+    os.utime(privileged, (stat.st_atime, stat.st_mtime + 2))
+    assert "Privilegex" in load_library().rules["STK-POD-003"].title
+    read = _reads(monkeypatch)
+    assert "Privilegex" in load_library().rules["STK-POD-003"].title and read == []
+    (bundled / "pod" / "extra.rego").write_text(_rule_rego("low"))
+    assert load_library().rules["DEMO-001"].severity.name == "LOW"
+    (bundled / "pod" / "extra.rego").unlink()
+    assert "DEMO-001" not in load_library().rules
+
+
+def test_a_damaged_library_cache_is_ignored_and_replaced(bundled: Path, folder: Path) -> None:
+    expected = load_library()
+    cache = folder / "library.marshal"
+    for damage in (b"", b"\x00not marshal", cache.read_bytes()[:100], marshal.dumps((1, 2))):
+        cache.write_bytes(damage)
+        again = load_library()
+        assert again.rules == expected.rules and again.modules == expected.modules
+        assert len(cache.read_bytes()) > 1000
+
+
+def test_policy_directories_are_read_beside_a_restored_library(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load_library()
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "demo.rego").write_text(_rule_rego("high"))
+    read = _reads(monkeypatch)
+    lib = load_library([rules])
+    assert read == ["demo.rego"] and lib.rules["DEMO-001"].severity.name == "HIGH"
+    assert "STK-POD-003" in lib.rules
+    # the restored library's ids and packages are still taken
+    (rules / "demo.rego").write_text(_rule_rego("high").replace("DEMO-001", "STK-POD-003"))
+    with pytest.raises(PolicyError, match="STK-POD-003 is already defined"):
+        load_library([rules])
+    (rules / "demo.rego").write_text(_rule_rego("high").replace("demo.cache", "stockade.pod.privileged"))
+    with pytest.raises(PolicyError, match=r"package data\.stockade\.pod\.privileged is already defined"):
+        load_library([rules])
+    # the cache holds the bundled library alone
+    assert "DEMO-001" not in load_library().rules
