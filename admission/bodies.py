@@ -16,7 +16,7 @@ import heapq
 import itertools
 from collections.abc import AsyncIterator
 
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 
 
 class BadRequest(Exception):
@@ -41,6 +41,17 @@ class _Reader:
         self.task = task
 
 
+def arrived(request: Request) -> bool:
+    """Whether the request's whole body has arrived, unread: the server has seen its end and the
+    next receive returns it at once. Read from uvicorn's request cycle (the app's ``receive``: its
+    ``more_body`` and ``message_event``, which its protocol sets when the message is complete);
+    False for any other server, and for a body still coming, which :meth:`BodyReader.read` reads
+    with its timeout and budget."""
+    cycle = getattr(request.receive, "__self__", None)
+    event = getattr(cycle, "message_event", None)
+    return getattr(cycle, "more_body", True) is False and isinstance(event, asyncio.Event) and event.is_set()
+
+
 class BodyReader:
     """Reads bodies within a shared byte budget (one per worker process)."""
 
@@ -55,6 +66,16 @@ class BodyReader:
         declared = request.headers.get("content-length")
         if declared is not None and declared.isdigit() and int(declared) > limit:
             raise BadRequest(f"request body of {declared} bytes exceeds the limit of {limit} bytes")
+        if arrived(request):
+            # The whole body came with the request head (an API server's review, a few KB, does):
+            # taken at once, with nothing to time and nothing in flight to budget.
+            message = await request.receive()
+            if message["type"] != "http.request":
+                raise ClientDisconnect()
+            body: bytes = message.get("body", b"")
+            if len(body) > limit:
+                raise BadRequest(f"request body exceeds the limit of {limit} bytes")
+            return body
         task = asyncio.current_task()
         reader = _Reader(next(self._seq), task)
         self._readers[reader.seq] = reader
