@@ -93,10 +93,34 @@ def facts_for(
     if pod is None:
         pod = pod_template(obj)
     out: dict[str, Any] = {}
-    for analyzer in ANALYZERS:
-        if analyzer.reads(obj, inventory):
-            out.update(analyzer.facts(obj, inventory, pod))
+    for facts in _plan(obj, inventory):
+        out.update(facts(obj, inventory, pod))
     return out
+
+
+#: the kinds whose presence in an inventory brings in an analyzer (AnalyzerEntry.inventory_kinds)
+_INVENTORY_KINDS = tuple(dict.fromkeys(k for a in ANALYZERS for k in a.inventory_kinds))
+#: the analyzers that read an object, by its kind and which of _INVENTORY_KINDS the inventory has held
+_PLANS: dict[tuple[str, tuple[bool, ...]], tuple[Analyzer, ...]] = {}
+#: kinds kept in _PLANS at most (a stream of made-up kinds cannot grow it without bound)
+_MOST_PLANS = 4096
+
+
+def _plan(obj: Mapping[str, Any], inventory: Inventory) -> tuple[Analyzer, ...]:
+    """The `facts` functions of the analyzers that read ``obj`` (AnalyzerEntry.reads), decided once per
+    kind and inventory state rather than ten tests per pod spec: what `reads` looks at is the object's
+    kind and which inventory kinds the inventory has held."""
+    kind = obj.get("kind")
+    if not isinstance(kind, str):
+        kind = ""  # not a kind's name: no analyzer of named kinds reads it (a list could not be asked)
+    versions = inventory.versions
+    key = (kind, tuple([bool(versions.get(k)) for k in _INVENTORY_KINDS]))
+    plan = _PLANS.get(key)
+    if plan is None:
+        plan = tuple(a.facts for a in ANALYZERS if a.reads({"kind": kind}, inventory))
+        if len(_PLANS) < _MOST_PLANS:
+            _PLANS[key] = plan
+    return plan
 
 
 def inventory_of(objects: Iterable[Mapping[str, Any]], *, complete: bool = False) -> Inventory:

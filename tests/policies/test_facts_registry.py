@@ -169,3 +169,20 @@ def test_an_analyzer_runs_for_the_kinds_it_reads() -> None:
     complete = inventory_of(objects, complete=True)
     assert "networkPolicy" in facts_for(by_kind["CiliumNetworkPolicy"], complete)
     assert "networkPolicy" in facts_for(by_kind["NetworkPolicy"], complete)
+
+
+def test_the_analyzers_of_a_kind_follow_the_inventory_as_it_changes() -> None:
+    """Which analyzers read a kind is decided once per kind and inventory state (facts._plan): a
+    binding added to the inventory a Deployment was judged in brings the RBAC facts in at once."""
+    objects = _documents(EXTRA)
+    deployment = next(o for o in objects if o["kind"] == "Deployment")
+    binding = next(o for o in objects if o["kind"] == "RoleBinding")
+    inventory = inventory_of([deployment])
+    assert "rbac" not in facts_for(deployment, inventory)
+    inventory.add(binding)
+    assert "rbac" in facts_for(deployment, inventory)
+    assert facts_for(deployment, inventory) == _every_analyzer(deployment, inventory, None)
+    # a kind that is not a name (a list: not even hashable) is read by the analyzers of any object;
+    # those of named kinds have nothing to say of it
+    odd = {**deployment, "kind": ["Deployment"]}
+    assert facts_for(odd, inventory) == _every_analyzer(odd, inventory, None)
