@@ -31,16 +31,23 @@ extended(name) if {
 extended(name) if name in pods.gpu_resource_names
 
 # Each extended resource a container requests, with its limit (null when absent): the requests and
-# limits maps are read once per container, not once per helper call.
+# limits maps are read once per container, not once per helper call. The native names every
+# container asks for (cpu, memory) are passed over before any call.
 requested contains [entry.path, pods.container_name(c), name, request, limit] if {
 	some entry in pods.resource_containers
 	c := entry.container
-	some name, request in pods.resource_list(c, "requests")
+	requests := c.resources.requests
+	is_object(requests)
+	some name, request in requests
+	not name in native_names
 	extended(name)
 	request != null
 	request != ""
 	limit := object.get(pods.resource_list(c, "limits"), name, null)
 }
+
+# Never extended (no "/"), unless gpu.resources names one of them.
+native_names := {"cpu", "memory", "ephemeral-storage"} - pods.gpu_resource_names
 
 deny contains v if {
 	some [path, container, name, request, limit] in requested
