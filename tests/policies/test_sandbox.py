@@ -557,3 +557,28 @@ def test_vm_and_interpreter_agree() -> None:
             assert sorted((v.rule.id, v.path, v.msg) for v in vm) == sorted(
                 (v.rule.id, v.path, v.msg) for v in interpreted
             ), (case.name, kind)
+
+
+@pytest.mark.parametrize("controller", [None, False, True])
+def test_the_vm_itself_answers_for_a_pod_owned_by_a_sandbox(controller: bool | None) -> None:
+    """A Pod whose owner is an agent Sandbox (high-risk) is judged by the compiled VM itself, with
+    the reason spelled out: not answered undefined and handed to the interpreter. The VM answers
+    undefined where the first branch of an `else` chain iterates and fails (the owner that is not
+    the controller), which `kind_of_pods` once did."""
+    owner: dict[str, Any] = {"apiVersion": "agents.x-k8s.io/v1beta1", "kind": "Sandbox", "name": "s1", "uid": "u"}
+    if controller is not None:
+        owner["controller"] = controller
+    obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "agent-run", "namespace": "agents", "ownerReferences": [owner]},
+        "spec": {"containers": [{"name": "agent", "image": "registry.example.com/agent:1.0"}]},
+    }
+    ev = evaluator("{}\n")
+    engine = ev.engine
+    assert isinstance(engine, EmbeddedEngine)
+    inp = ev.build_input(Resource(obj), namespace=namespace_info(None, "agents"), facts=facts_for(obj, Inventory()))
+    raw = engine.compiled_json("Pod", orjson.dumps(inp).decode(), bounded=True)
+    assert raw is not None  # the VM's own answer, without an undefined value in it
+    reason = "a Pod of Sandbox s1" if controller else "kind Pod"
+    assert any(reason in v["msg"] for v in orjson.loads(raw)["STK-RT-001"])

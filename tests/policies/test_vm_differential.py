@@ -260,6 +260,75 @@ def _in_function(text: str, offset: int) -> bool:
     return bool(heads) and text[heads[-1].end() : heads[-1].end() + 1] == "("
 
 
+def test_vm_difference_iterating_else_branch_is_pinned() -> None:
+    """Found while giving STK-GPU-003 a fast path (2026-12-06): a branch of an `else` chain (of a
+    rule or a function) that iterates in its body (`some x in xs`) and fails makes the VM answer
+    undefined instead of trying the next `else`; the interpreter (and OPA) go on to it.
+    `sandbox.kind_of_pods` had that shape: for a Pod owned by a Sandbox that is not its controller,
+    the VM's answer was undefined and the interpreter judged it again. The library has no such
+    branch now (checked here): the controller is picked by a comprehension. Pinned, so an upgrade
+    that fixes it shows."""
+    import regorus
+
+    mod = "package t\nimport rego.v1\nr := 1 if {\n  some x in input.xs\n  x == 0\n} else := 2\n"
+    inp = json.dumps({"xs": [1, 2]})
+    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
+    vm = regorus.Rvm()
+    vm.load_program(program)
+    vm.set_data_json("{}")
+    vm.set_input_json(inp)
+    engine = regorus.Engine()
+    engine.add_policy("t.rego", mod)
+    engine.set_input_json(inp)
+    assert json.loads(engine.eval_rule_as_json("data.t.r")) == 2
+    assert json.loads(vm.execute_entry_point("data.t.r")) == "<undefined>"
+    assert _iterating_else_branches() == []
+
+
+def _iterating_else_branches(text: str | None = None) -> list[str]:
+    """Branches of the library's `else` chains, other than the last, whose body iterates (`some` at
+    the body's own level, not inside a comprehension or an `every`): the shape the VM answers
+    wrongly. With ``text``, that module's alone."""
+    from stockade.policies.runtimes.rego_rewrite import tokenize
+
+    library = Path(__file__).resolve().parents[2] / "policies" / "rego"
+    modules = (
+        [("<text>", text)]
+        if text is not None
+        else [
+            (str(p.relative_to(library)), p.read_text())
+            for p in sorted(library.rglob("*.rego"))
+            if not p.name.endswith("_test.rego")
+        ]
+    )
+    out = []
+    for name, source in modules:
+        tokens = [t for t in tokenize(source) if t.kind not in ("space", "comment", "newline")]
+        depth, iterates, start = 0, False, 0
+        for i, t in enumerate(tokens):
+            if t.text in ("(", "[", "{"):
+                depth += 1
+                if depth == 1:
+                    iterates, start = False, i
+            elif t.text in (")", "]", "}"):
+                depth -= 1
+                following = tokens[i + 1].text if i + 1 < len(tokens) else ""
+                if depth == 0 and iterates and following == "else":
+                    out.append(f"{name}: {' '.join(x.text for x in tokens[start : start + 8])}")
+            elif t.text == "some" and depth == 1 and tokens[start].text == "{":
+                iterates = True
+    return out
+
+
+def test_the_else_guard_sees_the_shape() -> None:
+    first = "r := 1 if {\n  some x in input.xs\n  x == 0\n} else := 2\n"
+    function = "f(xs) := 1 if {\n  input.k\n} else := 2 if {\n  some x in xs\n} else := 3\n"
+    last = "r := 1 if {\n  input.k\n} else := 2 if {\n  some x in input.xs\n}\n"
+    inside = "r := 1 if {\n  ys := [x | some x in input.xs]\n  every y in ys { y > 0 }\n} else := 2\n"
+    assert len(_iterating_else_branches(first)) == len(_iterating_else_branches(function)) == 1
+    assert _iterating_else_branches(last) == _iterating_else_branches(inside) == []
+
+
 def test_the_comprehension_guard_sees_the_shape() -> None:
     from stockade.policies.runtimes.rego_rewrite import tokenize
 

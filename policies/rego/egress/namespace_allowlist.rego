@@ -68,7 +68,7 @@ deny contains v if {
 	input.object.kind == "CiliumClusterwideNetworkPolicy"
 	some [path, rule, _] in cilium.egress_rules
 	some j, sel in rule.toEndpoints
-	not cilium.pinned_namespaces(sel)
+	count(cilium.pinned_namespaces(sel)) == 0
 	v := {
 		"msg": "clusterwide egress to endpoints of any namespace (the selector names none): outside the allowlist",
 		"path": array.concat(path, ["toEndpoints", j]),
@@ -81,7 +81,7 @@ deny contains v if {
 	some [path, rule, _] in cilium.egress_rules
 	some j, sel in rule.toEndpoints
 	cilium.mentions_namespace(sel)
-	not cilium.pinned_namespaces(sel)
+	count(cilium.pinned_namespaces(sel)) == 0
 	v := {
 		"msg": "egress to endpoints of namespaces not named (a namespace expression other than In): outside the allowlist",
 		"path": array.concat(path, ["toEndpoints", j]),

@@ -36,6 +36,7 @@ first_gpu := min({[pods.container_name(g.container), g.resource] | some g in pod
 deny contains v if {
 	pods.gpu_pod
 	count(required_tolerations) > 0
+	not written_tolerated
 	not tolerated
 	v := {
 		"msg": sprintf(
@@ -61,11 +62,33 @@ deny contains v if {
 	}
 }
 
+# Most GPU pods carry a configured toleration as written (the device plugin's documented one): its
+# fields, empty ones left out, equal to a configured entry's with a key set. That tolerates it (the
+# same key, the same operator, the same value and effect, or both unset), so `written_tolerated` is
+# asked first, and the field-by-field matching (`tolerated`, about ten times the compiled VM's work)
+# only for the other pods. (Two rules, not an `else` chain: the VM does not judge an `else` branch
+# that iterates as the interpreter does; tests/policies/test_gpu_tolerations.py.)
+written_tolerated if {
+	some t in input.pod.spec.tolerations
+	is_object(t)
+	written(t) in written_tolerations
+}
+
 tolerated if {
 	some want in required_tolerations
 	some t in input.pod.spec.tolerations
 	is_object(t)
 	tolerates(t, want)
+}
+
+# A toleration's fields that are set (not null, not ""): how two tolerations compare as written.
+written(t) := {k: v | some k, v in t; v != null; v != ""}
+
+written_tolerations := {w |
+	some want in required_tolerations
+	is_object(want)
+	w := written(want)
+	object.get(w, "key", "") != ""
 }
 
 # ---- toleration matching (k8s.io/api/core/v1 Toleration.ToleratesTaint) ----

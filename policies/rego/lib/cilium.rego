@@ -95,18 +95,28 @@ sel_label(sel, key) := v if {
 	k in {key, concat("", ["k8s:", key])}
 }
 
-# The namespaces an endpoint selector pins by name; undefined when it does not name them.
-pinned_namespaces(sel) := {v} if {
-	some k in ns_keys
-	v := sel.matchLabels[k]
-} else := names if {
-	names := {v |
-		some e in sel.matchExpressions
+# The namespaces an endpoint selector pins by name: by its labels, else by its In expressions; empty
+# when it names none. One body, always defined, and no lookup that may be undefined bound by `:=`:
+# the compiled VM answers an `else` chain whose branch fails undefined instead of trying the next,
+# and keeps an undefined lookup's result in a comprehension as a value ("<undefined>"), where the
+# interpreter does neither (tests/policies/test_vm_differential.py). Callers test `count(...) == 0`.
+pinned_namespaces(sel) := names if {
+	labelled := {v |
+		labels := sel.matchLabels
+		is_object(labels)
+		some k, v in labels
+		k in ns_keys
+	}
+	expressed := {v |
+		exprs := sel.matchExpressions
+		is_array(exprs)
+		some e in exprs
 		e.key in ns_keys
 		e.operator == "In"
+		is_array(e.values)
 		some v in e.values
 	}
-	count(names) > 0
+	names := labelled | {v | count(labelled) == 0; some v in expressed}
 }
 
 mentions_namespace(sel) if {
