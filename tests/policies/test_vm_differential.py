@@ -285,6 +285,31 @@ def test_vm_difference_iterating_else_branch_is_pinned() -> None:
     assert _iterating_else_branches() == []
 
 
+def test_vm_difference_undefined_binding_kept_as_a_value_is_pinned() -> None:
+    """Found with the one above: a comprehension (or a rule body) whose last statement binds its
+    head from a lookup that is undefined (`x := c.foo`, `v := sel.matchLabels[k]`) keeps the element
+    as the value "<undefined>" on the VM; the interpreter (and OPA) leave it out. Where such an
+    element reaches an answer, the engine sees "<undefined>" in it and asks the interpreter
+    (`EmbeddedEngine._compiled_text`); where a rule only counts or tests it, the answer would be
+    wrong, so the library guards the lookup first (`is_object`, a test that uses the value) or
+    iterates the mapping instead (`cilium.pinned_namespaces`). Pinned, so an upgrade that fixes it
+    shows."""
+    import regorus
+
+    mod = "package t\nimport rego.v1\nr := {x | some c in input.cs; x := c.foo}\n"
+    inp = json.dumps({"cs": [{"foo": 1}, {}]})
+    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
+    vm = regorus.Rvm()
+    vm.load_program(program)
+    vm.set_data_json("{}")
+    vm.set_input_json(inp)
+    engine = regorus.Engine()
+    engine.add_policy("t.rego", mod)
+    engine.set_input_json(inp)
+    assert json.loads(engine.eval_rule_as_json("data.t.r")) == [1]
+    assert json.loads(vm.execute_entry_point("data.t.r")) == [1, "<undefined>"]
+
+
 def _iterating_else_branches(text: str | None = None) -> list[str]:
     """Branches of the library's `else` chains, other than the last, whose body iterates (`some` at
     the body's own level, not inside a comprehension or an `every`): the shape the VM answers
