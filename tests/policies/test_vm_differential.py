@@ -158,8 +158,8 @@ _SELECTORS: list[dict[str, Any]] = [
 
 
 def network_policies() -> list[dict[str, Any]]:
-    """Egress policies of Kubernetes and Cilium with each selector, with and without DNS ports, and
-    Cilium's entities."""
+    """Egress policies of Kubernetes and Cilium with each selector, with and without DNS ports,
+    Calico's with each kind of destination and action, and Cilium's entities."""
     out: list[dict[str, Any]] = []
     dns = [{"ports": [{"port": "53", "protocol": "UDP"}]}]
     for i, sel in enumerate(_SELECTORS):
@@ -184,6 +184,30 @@ def network_policies() -> list[dict[str, Any]]:
                 "spec": {"podSelector": {}, "policyTypes": ["Egress"], "egress": [{"to": [peer]}]},
             }
         )
+    destinations: list[dict[str, Any]] = [
+        {},
+        {"nets": ["10.0.0.0/8"]},
+        {"notNets": ["10.0.0.0/8"]},
+        {"nets": ["0.0.0.0/0"], "ports": [53]},
+        {"selector": "app == 'db'"},
+        {"namespaceSelector": "kubernetes.io/metadata.name == 'payments'"},
+        {"domains": ["example.com"]},
+        {"nets": ["169.254.169.254/32"]},
+    ]
+    for i, (dest, action) in enumerate(itertools.product(destinations, ["Allow", "Deny", "Pass", "Log"])):
+        rules = [{"action": action, "destination": dest}]
+        if i % 3 == 0:  # an earlier rule that may shadow it
+            rules.insert(0, {"action": "Deny", "destination": {"nets": ["10.0.0.0/8"]}})
+        for kind in ("NetworkPolicy", "GlobalNetworkPolicy"):
+            metadata = {"name": f"p{i}", "namespace": "ml"} if kind == "NetworkPolicy" else {"name": f"g{i}"}
+            out.append(
+                {
+                    "apiVersion": "projectcalico.org/v3",
+                    "kind": kind,
+                    "metadata": metadata,
+                    "spec": {"selector": "all()", "types": ["Egress"], "egress": rules},
+                }
+            )
     for entity in ("cluster", "all", "world", "kube-apiserver"):
         out.append(
             {
@@ -196,9 +220,14 @@ def network_policies() -> list[dict[str, Any]]:
     return out
 
 
-@pytest.mark.parametrize("config", ["{}\n", "egress:\n  allow:\n    - to_namespaces: [payments, a]\n"])
+_EGRESS_ALLOW = (
+    "egress:\n  allow:\n    - {to_namespaces: [payments, a], cidrs: [10.0.0.0/8], fqdns: [example.com]}\n"
+)
+
+
+@pytest.mark.parametrize("config", ["{}\n", _EGRESS_ALLOW])
 def test_vm_equals_interpreter_on_network_policies(tmp_path: Path, config: str) -> None:
-    """The egress rules on Kubernetes and Cilium policies: the VM's own answer (no fallback) is the
+    """The egress rules on Kubernetes, Cilium and Calico policies: the VM's own answer (no fallback) is the
     interpreter's. (A Cilium selector naming its namespace by an In expression was answered as naming
     none on the VM: `cilium.pinned_namespaces`.)"""
     path = tmp_path / "stockade.yaml"
