@@ -248,6 +248,21 @@ def test_vm_equals_interpreter_on_network_policies(tmp_path: Path, config: str) 
     assert compared == len(network_policies())
 
 
+def _answers(mod: str, inp: str) -> tuple[Any, Any]:
+    """`data.t.r` of the module ``mod`` on the input ``inp`` (JSON): (the interpreter's, the VM's)."""
+    import regorus
+
+    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
+    vm = regorus.Rvm()
+    vm.load_program(program)
+    vm.set_data_json("{}")
+    vm.set_input_json(inp)
+    engine = regorus.Engine()
+    engine.add_policy("t.rego", mod)
+    engine.set_input_json(inp)
+    return json.loads(engine.eval_rule_as_json("data.t.r")), json.loads(vm.execute_entry_point("data.t.r"))
+
+
 def test_vm_difference_function_else_chain_is_pinned() -> None:
     """Found while trying Gatekeeper templates on the compiled VM (issue 18): in a *function* whose
     `else` branch fails on an undefined lookup, the VM answers undefined instead of trying the next
@@ -255,22 +270,11 @@ def test_vm_difference_function_else_chain_is_pinned() -> None:
     stay on the interpreter, and the library's `else` chains are rules only (checked here too), so
     the library's VM path does not meet it. Pinned, so an upgrade that fixes it shows."""
 
-    import regorus
-
     mod = (
         "package t\nf(c) := v if {\n  c.x\n  v := 1\n} else := v if {\n  v := input.ann.pod\n"
         "} else := 3\nr := [f(c) | some c in input.cs]\n"
     )
-    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
-    vm = regorus.Rvm()
-    vm.load_program(program)
-    vm.set_data_json("{}")
-    vm.set_input_json(json.dumps({"cs": [{}]}))
-    engine = regorus.Engine()
-    engine.add_policy("t.rego", mod)
-    engine.set_input_json(json.dumps({"cs": [{}]}))
-    assert json.loads(engine.eval_rule_as_json("data.t.r")) == [3]
-    assert json.loads(vm.execute_entry_point("data.t.r")) == ["<undefined>"]
+    assert _answers(mod, json.dumps({"cs": [{}]})) == ([3], ["<undefined>"])
     assert _functions_with_a_bound_middle_else() == []
 
 
@@ -303,22 +307,11 @@ def test_vm_difference_empty_conditional_comprehension_in_an_iteration_is_pinned
     OPA) bind `[]` and go on. The rule's finding was silently missing on the VM. The library has no
     such comprehension in a rule body (checked here); conditional items are written as functions.
     Pinned, so an upgrade that fixes it shows."""
-    import regorus
-
     mod = (
         "package t\nimport rego.v1\nr contains x if {\n  some t in input.ts\n  x := [1 | count(t.e) > 0]\n}\n"
     )
     inp = json.dumps({"ts": [{"e": []}, {"e": [3]}]})
-    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
-    vm = regorus.Rvm()
-    vm.load_program(program)
-    vm.set_data_json("{}")
-    vm.set_input_json(inp)
-    engine = regorus.Engine()
-    engine.add_policy("t.rego", mod)
-    engine.set_input_json(inp)
-    assert json.loads(engine.eval_rule_as_json("data.t.r")) == [[], [1]]
-    assert json.loads(vm.execute_entry_point("data.t.r")) == [[1]]
+    assert _answers(mod, inp) == ([[], [1]], [[1]])
     assert _conditional_comprehensions_in_rule_bodies() == []
 
 
@@ -383,20 +376,9 @@ def test_vm_difference_iterating_else_branch_is_pinned() -> None:
     the VM's answer was undefined and the interpreter judged it again. The library has no such
     branch now (checked here): the controller is picked by a comprehension. Pinned, so an upgrade
     that fixes it shows."""
-    import regorus
-
     mod = "package t\nimport rego.v1\nr := 1 if {\n  some x in input.xs\n  x == 0\n} else := 2\n"
     inp = json.dumps({"xs": [1, 2]})
-    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
-    vm = regorus.Rvm()
-    vm.load_program(program)
-    vm.set_data_json("{}")
-    vm.set_input_json(inp)
-    engine = regorus.Engine()
-    engine.add_policy("t.rego", mod)
-    engine.set_input_json(inp)
-    assert json.loads(engine.eval_rule_as_json("data.t.r")) == 2
-    assert json.loads(vm.execute_entry_point("data.t.r")) == "<undefined>"
+    assert _answers(mod, inp) == (2, "<undefined>")
     assert _iterating_else_branches() == []
 
 
@@ -409,20 +391,9 @@ def test_vm_difference_undefined_binding_kept_as_a_value_is_pinned() -> None:
     wrong, so the library guards the lookup first (`is_object`, a test that uses the value) or
     iterates the mapping instead (`cilium.pinned_namespaces`). Pinned, so an upgrade that fixes it
     shows."""
-    import regorus
-
     mod = "package t\nimport rego.v1\nr := {x | some c in input.cs; x := c.foo}\n"
     inp = json.dumps({"cs": [{"foo": 1}, {}]})
-    program = regorus.Program.compile_from_modules("{}", [("t.rego", mod)], ["data.t.r"])
-    vm = regorus.Rvm()
-    vm.load_program(program)
-    vm.set_data_json("{}")
-    vm.set_input_json(inp)
-    engine = regorus.Engine()
-    engine.add_policy("t.rego", mod)
-    engine.set_input_json(inp)
-    assert json.loads(engine.eval_rule_as_json("data.t.r")) == [1]
-    assert json.loads(vm.execute_entry_point("data.t.r")) == [1, "<undefined>"]
+    assert _answers(mod, inp) == ([1], [1, "<undefined>"])
 
 
 def _iterating_else_branches(text: str | None = None) -> list[str]:
