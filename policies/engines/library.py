@@ -277,7 +277,7 @@ class _BundledCache:
         try:
             self._files(str(BUNDLED_DIR), "", files)
             code = [(str(p), p.stat().st_size, int(p.stat().st_mtime)) for p in self._CODE]
-        except OSError:
+        except (OSError, RecursionError):  # unreadable, or a folder linked into itself: no cache
             return None
         # the order rglob gives, sorted as paths: by their parts
         files.sort(key=lambda f: f[0].split("/"))
