@@ -49,6 +49,7 @@ deny contains v if {
 
 deny contains v if {
 	azstorage.storage_class
+	is_object(sc_account) # first: regorus' VM binds an undefined sprintf argument as a value
 	name := sprintf("%v", [sc_account.value])
 	not azstorage.account_approved(name)
 	v := {
@@ -70,6 +71,7 @@ deny contains v if {
 
 deny contains v if {
 	azstorage.persistent_volume
+	is_object(pv_account) # as above
 	name := sprintf("%v", [pv_account.value])
 	not azstorage.account_approved(name)
 	v := {
