@@ -36,9 +36,7 @@ extended(name) if name in pods.gpu_resource_names
 requested contains [entry.path, pods.container_name(c), name, request, limit] if {
 	some entry in pods.resource_containers
 	c := entry.container
-	requests := c.resources.requests
-	is_object(requests)
-	some name, request in requests
+	some name, request in pods.resource_list(c, "requests")
 	not name in native_names
 	extended(name)
 	request != null
