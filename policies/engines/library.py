@@ -14,7 +14,7 @@ import marshal
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -295,19 +295,8 @@ class _BundledCache:
             restored = [Module(prefix + rel, text, package) for rel, text, package in modules]
             found = {}
             for row in rules:
-                rule = Rule(
-                    id=row[0],
-                    title=row[1],
-                    description=row[2],
-                    area=row[3],
-                    severity=Severity(row[4]),
-                    kinds=row[5],
-                    frameworks=row[6],
-                    remediation=row[7],
-                    package=row[8],
-                    file=prefix + row[9],
-                    action=Action(row[10]),
-                )
+                enums = {"severity": Severity(row["severity"]), "action": Action(row["action"])}
+                rule = Rule(**{**row, **enums, "file": prefix + row["file"]})
                 found[rule.id] = rule
         except Exception:  # absent, unreadable, another layout or not ours: read the files
             return False
@@ -322,20 +311,14 @@ class _BundledCache:
 
         cut = len(str(BUNDLED_DIR)) + 1
         modules = [(m.path[cut:], m.text, m.package) for m in lib.modules]
+        # each rule's fields by name (a field added to Rule changes model.py, and so the stamp)
         rules = [
-            (
-                r.id,
-                r.title,
-                r.description,
-                r.area,
-                int(r.severity),
-                r.kinds,
-                r.frameworks,
-                r.remediation,
-                r.package,
-                r.file[cut:],
-                r.action.value,
-            )
+            {
+                **{f.name: getattr(r, f.name) for f in fields(Rule)},
+                "severity": int(r.severity),
+                "action": r.action.value,
+                "file": r.file[cut:],
+            }
             for r in lib.rules.values()
         ]
         try:
