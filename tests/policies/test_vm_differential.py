@@ -238,7 +238,8 @@ def test_vm_equals_interpreter_on_network_policies(tmp_path: Path, config: str) 
     engine = ev.engine
     assert isinstance(engine, EmbeddedEngine) and engine.uses_vm, engine.vm_error
     compared = 0
-    for obj in network_policies():
+    policies = network_policies()
+    for obj in policies:
         resource = Resource(obj)
         rules = engine.rules_for(resource.kind)
         kind = resource.kind if resource.kind in engine.kinds() else "*"
@@ -247,7 +248,7 @@ def test_vm_equals_interpreter_on_network_policies(tmp_path: Path, config: str) 
         assert vm is not None, ("the VM gave no answer", obj)
         assert canonical(vm) == canonical(engine.evaluate_interpreted(kind, rules, text)), obj
         compared += 1
-    assert compared == len(network_policies())
+    assert compared == len(policies)
 
 
 def _mutations(inp: dict[str, Any], rng: random.Random, n: int) -> list[dict[str, Any]]:
