@@ -10,16 +10,42 @@ import ipaddress
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
+from stockade.policies.config.globs import glob_problem
 from stockade.policies.decoding.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 from stockade.policies.kinds.api import KindInfo, pod_path
 from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR, Action, Severity
 
 DEFAULT_EXCLUDED_NAMESPACES = ("kube-system", "kube-public", "kube-node-lease", "stockade-system")
 PSSLevel = Literal["privileged", "baseline", "restricted"]
+
+
+def _glob(delimiter: str | None) -> AfterValidator:
+    def check(pattern: str) -> str:
+        problem = glob_problem(pattern, delimiter)
+        if problem is not None:
+            raise ValueError(f"{pattern!r} is not a glob every engine reads alike: {problem}")
+        return pattern
+
+    return AfterValidator(check)
+
+
+# The configured patterns (config/globs.py): `Glob` where the rule matches with no delimiter (`*`
+# crosses everything), `DotGlob` where it separates at "." (DNS and Azure names), `PathGlob` at "/".
+Glob = Annotated[str, _glob(None)]
+DotGlob = Annotated[str, _glob(".")]
+PathGlob = Annotated[str, _glob("/")]
 
 
 class _Model(BaseModel):
@@ -44,11 +70,11 @@ class PSSConfig(_Model):
 class ScopeConfig(_Model):
     """What is out of scope: system namespaces and bootstrap RBAC objects."""
 
-    excluded_namespaces: tuple[str, ...] = DEFAULT_EXCLUDED_NAMESPACES
+    excluded_namespaces: tuple[Glob, ...] = DEFAULT_EXCLUDED_NAMESPACES
     include_system_rbac: bool = False
     # Roles and RoleBindings are excluded only by this list, never by excluded_namespaces: kube-system
     # is the first place an attacker runs a pod as a powerful ServiceAccount.
-    rbac_excluded_namespaces: tuple[str, ...] = ()
+    rbac_excluded_namespaces: tuple[Glob, ...] = ()
 
     def namespace_excluded(self, namespace: str | None, *, rbac: bool = False) -> bool:
         patterns = self.rbac_excluded_namespaces if rbac else self.excluded_namespaces
@@ -63,12 +89,12 @@ class ImagesConfig(_Model):
     # images may come from, and the scan and the audit say so once (a note).
     allowed_registries: tuple[str, ...] = ()
     # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
-    require_digest_namespaces: tuple[str, ...] = ()
+    require_digest_namespaces: tuple[Glob, ...] = ()
     # Release channels publishers move (STK-IMG-002, besides "latest" and no tag): case-insensitive
     # globs, matched against the whole tag and against each of its words (split at "-", "_", "."), so
     # "latest-gpu" and "nightly-py310" float and "latestversion" does not. Not alpha, beta, rc, next or
     # lts by default: they also mark fixed releases ("1.0.0-beta.1", "2.440.1-lts").
-    floating_tags: tuple[str, ...] = (
+    floating_tags: tuple[Glob, ...] = (
         "latest",
         "nightly",
         "main",
@@ -128,7 +154,7 @@ class SandboxSelector(_Model):
     something: use `namespaces: ["*"]` to make every workload high-risk.
     """
 
-    namespaces: tuple[str, ...] = ()
+    namespaces: tuple[Glob, ...] = ()
     namespace_labels: dict[str, str] = Field(default_factory=dict)
     pod_labels: dict[str, str] = Field(default_factory=dict, validate_default=True)
 
@@ -148,7 +174,7 @@ class NvproxyConfig(_Model):
     node_selector: dict[str, str] = Field(default_factory=dict)
     # Without node_selector, the pod must select a GPU model nvproxy supports through this label.
     product_label: str = "nvidia.com/gpu.product"
-    products: tuple[str, ...] = DEFAULT_NVPROXY_PRODUCTS
+    products: tuple[Glob, ...] = DEFAULT_NVPROXY_PRODUCTS
 
 
 class SandboxProfile(_Model):
@@ -157,7 +183,7 @@ class SandboxProfile(_Model):
     # RuntimeClass names a high-risk workload may use (exact names: an approval, not a pattern).
     classes: tuple[str, ...]
     # Handlers (globs) that are sandboxes: `runsc` is gVisor, `kata*` is Kata Containers.
-    handlers: tuple[str, ...]
+    handlers: tuple[Glob, ...]
     # A sandbox class must pin its pods to the sandbox pool: its scheduling.nodeSelector holds every
     # label of one of these. Empty: any non-empty nodeSelector.
     node_selectors: tuple[dict[str, str], ...] = ()
@@ -167,7 +193,7 @@ class AKSSandboxProfile(SandboxProfile):
     """AKS Pod Sandboxing: Kata only (`kata-vm-isolation`, preview `kata-mshv-vm-isolation`), no GPUs."""
 
     classes: tuple[str, ...] = ("kata-vm-isolation", "kata-mshv-vm-isolation")
-    handlers: tuple[str, ...] = ("kata*",)
+    handlers: tuple[Glob, ...] = ("kata*",)
     node_selectors: tuple[dict[str, str], ...] = (
         {"kubernetes.azure.com/kata-vm-isolation": "true"},
         {"kubernetes.azure.com/kata-mshv-vm-isolation": "true"},
@@ -178,14 +204,14 @@ class BareMetalSandboxProfile(SandboxProfile):
     """Bare metal: gVisor (`runsc`, GPUs through nvproxy) or Kata."""
 
     classes: tuple[str, ...] = ("gvisor", "runsc", "kata", "kata-qemu", "kata-clh", "kata-fc")
-    handlers: tuple[str, ...] = ("runsc", "kata*")
+    handlers: tuple[Glob, ...] = ("runsc", "kata*")
     nvproxy: NvproxyConfig = NvproxyConfig()
 
 
 class SandboxCluster(_Model):
     """The profile of the clusters whose name matches: the gate's Inventory.cluster (audit contexts)."""
 
-    clusters: tuple[str, ...] = Field(min_length=1)
+    clusters: tuple[Glob, ...] = Field(min_length=1)
     profile: SandboxProfileName
 
 
@@ -208,7 +234,7 @@ class SandboxConfig(_Model):
     clusters: tuple[SandboxCluster, ...] = ()
     selectors: tuple[SandboxSelector, ...] = Field(default_factory=_default_sandbox_selectors)
     # RuntimeClass names (globs) that claim to be sandboxes: their handler must be a sandbox handler.
-    class_patterns: tuple[str, ...] = ("*gvisor*", "*runsc*", "*kata*", "*sandbox*")
+    class_patterns: tuple[Glob, ...] = ("*gvisor*", "*runsc*", "*kata*", "*sandbox*")
     aks: AKSSandboxProfile = AKSSandboxProfile()
     baremetal: BareMetalSandboxProfile = BareMetalSandboxProfile()
 
@@ -245,7 +271,7 @@ DEFAULT_FORBIDDEN_HOST_PATHS = (
 class HostPathConfig(_Model):
     """hostPath targets never allowed, even where the Pod Security level permits hostPath."""
 
-    forbidden: tuple[str, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
+    forbidden: tuple[PathGlob, ...] = DEFAULT_FORBIDDEN_HOST_PATHS
 
 
 def _ip_addresses(value: tuple[str, ...]) -> tuple[str, ...]:
@@ -285,11 +311,11 @@ class EgressAllow(_Model):
     (DNS names or patterns whose `*` stays within one label, for Cilium's toFQDNs) are what they may
     reach."""
 
-    namespaces: tuple[str, ...] = ()
+    namespaces: tuple[Glob, ...] = ()
     workload_labels: dict[str, str] = Field(default_factory=dict)
     cidrs: tuple[str, ...] = ()
-    to_namespaces: tuple[str, ...] = ()
-    fqdns: tuple[str, ...] = ()
+    to_namespaces: tuple[Glob, ...] = ()
+    fqdns: tuple[DotGlob, ...] = ()
 
     @field_validator("cidrs")
     @classmethod
@@ -331,11 +357,11 @@ class EgressConfig(_Model):
 
 
 class WorkloadSelector(_Model):
-    """Selects workloads; empty lists mean "any". Patterns are shell-style globs."""
+    """Selects workloads; empty lists mean "any". Patterns are globs (config/globs.py)."""
 
-    namespaces: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    names: tuple[str, ...] = ()
+    namespaces: tuple[Glob, ...] = ()
+    kinds: tuple[Glob, ...] = ()
+    names: tuple[Glob, ...] = ()
     labels: dict[str, str] = Field(default_factory=dict)
 
 
@@ -356,7 +382,7 @@ class BreakGlassSubject(_Model):
     """A subject allowed to hold cluster-admin/admin/edit bindings (emergency access); name is a glob."""
 
     kind: Literal["User", "Group", "ServiceAccount"]
-    name: str = Field(min_length=1)
+    name: DotGlob = Field(min_length=1)
     namespace: str | None = None  # ServiceAccounts only; None matches any namespace
 
 
@@ -450,7 +476,7 @@ class StorageConfig(_Model):
 
     csi_drivers: tuple[str, ...] = ("blob.csi.azure.com", "file.csi.azure.com")
     # Storage account names (globs) volumes may use. Empty: none approved yet, so every volume is reported.
-    approved_accounts: tuple[str, ...] = ()
+    approved_accounts: tuple[DotGlob, ...] = ()
     # Secret data keys that hold a storage account credential (compared case-insensitively).
     forbidden_secret_keys: tuple[str, ...] = ("azurestorageaccountkey", "azurestorageaccountsastoken")
     # Azure side: sub-resources every storage account needs an Approved private endpoint for
@@ -470,7 +496,7 @@ class SensitiveImage(_Model):
     """An interface without authentication of its own, by the images (globs) its pods run."""
 
     what: str
-    images: tuple[str, ...]
+    images: tuple[Glob, ...]
 
 
 class ExposureConfig(_Model):
@@ -531,14 +557,14 @@ class CredentialsConfig(_Model):
     """Plaintext credentials in manifests (STK-CRED-001)."""
 
     # Env var names and ConfigMap keys (globs, case-insensitive) never reported as credentials.
-    allowed_names: tuple[str, ...] = ()
+    allowed_names: tuple[Glob, ...] = ()
 
 
 class AzureConfig(_Model):
     """The Azure side of the fleet (audit with credentials, ARM / terraform scans)."""
 
     # VM sizes (globs) whose node pools are GPU pools: no public IPs on their nodes.
-    gpu_vm_sizes: tuple[str, ...] = ("Standard_N*",)
+    gpu_vm_sizes: tuple[DotGlob, ...] = ("Standard_N*",)
     # The AKS cluster (name or resource id) the scanned manifests run on, when the ARM templates or
     # terraform plans of the scan hold several: the cross-layer rules (STK-AZ-035..038) join it.
     cluster: str | None = None
@@ -560,9 +586,9 @@ class RuleSetting(_Model):
 class Override(_Model):
     """Change the action of matching rules in some namespaces or clusters (last match wins)."""
 
-    rules: tuple[str, ...] = ("*",)
-    namespaces: tuple[str, ...] = ()
-    clusters: tuple[str, ...] = ()
+    rules: tuple[Glob, ...] = ("*",)
+    namespaces: tuple[Glob, ...] = ()
+    clusters: tuple[Glob, ...] = ()
     action: Action
 
     def matches(self, rule_id: str, namespace: str | None, cluster: str | None) -> bool:
@@ -574,12 +600,12 @@ class Override(_Model):
 
 
 class ExceptionMatch(_Model):
-    """Which objects a waiver covers; empty lists mean "any". Patterns are shell-style globs."""
+    """Which objects a waiver covers; empty lists mean "any". Patterns are globs (config/globs.py)."""
 
-    clusters: tuple[str, ...] = ()
-    namespaces: tuple[str, ...] = ()
-    kinds: tuple[str, ...] = ()
-    names: tuple[str, ...] = ()
+    clusters: tuple[Glob, ...] = ()
+    namespaces: tuple[Glob, ...] = ()
+    kinds: tuple[Glob, ...] = ()
+    names: tuple[Glob, ...] = ()
     labels: dict[str, str] = Field(default_factory=dict)
 
 
@@ -587,7 +613,7 @@ class ExceptionSpec(_Model):
     """A waiver: rule ids + the objects it covers + who owns it, why, and until when."""
 
     name: str = Field(min_length=1)
-    rules: tuple[str, ...] = Field(min_length=1)
+    rules: tuple[Glob, ...] = Field(min_length=1)
     match: ExceptionMatch = ExceptionMatch()
     owner: str = Field(min_length=1)
     reason: str = Field(min_length=1)
@@ -599,10 +625,10 @@ class ExceptionSpec(_Model):
 
 class SuppressionGate(_Model):
     """Where a gate honours in-manifest suppressions (`stockade.io/ignore-<RULE>` annotations): the
-    objects' namespaces and the rules (shell-style globs; empty: none), and cluster-scoped objects."""
+    objects' namespaces and the rules (globs; empty: none), and cluster-scoped objects."""
 
-    namespaces: tuple[str, ...] = ()
-    rules: tuple[str, ...] = ()
+    namespaces: tuple[Glob, ...] = ()
+    rules: tuple[Glob, ...] = ()
     cluster_scoped: bool = False
 
     def allows(self, rule_id: str, namespace: str | None) -> bool:
@@ -777,13 +803,15 @@ def _describe(exc: ValidationError, source: str, locator: NodeLocator | None) ->
     msg = err["msg"]
     if err["type"] == "extra_forbidden":
         msg = "unknown key"
+    elif err["type"] == "value_error":  # our validators' own sentence, without pydantic's prefix
+        msg = msg.removeprefix("Value error, ")
     more = f" (and {len(exc.errors()) - 1} more)" if len(exc.errors()) > 1 else ""
     return f"{where}: {key}: {msg}{more}"
 
 
 STARTER_CONFIG = """\
 # stockade.yaml: the one configuration every gate (scan, webhook, audit) reads.
-# Unknown keys are errors. Patterns are shell-style globs (kube-*, STK-POD-1*).
+# Unknown keys are errors. Patterns are globs: text, *, ? and [abc], [a-z], [!abc] (kube-*, STK-POD-1*).
 apiVersion: stockade.io/v1alpha1
 kind: Config
 

@@ -1,0 +1,101 @@
+"""The glob patterns of stockade.yaml: one grammar, meant the same way by everything that matches them.
+
+A configured pattern is matched by regorus' `glob.match` (the embedded engine), by OPA's (the remote
+engine) and, for the scope, waivers, overrides, suppressions and the sandbox facts, by Python's
+`fnmatch`. The three agree on literal text, `*`, `?` and a class `[...]` of plain characters or of
+one range, negated with `!`. Beyond that they part: regorus cannot compile `[unclosed`, `{a,b`, `a}`,
+`[!]`, `[z-a]` or a trailing backslash (its VM then answers "no match", its interpreter fails), OPA
+cannot compile `[0-9a-f]` or `[a-]`, `[^a]` negates for regorus and lists `^` for OPA and fnmatch,
+`**` crosses delimiters for OPA only, braces are alternatives to the engines and text to fnmatch, a
+backslash escapes for the engines and is text to fnmatch. A pattern outside the common grammar is a
+configuration error naming its key and line, not a floating-tag rule that silently flags nothing or
+an allowlist that allows something else at each gate.
+
+`tests/policies/test_config_globs.py` holds the grammar to regorus, OPA's Go engine and fnmatch:
+every pattern it accepts compiles in both engines and matches the same values in all three; every
+pattern it refuses fails in one of them, or matches differently, or uses a form refused by name
+(braces, `**`, a backslash, `[^`, a class mixing a range with characters, an empty pattern).
+"""
+
+import string
+
+#: Characters that are never class members: the grammar's own, and those the engines read in a class.
+_NOT_IN_CLASS = frozenset("*?[]{}\\^!-")
+
+#: A range runs between two digits, two lower-case or two upper-case ASCII letters: what it spans
+#: is then the same in every engine, whatever the delimiter or the case folding of the rule.
+_RANGES = (string.digits, string.ascii_lowercase, string.ascii_uppercase)
+
+
+def glob_problem(pattern: str, delimiter: str | None = None) -> str | None:
+    """What keeps `pattern` out of the common grammar (one short phrase), or None when it is in.
+
+    `delimiter` is the character the rule's `glob.match` separates on ("." for DNS names and Azure
+    names, "/" for host paths; None: none, `*` crosses everything): a class may not hold it.
+    """
+    if not pattern:
+        return "an empty pattern matches nothing"
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c < " " or c == "\x7f":
+            return "a control character"
+        if c == "\\":
+            return "a backslash (the engines read it as an escape, fnmatch as text)"
+        if c in "{}":
+            return "braces: list each alternative as a pattern of its own"
+        if c == "*" and pattern.startswith("*", i + 1):
+            return "** (use *: OPA and regorus read ** differently)"
+        if c == "]":
+            return "a ] without its ["
+        if c == "[":
+            end = pattern.find("]", i + 1)
+            if end < 0:
+                return "a [ without its ]"
+            problem = _class_problem(pattern[i + 1 : end], delimiter)
+            if problem:
+                return problem
+            i = end
+        i += 1
+    if delimiter is None:
+        return _overlap_problem(pattern)
+    return None
+
+
+def _overlap_problem(pattern: str) -> str | None:
+    """OPA (gobwas/glob) matches a pattern that is text, one `*`, text, by its prefix and suffix
+    alone: `kube-*-system` matches "kube-system", whose start and end share the "-"; regorus and
+    fnmatch need the whole of both. Refused where the two overlap."""
+    head, star, tail = pattern.partition("*")
+    if not star or any(c in "*?[" for c in tail) or any(c in "?[" for c in head):
+        return None
+    for k in range(min(len(head), len(tail)), 0, -1):
+        if head.lower().endswith(tail[:k].lower()):
+            shared = head[len(head) - k :]
+            return (
+                f"its start and end share {shared!r}, so OPA matches {head[: len(head) - k]}{tail}"
+                f" too: write {head}?*{tail} (at least one character between)"
+            )
+    return None
+
+
+def _class_problem(body: str, delimiter: str | None) -> str | None:
+    if body.startswith("^"):
+        return "[^...]: write [!...] (OPA and fnmatch read ^ as a character)"
+    if body.startswith("!"):
+        body = body[1:]
+    if not body:
+        return "an empty class"
+    if len(body) == 3 and body[1] == "-":
+        lo, hi = body[0], body[2]
+        if not any(lo in chars and hi in chars for chars in _RANGES):
+            return f"a range {lo}-{hi} (ranges run within 0-9, a-z or A-Z)"
+        if lo > hi:
+            return f"a reversed range {lo}-{hi}"
+    elif "-" in body:
+        return "a class holds one range or characters, not both (OPA refuses [0-9a-f]): list patterns"
+    elif any(ch in _NOT_IN_CLASS for ch in body):
+        return f"a class holding one of {''.join(sorted(_NOT_IN_CLASS))}"
+    if delimiter is not None and delimiter in body:
+        return f"a class holding {delimiter!r}, which separates what this pattern matches"
+    return None
