@@ -48,6 +48,44 @@ DotGlob = Annotated[str, _glob(".")]
 PathGlob = Annotated[str, _glob("/")]
 
 
+def _registry_prefix(entry: str) -> str:
+    """An `images.allowed_registries` entry: a registry host, optionally a port and a repository path
+    (STK-IMG-001 matches it as a prefix at a "/" boundary). Forms that would match no image, and so
+    deny every one, are errors that say what to write."""
+    text = entry.strip()
+    if text.startswith("[") and "]" in text:  # an IPv6 host, [fd00::1]:5000/: its brackets are no glob
+        text = "ipv6" + text[text.index("]") + 1 :]
+    problem = None
+    if not text.strip("/"):
+        problem = "an empty entry"
+    elif any(c.isspace() for c in entry):
+        problem = "whitespace"
+    elif "://" in text:
+        problem = f"a URL: write the host and path without the scheme ({text.split('://', 1)[1]!r})"
+    elif any(c in text for c in "*?[]{}"):
+        shown = entry.strip()
+        head = shown[: len(shown) - len(text) + min(text.index(c) for c in "*?[]{}" if c in text)]
+        head = head[: head.rfind("/") + 1]
+        hint = f"write {head!r}" if head else "name each registry (myacr.azurecr.io/); no list allows all"
+        problem = f"a glob (an entry already covers every repository below it): {hint}"
+    elif "@" in text:
+        problem = "a digest: an entry names a registry and a repository path"
+    elif _tagged(text):
+        problem = "a tag: an entry names a registry and a repository path"
+    if problem is not None:
+        raise ValueError(f"{entry!r} is not a registry prefix: {problem}")
+    return entry
+
+
+def _tagged(text: str) -> bool:
+    """A ":" past the host, or one in the host not followed by a port number ("nginx:1.25")."""
+    host, _, path = text.partition("/")
+    return ":" in path or (":" in host and not host.partition(":")[2].isdigit())
+
+
+RegistryPrefix = Annotated[str, AfterValidator(_registry_prefix)]
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -87,7 +125,7 @@ class ImagesConfig(_Model):
     # Registry host + optional path prefixes, e.g. "myacr.azurecr.io/" or "mcr.microsoft.com/oss/".
     # Empty (the default) checks no registry: STK-IMG-001 is off until the list names the registries
     # images may come from, and the scan and the audit say so once (a note).
-    allowed_registries: tuple[str, ...] = ()
+    allowed_registries: tuple[RegistryPrefix, ...] = ()
     # Namespaces (globs) whose images must be pinned by digest (@sha256:...).
     require_digest_namespaces: tuple[Glob, ...] = ()
     # Release channels publishers move (STK-IMG-002, besides "latest" and no tag): case-insensitive

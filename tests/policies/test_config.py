@@ -119,3 +119,47 @@ def test_rule_data_names_the_rules_switched_off() -> None:
     STK-RES rules, issue 37), never actions or severities."""
     config = parse_config("rules: {STK-RES-001: {enabled: false}, STK-RES-002: {action: warn}}")
     assert config.rule_data()["disabled_rules"] == ["STK-RES-001"]
+
+
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        (
+            "myacr.azurecr.io/*",
+            "a glob (an entry already covers every repository below it): write 'myacr.azurecr.io/'",
+        ),
+        ("*.azurecr.io", "a glob"),
+        (
+            "https://myacr.azurecr.io/",
+            "a URL: write the host and path without the scheme ('myacr.azurecr.io/')",
+        ),
+        ("nginx:1.25", "a tag"),
+        ("docker.io/library/nginx:1.25", "a tag"),
+        ("docker.io/library/nginx@sha256:" + "a" * 64, "a digest"),
+        ("myacr.azurecr.io /", "whitespace"),
+        ("/", "an empty entry"),
+    ],
+)
+def test_a_registry_entry_that_would_match_no_image_is_an_error(entry: str, problem: str) -> None:
+    """An allowlist entry STK-IMG-001 could never match (a glob, a URL, a tag, a digest) would deny
+    every image: it is an error that says what to write instead."""
+    text = f"images:\n  allowed_registries:\n    - mcr.microsoft.com/oss/\n    - {entry!r}\n"
+    with pytest.raises(ConfigError) as info:
+        parse_config(text, "s.yaml")
+    assert str(info.value).startswith(
+        f"s.yaml:4: images.allowed_registries.1: {entry!r} is not a registry prefix: "
+    )
+    assert problem in str(info.value)
+
+
+def test_registry_entries_with_ports_paths_and_ipv6_hosts_are_accepted() -> None:
+    entries = [
+        "myacr.azurecr.io",
+        "myacr.azurecr.io/",
+        "localhost:5000/team/",
+        "[fd00::1]:5000/ml/",
+        "docker.io/library",
+    ]
+    assert parse_config(f"images: {{allowed_registries: {entries}}}").images.allowed_registries == tuple(
+        entries
+    )

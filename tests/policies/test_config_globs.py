@@ -20,7 +20,7 @@ import regorus
 from pydantic import BaseModel
 
 from stockade.policies.config.globs import glob_problem
-from stockade.policies.config.settings import Config, ConfigError, parse_config
+from stockade.policies.config.settings import Config, ConfigError, DotGlob, Glob, PathGlob, parse_config
 
 HAVE_OPA = importlib.util.find_spec("opa_bindings") is not None
 
@@ -215,6 +215,13 @@ def test_a_bad_glob_is_a_config_error_naming_the_key_and_line() -> None:
     assert "'[unclosed'" in message and "a [ without its ]" in message and "\n" not in message
 
 
+GLOB_TYPES = {
+    id(m): kind
+    for kind, t in (("Glob", Glob), ("DotGlob", DotGlob), ("PathGlob", PathGlob))
+    for m in t.__metadata__
+}
+
+
 def _glob_fields(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
     """Every field of the config that holds globs: its dotted path -> the validator's kind."""
     found: dict[str, str] = {}
@@ -223,11 +230,13 @@ def _glob_fields(model: type[BaseModel], prefix: str = "") -> dict[str, str]:
         annotation = field.annotation
         args = typing.get_args(annotation)
         inner = args[0] if typing.get_origin(annotation) is tuple and args else annotation
-        if any(
-            type(m).__name__ == "AfterValidator"
-            for m in field.metadata + list(getattr(inner, "__metadata__", ()))
-        ):
-            found[path] = "glob"
+        kinds = [
+            GLOB_TYPES[id(m)]
+            for m in [*field.metadata, *getattr(inner, "__metadata__", ())]
+            if id(m) in GLOB_TYPES
+        ]
+        if kinds:
+            found[path] = kinds[0]
         elif isinstance(inner, type) and issubclass(inner, BaseModel):
             found.update(_glob_fields(inner, f"{path}[]." if inner is not annotation else f"{path}."))
     return found
@@ -290,8 +299,19 @@ GLOB_KEYS: dict[str, dict[str, Any]] = {
 }
 
 
-def test_every_glob_key_is_listed() -> None:
-    assert set(_glob_fields(Config)) == set(GLOB_KEYS)
+#: The keys the library matches with a delimiter: "." (`glob.match(p, [], x)` or `["."]`), "/".
+DOT_KEYS = {"egress.allow[].fqdns", "rbac.break_glass_subjects[].name", "storage.approved_accounts"}
+DOT_KEYS |= {"azure.gpu_vm_sizes"}
+
+
+def test_every_glob_key_is_listed_with_the_delimiter_its_rule_uses() -> None:
+    fields = _glob_fields(Config)
+    assert set(fields) == set(GLOB_KEYS)
+    expected = {
+        k: "DotGlob" if k in DOT_KEYS else "PathGlob" if k == "host_paths.forbidden" else "Glob"
+        for k in fields
+    }
+    assert fields == expected
 
 
 def _with(value: Any, pattern: str) -> Any:
