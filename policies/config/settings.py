@@ -22,7 +22,7 @@ from pydantic import (
     model_validator,
 )
 
-from stockade.policies.config.globs import glob_problem
+from stockade.policies.config.patterns import glob_problem, registry_prefix_problem
 from stockade.policies.decoding.yamlpos import NodeLocator, YAMLSyntaxError, load_with_locator
 from stockade.policies.kinds.api import KindInfo, pod_path
 from stockade.policies.model import LATEST_MINOR, OLDEST_MINOR, Action, Severity
@@ -41,7 +41,7 @@ def _glob(delimiter: str | None) -> AfterValidator:
     return AfterValidator(check)
 
 
-# The configured patterns (config/globs.py): `Glob` where the rule matches with no delimiter (`*`
+# The configured globs (config/patterns.py): `Glob` where the rule matches with no delimiter (`*`
 # crosses everything), `DotGlob` where it separates at "." (DNS and Azure names), `PathGlob` at "/".
 Glob = Annotated[str, _glob(None)]
 DotGlob = Annotated[str, _glob(".")]
@@ -49,38 +49,10 @@ PathGlob = Annotated[str, _glob("/")]
 
 
 def _registry_prefix(entry: str) -> str:
-    """An `images.allowed_registries` entry: a registry host, optionally a port and a repository path
-    (STK-IMG-001 matches it as a prefix at a "/" boundary). Forms that would match no image, and so
-    deny every one, are errors that say what to write."""
-    text = entry.strip()
-    if text.startswith("[") and "]" in text:  # an IPv6 host, [fd00::1]:5000/: its brackets are no glob
-        text = "ipv6" + text[text.index("]") + 1 :]
-    problem = None
-    if not text.strip("/"):
-        problem = "an empty entry"
-    elif any(c.isspace() for c in entry):
-        problem = "whitespace"
-    elif "://" in text:
-        problem = f"a URL: write the host and path without the scheme ({text.split('://', 1)[1]!r})"
-    elif any(c in text for c in "*?[]{}"):
-        shown = entry.strip()
-        head = shown[: len(shown) - len(text) + min(text.index(c) for c in "*?[]{}" if c in text)]
-        head = head[: head.rfind("/") + 1]
-        hint = f"write {head!r}" if head else "name each registry (myacr.azurecr.io/); no list allows all"
-        problem = f"a glob (an entry already covers every repository below it): {hint}"
-    elif "@" in text:
-        problem = "a digest: an entry names a registry and a repository path"
-    elif _tagged(text):
-        problem = "a tag: an entry names a registry and a repository path"
+    problem = registry_prefix_problem(entry)
     if problem is not None:
         raise ValueError(f"{entry!r} is not a registry prefix: {problem}")
     return entry
-
-
-def _tagged(text: str) -> bool:
-    """A ":" past the host, or one in the host not followed by a port number ("nginx:1.25")."""
-    host, _, path = text.partition("/")
-    return ":" in path or (":" in host and not host.partition(":")[2].isdigit())
 
 
 RegistryPrefix = Annotated[str, AfterValidator(_registry_prefix)]
@@ -395,7 +367,7 @@ class EgressConfig(_Model):
 
 
 class WorkloadSelector(_Model):
-    """Selects workloads; empty lists mean "any". Patterns are globs (config/globs.py)."""
+    """Selects workloads; empty lists mean "any". Patterns are globs (config/patterns.py)."""
 
     namespaces: tuple[Glob, ...] = ()
     kinds: tuple[Glob, ...] = ()
@@ -638,7 +610,7 @@ class Override(_Model):
 
 
 class ExceptionMatch(_Model):
-    """Which objects a waiver covers; empty lists mean "any". Patterns are globs (config/globs.py)."""
+    """Which objects a waiver covers; empty lists mean "any". Patterns are globs (config/patterns.py)."""
 
     clusters: tuple[Glob, ...] = ()
     namespaces: tuple[Glob, ...] = ()

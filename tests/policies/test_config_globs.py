@@ -1,4 +1,4 @@
-"""The glob grammar of stockade.yaml (policies/config/globs.py) held to the matchers that read it.
+"""The glob grammar of stockade.yaml (policies/config/patterns.py) held to the matchers that read it.
 
 The oracles are the real ones: regorus' interpreter and its compiled VM (the embedded engine), OPA's
 Go engine (opa-golib-python-bindings, the remote engine's code; the part that needs it skips where it
@@ -19,7 +19,7 @@ import pytest
 import regorus
 from pydantic import BaseModel
 
-from stockade.policies.config.globs import glob_problem
+from stockade.policies.config.patterns import glob_problem
 from stockade.policies.config.settings import Config, ConfigError, DotGlob, Glob, PathGlob, parse_config
 
 HAVE_OPA = importlib.util.find_spec("opa_bindings") is not None

@@ -1,4 +1,5 @@
-"""The glob patterns of stockade.yaml: one grammar, meant the same way by everything that matches them.
+"""The patterns of stockade.yaml: globs, in one grammar meant the same way by everything that matches
+them, and registry prefixes.
 
 A configured pattern is matched by regorus' `glob.match` (the embedded engine), by OPA's (the remote
 engine) and, for the scope, waivers, overrides, suppressions and the sandbox facts, by Python's
@@ -15,6 +16,10 @@ an allowlist that allows something else at each gate.
 every pattern it accepts compiles in both engines and matches the same values in all three; every
 pattern it refuses fails in one of them, or matches differently, or uses a form refused by name
 (braces, `**`, a backslash, `[^`, a class mixing a range with characters, an empty pattern).
+
+An `images.allowed_registries` entry is no glob but a prefix (a registry host, a port, a repository
+path: STK-IMG-001 matches it at a "/" boundary); :func:`registry_prefix_problem` says why an entry
+could match no image, which would deny every one.
 """
 
 import string
@@ -98,4 +103,29 @@ def _class_problem(body: str, delimiter: str | None) -> str | None:
         return f"a class holding one of {''.join(sorted(_NOT_IN_CLASS))}"
     if delimiter is not None and delimiter in body:
         return f"a class holding {delimiter!r}, which separates what this pattern matches"
+    return None
+
+
+def registry_prefix_problem(entry: str) -> str | None:
+    """What keeps `entry` from being a registry prefix an image could match, or None."""
+    text = entry.strip()
+    if text.startswith("[") and "]" in text:  # an IPv6 host, [fd00::1]:5000/: its brackets are no glob
+        text = "ipv6" + text[text.index("]") + 1 :]
+    if not text.strip("/"):
+        return "an empty entry"
+    if any(c.isspace() for c in entry):
+        return "whitespace"
+    if "://" in text:
+        return f"a URL: write the host and path without the scheme ({text.split('://', 1)[1]!r})"
+    if any(c in text for c in "*?[]{}"):
+        shown = entry.strip()
+        head = shown[: len(shown) - len(text) + min(text.index(c) for c in "*?[]{}" if c in text)]
+        head = head[: head.rfind("/") + 1]
+        hint = f"write {head!r}" if head else "name each registry (myacr.azurecr.io/); no list allows all"
+        return f"a glob (an entry already covers every repository below it): {hint}"
+    if "@" in text:
+        return "a digest: an entry names a registry and a repository path"
+    host, _, path = text.partition("/")
+    if ":" in path or (":" in host and not host.partition(":")[2].isdigit()):  # nginx:1.25
+        return "a tag: an entry names a registry and a repository path"
     return None
