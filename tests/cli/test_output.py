@@ -91,3 +91,33 @@ def test_every_command_that_writes_files_says_so_in_one_line(args: list[str], tm
     assert run.exception is None or isinstance(run.exception, SystemExit)
     assert run.output.count("stockade: error:") == 1, run.output
     assert str(blocker) in run.output
+
+
+def test_a_pipe_is_written_in_place_and_stays_a_pipe(tmp_path: Path) -> None:
+    """`-o /dev/null`, `-o /dev/stdout`, `-o >(gzip > r.gz)`: a destination that is no regular file is
+    written as a shell redirection writes it. A FIFO stands for them here (a test must never risk the
+    machine's /dev/null: renamed over, it became a regular file for every later process)."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received: list[bytes] = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    run = CliRunner().invoke(app, ["scan", str(EXAMPLES), "--no-config", "-f", "json", "-o", str(fifo)])
+    reader.join(timeout=10)  # the scan has returned: the writer has closed the pipe
+    assert run.exit_code == 0, run.output
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert received and received[0].startswith(b"{")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe"]  # no temporary beside it
+
+
+def test_a_symbolic_link_stays_a_link_and_its_target_gets_the_report(tmp_path: Path) -> None:
+    target = tmp_path / "reports" / "r.json"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    link = tmp_path / "latest.json"
+    link.symlink_to(target)
+    emit(get_report("json"), Result(tool_version="t"), link)
+    assert link.is_symlink() and target.read_text().startswith("{")
+    assert sorted(p.name for p in target.parent.iterdir()) == ["r.json"]
