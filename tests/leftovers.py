@@ -1,4 +1,4 @@
-"""No process started by the tests outlives the test run (issue 40).
+"""No process started by the tests outlives the test run (issue 40), and /dev/null is still the null device.
 
 Every pytest run gets a unique marker, ``STOCKADE_TEST_RUN=<uuid>``, in its environment, which every
 subprocess inherits (tests that build an environment from scratch add it themselves, see
@@ -22,6 +22,7 @@ import contextlib
 import ctypes
 import os
 import signal
+import stat
 import time
 import uuid
 from collections.abc import Iterable
@@ -161,6 +162,7 @@ def _alive(p: Proc) -> bool:
 # --- the session hooks (imported by tests/conftest.py) ---------------------------------------------
 
 _LEFT = pytest.StashKey[list[Proc]]()
+_DEVNULL = pytest.StashKey[bool]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -168,7 +170,20 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(trylast=True)
+def _devnull_broken() -> bool:
+    """/dev/null is no longer the null device: a report renamed over it (`-o /dev/null` as root, before
+    cli/output.py wrote such destinations in place) leaves a regular file every later step writes to."""
+    try:
+        return not stat.S_ISCHR(os.stat(os.devnull).st_mode)
+    except OSError:
+        return True
+
+
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    if os.name == "posix" and _devnull_broken():
+        session.config.stash[_DEVNULL] = True
+        if session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
     run = os.environ.get(MARKER)
     if run is None:
         return
@@ -182,6 +197,10 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if terminalreporter.config.stash.get(_DEVNULL, False):
+        terminalreporter.line(
+            f"{os.devnull} is no longer a character device after the tests: the run fails", red=True
+        )
     left = terminalreporter.config.stash.get(_LEFT, [])
     if left:
         terminalreporter.section("processes left behind by the tests (now killed)", sep="=", red=True)

@@ -113,3 +113,15 @@ def test_of_run_finds_descendants_and_marked_processes_only() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_a_session_that_leaves_dev_null_a_regular_file_fails(tmp_path: Path) -> None:
+    """The check reads os.devnull; the inner session points it at a regular file (a stand-in for a
+    /dev/null a report was renamed over: the real one is never touched)."""
+    stand_in = tmp_path / "null"
+    stand_in.write_text("a report\n")
+    source = f"import os\n\ndef test_breaks():\n    os.devnull = {str(stand_in)!r}\n"
+    run = _run_session(tmp_path, source)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert f"{stand_in} is no longer a character device after the tests: the run fails" in run.stdout
+    assert _run_session(tmp_path, "def test_fine():\n    pass\n").returncode == 0
