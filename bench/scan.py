@@ -6,7 +6,7 @@ into a temporary directory, several documents per file, then times side by side,
 and medians:
 
   parse-only   PyYAML `yaml.load_all(..., Loader=yaml.CSafeLoader)` of every file, in this process
-  stockade     `stockade scan DIR --format json --output /dev/null --fail-on never` (a subprocess)
+  stockade     `stockade scan DIR --format json --output FILE --fail-on never` (a subprocess)
   in-process   the same pipeline through the Python API (no interpreter start-up or imports)
   checkov      `checkov -d DIR --framework kubernetes --quiet --compact -o json`, when available
 
@@ -508,7 +508,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
         )
         base_args = ["scan", str(manifests), "--config", str(config), "--format", "json"]
-        base_args += ["--output", os.devnull, "--fail-on", "never"]
+        # a file of its own, not /dev/null: a --baseline build older than a82687a renamed its report
+        # over the destination, which as root made /dev/null a regular file
+        base_args += ["--output", str(root / "report.json"), "--fail-on", "never"]
         worker_counts: list[int | None] = list(args.workers or [None])
         several = len(worker_counts) > 1
         scan_args = base_args
