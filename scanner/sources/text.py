@@ -22,11 +22,18 @@ from stockade.policies.model import InputError, JSONPath, Origin, Resource, form
 from stockade.scanner.sources.base import Item, Skipped
 
 _K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
+#: in JSON a key need not start a line: `{"apiVersion":"v1","kind":"Pod",...}` on one line
+_JSON_API_VERSION = re.compile(r'"apiVersion"\s*:')
+_JSON_KIND = re.compile(r'"kind"\s*:')
 
 
-def looks_like_kubernetes(text: str) -> bool:
-    """Whether a file that does not parse was meant to be a manifest: an apiVersion or a kind key."""
-    return _K8S_LINE.search(text) is not None
+def looks_like_kubernetes(text: str, *, json_file: bool = False) -> bool:
+    """Whether a file that does not parse was meant to be a manifest: both an apiVersion and a kind
+    key, quoted, anywhere (a minified JSON object, in a .json or a .yaml file); in YAML, either key
+    at a line's start too. A JSON file needs both: VS Code's JSONC tasks.json has `"kind": "build"`
+    on a line of its own, and no apiVersion."""
+    both = _JSON_API_VERSION.search(text) is not None and _JSON_KIND.search(text) is not None
+    return both or (not json_file and _K8S_LINE.search(text) is not None)
 
 
 def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Item]:
@@ -36,10 +43,12 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            if looks_like_kubernetes(text):
-                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+            if not looks_like_kubernetes(text, json_file=True):
+                yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion and kind keys in it")
+            elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
+                yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
             else:
-                yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion or kind key in it")
+                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
             return
         if deeper_than(value):
             # what the YAML decoder says too; the policy engines' encoders stop near 255 levels

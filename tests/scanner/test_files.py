@@ -60,7 +60,7 @@ def test_json_file_with_line_numbers(tmp_path: Path) -> None:
 
 def test_invalid_json_reports_line(tmp_path: Path) -> None:
     f = tmp_path / "bad.json"
-    f.write_text('{\n  "kind": "Pod",\n  oops\n}\n')
+    f.write_text('{\n  "kind": "Pod",\n  oops\n  "apiVersion": "v1"\n}\n')
     (err,) = list(FileSource([str(f)]))
     assert isinstance(err, InputError) and err.line == 3 and err.message.startswith("invalid JSON")
 

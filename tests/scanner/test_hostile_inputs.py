@@ -181,3 +181,61 @@ def test_a_helm_chart_without_helm_is_an_error_naming_it(tmp_path: Path) -> None
     errors = json.loads(run.stdout)["errors"]
     assert [e["file"] for e in errors] == [str(REPO / "deploy" / "charts" / "trainer")]
     assert "needs `helm` on PATH" in errors[0]["message"]
+
+
+MINIFIED_POD = '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":[{"name":"c",'
+
+
+@pytest.mark.parametrize(
+    "name, text, error",
+    [
+        # a trailing comma: kubectl's JSON decoder refuses it too, and the object is a privileged pod
+        ("bad.json", MINIFIED_POD + '"image":"x","securityContext":{"privileged":true},}]}}', "invalid JSON"),
+        ("cut.json", MINIFIED_POD, "invalid JSON"),
+        (
+            "deep.json",
+            MINIFIED_POD + '"x":' + "[" * 5000 + "]" * 5000 + "}]}}",
+            "nesting deeper than 100 levels",
+        ),
+        ("cut.yaml", MINIFIED_POD, "invalid YAML"),
+    ],
+)
+def test_a_minified_manifest_that_does_not_parse_is_an_error_not_a_skipped_file(
+    name: str, text: str, error: str
+) -> None:
+    """A one-line JSON object starts with "{", not with its apiVersion key: it was skipped as "not JSON
+    and no apiVersion or kind key in it", and a directory holding it beside clean manifests passed."""
+    from stockade.policies.model import InputError
+    from stockade.scanner.sources.text import parse_text
+
+    items = list(parse_text(text, name, json_file=name.endswith(".json")))
+    assert len(items) == 1 and isinstance(items[0], InputError), items
+    assert error in str(items[0])
+
+
+def test_a_directory_with_a_broken_minified_manifest_fails(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "examples" / "manifests" / "compliant" / "inference" / "vllm-service.yaml", tmp_path)
+    (tmp_path / "bad.json").write_text(MINIFIED_POD + '"image":"x",}]}}')
+    (tmp_path / "tsconfig.json").write_text('{\n  // JSONC, no manifest\n  "compilerOptions": {},\n}\n')
+    code, doc, err = scan_json(str(tmp_path), extra=("--no-config",))
+    assert code == 2, err
+    assert [e["file"] for e in doc["errors"]] == [str(tmp_path / "bad.json")]
+    assert [s["file"] for s in doc["skipped_files"]] == [str(tmp_path / "tsconfig.json")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"version": "2.0.0", // tasks\n "tasks": [{"label": "b", "group": {"kind": "build"}}]}\n',
+        '{\n  // tasks\n  "version": "2.0.0",\n  "tasks": [\n    {\n      "group": {\n'
+        '        "kind": "build"\n      }\n    }\n  ]\n}\n',
+    ],
+)
+def test_jsonc_with_a_kind_key_but_no_api_version_is_still_skipped(text: str) -> None:
+    """VS Code's tasks.json: JSONC with `"group": {"kind": "build"}`, minified or with the key on a
+    line of its own (which made `stockade scan .` exit 2 on a repository holding .vscode/)."""
+    from stockade.scanner.sources.base import Skipped
+    from stockade.scanner.sources.text import parse_text
+
+    items = list(parse_text(text, ".vscode/tasks.json", json_file=True))
+    assert len(items) == 1 and isinstance(items[0], Skipped)
