@@ -14,7 +14,9 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
   said: a property set by ``reference()``/``listKeys()`` carries the "unknown" marker the rules read
   as the worst case and quote; a linked template (``templateLink``), a copy count or a whole
   ``properties`` that cannot be evaluated is an input error naming it. A parameters file
-  (…deploymentParameters.json) is never judged itself: it is skipped, and counted.
+  (…deploymentParameters.json) is never judged itself: it is skipped, and counted. Templates and
+  parameters files may hold ``//`` and ``/* */`` comments, as Resource Manager accepts them
+  (:func:`arm_json`); a Kubernetes manifest may not (kubectl refuses them too).
 - **Resource Graph exports / ARM list responses**: a JSON array of resources, or ``{"data": [...]}``
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
@@ -113,6 +115,30 @@ def _is_arm(item: Any) -> bool:
         and isinstance(item.get("id"), str)
         and arm_type({"type": item.get("type")}) is not None
     )
+
+
+#: a JSON string (kept) or a comment (blanked): comments inside strings are text
+_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*[\s\S]*?\*/')
+
+
+def _blank(match: re.Match[str]) -> str:
+    text = match.group()
+    return text if text.startswith('"') else re.sub(r"[^\n]", " ", text)
+
+
+def arm_json(text: str) -> tuple[Any, str] | None:
+    """An ARM template or parameters file that holds comments (``//``, ``/* */``: Resource Manager
+    accepts them), parsed, with the text it was parsed from: the comments blanked out, every line
+    and column where it was, so findings point at the file's own lines. None where the text is no
+    such file once its comments are gone (a Kubernetes manifest with comments stays invalid JSON)."""
+    if "/" not in text:
+        return None
+    stripped = _STRING_OR_COMMENT.sub(_blank, text)
+    try:
+        value = orjson.loads(stripped)
+    except orjson.JSONDecodeError:
+        return None
+    return (value, stripped) if detect(value) in ("template", "parameters") else None
 
 
 def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError | Skipped] | None:
@@ -225,8 +251,15 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
     params_file = _parameters_file_of(name)
     if params_file is not None:
         try:
-            given = orjson.loads(params_file.read_bytes())
-        except (OSError, orjson.JSONDecodeError) as exc:
+            raw = params_file.read_text(encoding="utf-8")
+            given = orjson.loads(raw)
+        except orjson.JSONDecodeError as exc:
+            commented = arm_json(raw)
+            if commented is None:
+                yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
+                return
+            given = commented[0]
+        except (OSError, UnicodeDecodeError) as exc:
             yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
             return
         if not isinstance(given, Mapping) or not isinstance(given.get("parameters"), Mapping):

@@ -40,22 +40,27 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
     """Parse one file's text into resources (and at most one error, where parsing stopped). A file
     that does not parse and does not look like a manifest (JSONC, a template) is :class:`Skipped`."""
     if json_file:
+        from stockade.scanner.sources.iac import arm_json, iac_resources  # JSON only: YAML is never IaC
+
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
-            if not looks_like_kubernetes(text, json_file=True):
-                yield Skipped(name, "not JSON (JSONC or a template?), and no apiVersion and kind keys in it")
-            elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
-                yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
-            else:
-                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
-            return
+            commented = arm_json(text)  # an ARM template with comments, as Resource Manager reads it
+            if commented is None:
+                if not looks_like_kubernetes(text, json_file=True):
+                    yield Skipped(
+                        name, "not JSON (JSONC or a template?), and no apiVersion and kind keys in it"
+                    )
+                elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
+                    yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
+                else:
+                    yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+                return
+            value, text = commented  # the comments blanked: every position where it was
         if deeper_than(value):
             # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
             yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
             return
-        from stockade.scanner.sources.iac import iac_resources  # JSON only: YAML is never IaC here
-
         lazy = LazyFile(text)
         azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
         if azure is not None:

@@ -382,3 +382,52 @@ def test_terraform_storage_sync_traffic_policy(tmp_path: Path) -> None:
     assert [f.resource.name for f in found(None)] == ["sync-ml"]  # the default is AllowAllTraffic
     assert len(found("AllowAllTraffic")) == 1
     assert found("AllowVirtualNetworksOnly") == []
+
+
+def _commented(text: str) -> str:
+    """The template with comments as people write them, no line added or removed: a `//` after every
+    line that ends a value or opens an object, and a `/* */` block inside a line."""
+    out = []
+    for i, line in enumerate(text.splitlines()):
+        if line.rstrip().endswith((",", "{", "[")):
+            line += f'  // note {i}: a URL https://example.com/x and a "quote"'
+        elif '"location"' in line:
+            line = line.replace('"location"', '/* where */ "location"', 1)
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def _verdicts_of(path: Path) -> set[tuple[str, str, int | None]]:
+    files = FileSource([str(path)])
+    result = run_scan(files, [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+    assert result.errors == []
+    return {(f.rule.id, f.resource.name, f.line) for f in _findings(result)}
+
+
+def test_a_template_with_comments_is_read_as_resource_manager_reads_it(tmp_path: Path) -> None:
+    """ARM templates (and their parameters files) may hold // and /* */ comments; such a template was
+    "not JSON" and skipped, so its resources passed unjudged. Read with the comments blanked, it gives
+    the findings of the same template without them, at the same lines."""
+    original = (AZURE / "aks-storage-template.json").read_text()
+    commented = _commented(original)
+    assert commented.count("//") > 40 and commented.count("/*") >= 1
+    (tmp_path / "azuredeploy.json").write_text(commented)
+    expected = _verdicts(_scan("aks-storage-template.json"))
+    assert expected and _verdicts_of(tmp_path / "azuredeploy.json") == expected
+    # a parameters file beside it, with comments too, is read: allowSharedKey false clears STK-AZ-003
+    (tmp_path / "azuredeploy.parameters.json").write_text(
+        "{\n  // the production values\n"
+        '  "$schema": "https://schema.management.azure.com/schemas/2019-04-01/deploymentParameters.json#",\n'
+        '  "contentVersion": "1.0.0.0",\n'
+        '  "parameters": { "allowSharedKey": { "value": false } /* no shared keys */ }\n}\n'
+    )
+    assert _verdicts_of(tmp_path / "azuredeploy.json") == {v for v in expected if v[0] != "STK-AZ-003"}
+
+
+def test_a_kubernetes_manifest_with_comments_stays_invalid_json() -> None:
+    """kubectl refuses comments in JSON: only Azure templates and parameters files may hold them."""
+    from stockade.policies.model import InputError
+
+    text = '{\n  "apiVersion": "v1", // a pod\n  "kind": "Pod",\n  "metadata": {"name": "p"}\n}\n'
+    (item,) = list(parse_text(text, "pod.json", json_file=True))
+    assert isinstance(item, InputError) and item.line == 2 and "invalid JSON" in item.message
