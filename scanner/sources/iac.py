@@ -117,13 +117,51 @@ def _is_arm(item: Any) -> bool:
     )
 
 
-#: a JSON string (kept) or a comment (blanked): comments inside strings are text
-_STRING_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\])*"|//[^\n]*|/\*[\s\S]*?\*/')
+_QUOTE_OR_SLASH = re.compile(r'["/]')
+_STRING_END = re.compile(r'["\\]')
 
 
-def _blank(match: re.Match[str]) -> str:
-    text = match.group()
-    return text if text.startswith('"') else re.sub(r"[^\n]", " ", text)
+def _blank_comments(text: str) -> str | None:
+    """`text` with its `//` and `/* */` comments outside strings turned into spaces (newlines kept),
+    or None where a block comment or a string does not end. One pass: every step moves forward, so a
+    hostile file of a million `/*` costs what its length does."""
+    out: list[str] = []
+    done = i = 0
+    n = len(text)
+    while True:
+        found = _QUOTE_OR_SLASH.search(text, i)
+        if found is None:
+            break
+        i = found.start()
+        if text[i] == '"':  # a string: comments inside it are text
+            j = i + 1
+            while True:
+                end = _STRING_END.search(text, j)
+                if end is None:
+                    return None
+                if text[end.start()] == "\\":
+                    j = end.start() + 2
+                    continue
+                i = end.start() + 1
+                break
+            continue
+        nxt = text[i + 1 : i + 2]
+        if nxt == "/":
+            stop = text.find("\n", i)
+            stop = n if stop < 0 else stop
+        elif nxt == "*":
+            stop = text.find("*/", i + 2)
+            if stop < 0:
+                return None
+            stop += 2
+        else:
+            i += 1
+            continue
+        out.append(text[done:i])
+        out.append(re.sub(r"[^\n]", " ", text[i:stop]))
+        done = i = stop
+    out.append(text[done:])
+    return "".join(out)
 
 
 def arm_json(text: str) -> tuple[Any, str] | None:
@@ -131,9 +169,9 @@ def arm_json(text: str) -> tuple[Any, str] | None:
     accepts them), parsed, with the text it was parsed from: the comments blanked out, every line
     and column where it was, so findings point at the file's own lines. None where the text is no
     such file once its comments are gone (a Kubernetes manifest with comments stays invalid JSON)."""
-    if "/" not in text:
+    stripped = _blank_comments(text) if "/" in text else None
+    if stripped is None or stripped == text:
         return None
-    stripped = _STRING_OR_COMMENT.sub(_blank, text)
     try:
         value = orjson.loads(stripped)
     except orjson.JSONDecodeError:

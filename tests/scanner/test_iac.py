@@ -431,3 +431,15 @@ def test_a_kubernetes_manifest_with_comments_stays_invalid_json() -> None:
     text = '{\n  "apiVersion": "v1", // a pod\n  "kind": "Pod",\n  "metadata": {"name": "p"}\n}\n'
     (item,) = list(parse_text(text, "pod.json", json_file=True))
     assert isinstance(item, InputError) and item.line == 2 and "invalid JSON" in item.message
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["/*" * 200_000, '"\\"' * 200_000, "/" * 400_000, '"' + "a" * 400_000, '{"a": 1} /' + "* x" * 100_000],
+)
+def test_comment_blanking_is_one_pass_on_hostile_text(text: str) -> None:
+    """Every step of the blanking moves forward: a file of many unterminated `/*` or escapes ends (a
+    regular expression retried at each start would take quadratic time); none of them is a template."""
+    from stockade.scanner.sources.iac import arm_json
+
+    assert arm_json(text) is None
