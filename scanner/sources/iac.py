@@ -291,15 +291,12 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
         try:
             raw = params_file.read_text(encoding="utf-8")
             given = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            commented = arm_json(raw)
+        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not JSON (unless comments)
+            commented = arm_json(raw) if isinstance(exc, orjson.JSONDecodeError) else None
             if commented is None:
                 yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
                 return
             given = commented[0]
-        except (OSError, UnicodeDecodeError) as exc:
-            yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
-            return
         if not isinstance(given, Mapping) or not isinstance(given.get("parameters"), Mapping):
             yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return

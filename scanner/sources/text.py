@@ -49,7 +49,8 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             if commented is None:
                 if not looks_like_kubernetes(text, json_file=True):
                     yield Skipped(
-                        name, "not JSON (JSONC or a template?), and no apiVersion and kind keys in it"
+                        name,
+                        "not JSON (JSONC or a template?), and not both an apiVersion and a kind key in it",
                     )
                 elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
                     yield InputError(name, f"nesting deeper than {MAX_DEPTH} levels")
