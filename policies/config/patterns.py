@@ -14,8 +14,8 @@ configuration error naming its key and line, not a floating-tag rule that silent
 an allowlist that allows something else at each gate.
 
 `tests/policies/test_config_globs.py` holds the grammar to regorus (interpreter and VM), OPA's Go
-engine and fnmatch: every one of some 2,700 random patterns it accepts compiles in both engines and
-matches the same values in all of them, and each form it refuses is shown failing or read
+engine and fnmatch: each of the ~2,000 random pattern-delimiter pairs it accepts compiles in both
+engines and matches the same values in all of them, and each form it refuses is shown failing or read
 differently there (braces, `**`, a backslash and a lone `]` are refused by name: no name needs them).
 
 An `images.allowed_registries` entry is no glob but a prefix (a registry host, a port, a repository
