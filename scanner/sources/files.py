@@ -152,12 +152,16 @@ class FileSource:
                 compositions[t.directory.resolve()] = composition(t.directory)
         bases: set[Path] = set()
         composed: set[Path] = set()
+        charts: set[Path] = set()
         for c in compositions.values():
             if c is not None:
                 bases |= c.directories
                 composed |= c.files | {c.file}
+                charts |= c.charts
         done: set[Path] = set()
         for t in found:
+            if isinstance(t, Rendered) and t.tool == "helm" and t.directory.resolve() in charts:
+                continue  # inflated by the kustomization's helmCharts, with its values
             if isinstance(t, Path):
                 resolved = t.resolve()
                 if resolved in composed:

@@ -76,14 +76,18 @@ def kustomization_file(directory: Path) -> Path | None:
 
 
 def kustomize_command(kubectl: str | None = None) -> list[str] | None:
-    """How to build a kustomization: `--kubectl PATH`, else kubectl on PATH, else kustomize."""
+    """How to build a kustomization: `--kubectl PATH`, else kubectl on PATH, else kustomize; with
+    `helmCharts` inflated, as Argo CD and Flux build them (`--enable-helm`, with the helm on PATH)."""
     if kubectl:
-        return [kubectl, "kustomize"]
-    if shutil.which("kubectl"):
-        return ["kubectl", "kustomize"]
-    if shutil.which("kustomize"):
-        return ["kustomize", "build"]
-    return None
+        cmd = [kubectl, "kustomize"]
+    elif shutil.which("kubectl"):
+        cmd = ["kubectl", "kustomize"]
+    elif shutil.which("kustomize"):
+        cmd = ["kustomize", "build"]
+    else:
+        return None
+    helm = shutil.which("helm")
+    return [*cmd, "--enable-helm", *(["--helm-command", helm] if helm else [])]
 
 
 @dataclass(slots=True)
@@ -148,6 +152,7 @@ class Composition:
     component: bool  # `kind: Component`: built only by the kustomizations that use it
     directories: frozenset[Path]  # the kustomizations it builds on (resources, bases, components)
     files: frozenset[Path]  # the files it reads: resources, patches, generators' sources, ...
+    charts: frozenset[Path] = frozenset()  # the local charts its helmCharts inflate (chartHome/name)
 
 
 #: Fields holding a list of paths (or URLs, or inline YAML for the plugin fields).
@@ -204,8 +209,29 @@ def composition(directory: Path) -> Composition | None:
         elif path.is_file():
             files.add(path.resolve())
     return Composition(
-        file.resolve(), doc.get("kind") == "Component", frozenset(directories), frozenset(files)
+        file.resolve(),
+        doc.get("kind") == "Component",
+        frozenset(directories),
+        frozenset(files),
+        _helm_charts(doc, root),
     )
+
+
+def _helm_charts(doc: Mapping[str, Any], root: Path) -> frozenset[Path]:
+    """The chart folders a kustomization's `helmCharts` inflate: `helmGlobals.chartHome` (default
+    `charts`) / name, where the folder exists (a chart with a `repo` is pulled there)."""
+    charts = doc.get("helmCharts")
+    if not isinstance(charts, list):
+        return frozenset()
+    globals_ = doc.get("helmGlobals")
+    home = globals_.get("chartHome") if isinstance(globals_, Mapping) else None
+    base = root / (home if isinstance(home, str) and home.strip() else "charts")
+    found = set()
+    for chart in charts:
+        name = chart.get("name") if isinstance(chart, Mapping) else None
+        if isinstance(name, str) and name.strip() and (base / name).is_dir():
+            found.add(Path(os.path.normpath(base / name)).resolve())
+    return frozenset(found)
 
 
 def _strings(value: object) -> list[str]:

@@ -304,3 +304,39 @@ def test_overlays_rendered_side_by_side_report_as_one_after_another(tmp_path: Pa
     for key in ("findings", "errors"):
         assert one[1][key] == two[1][key]
     assert {f["resource"].get("namespace") for f in two[1]["findings"]} >= {"prod", "dev", "stage"}
+
+
+HELM = shutil.which("helm", path=os.pathsep.join([str(TOOLS), os.environ.get("PATH", "")]))
+
+
+@needs_kubectl
+@pytest.mark.skipif(HELM is None, reason="helm not installed (make tools installs it)")
+def test_helm_charts_of_a_kustomization_are_inflated_once(tmp_path: Path) -> None:
+    """`helmCharts:` (kube-prometheus-stack and most GitOps trees through Argo CD or Flux) needs
+    `--enable-helm`: without it the overlay was an error, its objects unjudged, and its chart was
+    rendered alone with its own defaults. Now the kustomization inflates it with its values, and the
+    chart folder is not rendered a second time."""
+    write(
+        tmp_path,
+        {
+            "kustomization.yaml": (
+                "helmCharts:\n- name: tool\n  releaseName: r\n  valuesInline: {hostNet: true}\n"
+                "resources: [deployment.yaml]\n"
+            ),
+            "deployment.yaml": DEPLOYMENT,
+            "charts/tool/Chart.yaml": "apiVersion: v2\nname: tool\nversion: 0.1.0\n",
+            "charts/tool/values.yaml": "hostNet: false\n",
+            "charts/tool/templates/pod.yaml": (
+                "apiVersion: v1\nkind: Pod\nmetadata: {name: tool}\n"
+                "spec: {hostNetwork: {{ .Values.hostNet }}, containers: [{name: c, image: x}]}\n"
+            ),
+        },
+    )
+    code, doc, err = scan(".", "--fail-on", "never", cwd=tmp_path)
+    assert code == 0 and doc["errors"] == [], err
+    pods = [f for f in doc["findings"] if f["resource"]["name"] == "tool"]
+    assert pods and {f["location"]["file"] for f in pods} == {"kustomization.yaml"}
+    # the kustomization's value (hostNet: true), not the chart's default: rendered once, through it
+    host_network = [f for f in pods if f["rule"]["id"] == "STK-POD-002"]
+    assert len(host_network) == 1, [f["rule"]["id"] for f in pods]
+    assert sorted(p.name for p in (tmp_path / "charts").iterdir()) == ["tool"]  # nothing pulled or written
