@@ -76,18 +76,27 @@ def kustomization_file(directory: Path) -> Path | None:
 
 
 def kustomize_command(kubectl: str | None = None) -> list[str] | None:
-    """How to build a kustomization: `--kubectl PATH`, else kubectl on PATH, else kustomize; with
-    `helmCharts` inflated, as Argo CD and Flux build them (`--enable-helm`, with the helm on PATH)."""
+    """How to build a kustomization: `--kubectl PATH`, else kubectl on PATH, else kustomize."""
     if kubectl:
-        cmd = [kubectl, "kustomize"]
-    elif shutil.which("kubectl"):
-        cmd = ["kubectl", "kustomize"]
-    elif shutil.which("kustomize"):
-        cmd = ["kustomize", "build"]
-    else:
-        return None
+        return [kubectl, "kustomize"]
+    if shutil.which("kubectl"):
+        return ["kubectl", "kustomize"]
+    if shutil.which("kustomize"):
+        return ["kustomize", "build"]
+    return None
+
+
+def _build(cmd: list[str], target: str, what: str) -> str:
+    """kustomize's output for `target`; where it asks for `--enable-helm` (the kustomization, or a
+    base, inflates `helmCharts`), again with it and the helm on PATH, as Argo CD and Flux build such
+    trees. Only then: a kubectl older than the flag builds every other kustomization as before."""
+    try:
+        return _run([*cmd, target], what)
+    except RenderError as exc:
+        if "--enable-helm" not in str(exc):
+            raise
     helm = shutil.which("helm")
-    return [*cmd, "--enable-helm", *(["--helm-command", helm] if helm else [])]
+    return _run([*cmd, "--enable-helm", *(["--helm-command", helm] if helm else []), target], what)
 
 
 @dataclass(slots=True)
@@ -115,11 +124,11 @@ class KustomizeSource:
                 f"resources:\n- {_quoted(target)}\nbuildMetadata: [originAnnotations]\n", encoding="utf-8"
             )
             try:
-                text = _run([*cmd, wrapper], self.directory)
+                text = _build(cmd, wrapper, self.directory)
             except RenderError:
                 # the overlay's own error, in its own words (not the wrapper's paths)
                 try:
-                    text = _run([*cmd, self.directory], self.directory)
+                    text = _build(cmd, self.directory, self.directory)
                 except RenderError as exc:
                     yield InputError(self.directory, str(exc).split(": ", 1)[1])
                     return
