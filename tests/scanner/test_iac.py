@@ -398,10 +398,9 @@ def _commented(text: str) -> str:
 
 
 def _verdicts_of(path: Path) -> set[tuple[str, str, int | None]]:
-    files = FileSource([str(path)])
-    result = run_scan(files, [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t")
+    result = _scan_path(path)
     assert result.errors == []
-    return {(f.rule.id, f.resource.name, f.line) for f in _findings(result)}
+    return _verdicts(result)
 
 
 def test_a_template_with_comments_is_read_as_resource_manager_reads_it(tmp_path: Path) -> None:
