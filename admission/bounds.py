@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from stockade.policies.config.settings import AdmissionConfig
-from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.decode import MAX_DEPTH, TOO_DEEP, deeper_than
 from stockade.policies.decoding.shape import at, problems
 from stockade.policies.kinds.workloads import WorkloadKinds
 from stockade.policies.model import format_path
@@ -146,7 +146,7 @@ def malformed(obj: Mapping[str, Any], kinds: WorkloadKinds, *, shallow: bool = F
     is known to be within :data:`MAX_DEPTH` (:func:`object_shallow`), so it is not walked for that."""
     if not shallow and deeper_than(obj):
         # as the scan's decoders say; the policy engines' encoders stop near 255 levels
-        return f"nesting deeper than {MAX_DEPTH} levels"
+        return TOO_DEEP
     found = problems(obj, kinds, decoded=True)
     if not found:
         return None

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 import orjson
 
 from stockade.policies.config.waivers import SuppressionBook
-from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.decode import TOO_DEEP, deeper_than
 from stockade.policies.engines.library import KIND_ALIASES
 from stockade.policies.evaluate import Evaluator, InventoryFacts, namespace_for
 from stockade.policies.facts.inventory import INDEXED_KINDS, Inventory
@@ -417,7 +417,7 @@ def evaluate_snapshot(
         if deeper_than(t[0].obj):
             # objects from a cluster are not read by the decoders (a custom resource keeps unknown
             # fields): nesting the engines cannot encode is an error of that object, not a crash
-            message = f"nesting deeper than {MAX_DEPTH} levels: not evaluated"
+            message = f"{TOO_DEEP}: not evaluated"
             result.errors.append(InputError(f"{snap.name}/{t[0].ref().display()}", message))
             continue
         todo.append(t)

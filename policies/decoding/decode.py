@@ -48,6 +48,8 @@ from yaml.scanner import Scanner
 
 #: Deepest nesting of collections accepted in one document (aliases expanded).
 MAX_DEPTH = 100
+#: what every reader says of an object past MAX_DEPTH (the decoder, JSON files, the webhook, the audit)
+TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels"
 #: Most nodes one document may expand to (aliases expanded), whatever the alias ratio.
 MAX_NODES = 5_000_000
 
@@ -442,7 +444,7 @@ class _Builder:
             if seen is not None:  # an alias: the same value, counted as go-yaml counts its expansion
                 value, nodes, below = seen
                 if depth + below - 1 > MAX_DEPTH:
-                    raise DecodeError(f"nesting deeper than {MAX_DEPTH} levels", _line(node.start_mark))
+                    raise DecodeError(TOO_DEEP, _line(node.start_mark))
                 self.decoded += nodes + 1
                 self.aliased += nodes
                 self._check(node)
@@ -450,7 +452,7 @@ class _Builder:
             if key in self.active:
                 raise DecodeError("an anchor's value contains an alias of itself", _line(node.start_mark))
         if depth > MAX_DEPTH:
-            raise DecodeError(f"nesting deeper than {MAX_DEPTH} levels", _line(node.start_mark))
+            raise DecodeError(TOO_DEEP, _line(node.start_mark))
         self.decoded += 1
         if self.decoded > MAX_NODES or self.aliased > 100:  # what _check() could refuse
             self._check(node)

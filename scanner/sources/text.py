@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from stockade.policies.decoding.decode import MAX_DEPTH, deeper_than
+from stockade.policies.decoding.decode import TOO_DEEP, deeper_than
 from stockade.policies.decoding.shape import problems
 from stockade.policies.decoding.yamlpos import LazyFile, YAMLSyntaxError, iter_lazy_documents
 from stockade.policies.model import InputError, JSONPath, Origin, Resource, format_path
@@ -25,8 +25,6 @@ _K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
 #: in JSON a key need not start a line: `{"apiVersion":"v1","kind":"Pod",...}` on one line
 _JSON_API_VERSION = re.compile(r'"apiVersion"\s*:')
 _JSON_KIND = re.compile(r'"kind"\s*:')
-#: what the YAML decoder says too, for a JSON file past our depth or orjson's own (1,024)
-_TOO_DEEP = f"nesting deeper than {MAX_DEPTH} levels"
 
 
 def looks_like_kubernetes(text: str, *, json_file: bool = False) -> bool:
@@ -55,14 +53,14 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
                         "not JSON (JSONC or a template?), and not both an apiVersion and a kind key in it",
                     )
                 elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
-                    yield InputError(name, _TOO_DEEP)
+                    yield InputError(name, TOO_DEEP)
                 else:
                     yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
                 return
             value, text = commented  # the comments blanked: every position where it was
         if deeper_than(value):
             # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
-            yield InputError(name, _TOO_DEEP)
+            yield InputError(name, TOO_DEEP)
             return
         lazy = LazyFile(text)
         azure = iac_resources(value, name, lazy)  # ARM templates, Resource Graph exports, terraform plans
