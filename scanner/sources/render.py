@@ -55,12 +55,46 @@ def _run(cmd: list[str], what: str) -> str:
     except subprocess.TimeoutExpired:
         raise RenderError(f"{what}: {cmd[0]} did not finish within 300 s") from None
     if proc.returncode != 0:
-        detail = " ".join(_KLOG_RE.sub(" ", proc.stderr).split()).removeprefix("Error: ")
-        if detail.startswith('"command failed" err='):  # kubectl's structured log of the error
-            detail = detail.removeprefix('"command failed" err=').strip('<>" ')
-        detail = detail[:500] or f"exit code {proc.returncode}"
+        detail = error_detail(proc.stderr) or f"exit code {proc.returncode}"
         raise RenderError(f"{what}: {' '.join(cmd[:2])} failed: {detail}")
     return proc.stdout
+
+
+#: kustomize's deprecation warnings (`# Warning: 'bases' is deprecated. ...`), one line each
+_WARNING_LINE = re.compile(r"^# Warning: .*$", re.M)
+#: each level of kustomize's resource accumulation: the reference it was reading
+_ACCUMULATING = re.compile(r"accumulating resources from '([^']*)'")
+#: the last directory kustomize descended into; what follows it is that directory's own failure
+_RECURSED = "recursed accumulation of path '"
+#: characters of a renderer's error kept (its end: where the cause is; half as many of the chain)
+MAX_DETAIL = 500
+
+
+def error_detail(stderr: str) -> str:
+    """A renderer's error as one line that ends with its cause. kubectl's log framing and
+    kustomize's deprecation warnings are dropped; kustomize's nested "accumulating resources"
+    chain (one level per base: each first tried as a file, then as a directory) becomes the
+    references followed, ``via ../default → ../manager``, and the innermost failure (a missing
+    `.env`, a remote base out of reach), which the whole chain put past any length a line keeps."""
+    text = _WARNING_LINE.sub(" ", _KLOG_RE.sub(" ", stderr)).replace(os.getcwd() + os.sep, "")
+    detail = " ".join(text.split()).removeprefix("Error: ").removeprefix("error: ")
+    if detail.startswith('"command failed" err='):  # kubectl's structured log of the error
+        detail = detail.removeprefix('"command failed" err=').strip('<>" ')
+        detail = detail.removeprefix("error: ")
+    refs = _ACCUMULATING.findall(detail)
+    if refs:
+        cause = detail
+        if _RECURSED in cause:
+            cause = cause.rsplit(_RECURSED, 1)[1].split("': ", 1)[-1]
+        if cause.startswith("accumulating resources") or cause is detail:
+            cause = cause.rsplit(f"accumulating resources from '{refs[-1]}'", 1)[-1].removeprefix(": ")
+        return f"via {_tail(' → '.join(refs), MAX_DETAIL // 2)}: {_tail(cause, MAX_DETAIL)}"
+    return _tail(detail, MAX_DETAIL)
+
+
+def _tail(text: str, limit: int) -> str:
+    """``text``, or its last ``limit`` characters after an ellipsis."""
+    return text if len(text) <= limit else "… " + text[-limit:]
 
 
 #: The names kustomize looks for in a directory, in its order.

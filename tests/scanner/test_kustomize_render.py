@@ -176,6 +176,64 @@ def test_a_broken_kustomization_is_one_error_and_the_rest_is_scanned(tmp_path: P
     assert {f["resource"].get("namespace") for f in doc["findings"]} == {"prod", "dev"}
 
 
+@needs_kubectl
+def test_a_failure_deep_in_the_bases_names_the_chain_and_its_cause(tmp_path: Path) -> None:
+    """gpu-operator's config/manifests: two bases down, a configMapGenerator's `.env` (a generated,
+    ignored file) is missing. kustomize's error repeats every level's path twice and starts with
+    its deprecation warnings; the line kept its first 500 characters, which never reached the cause."""
+    long = "a-rather-long-directory-name-as-real-repositories-have-"
+    write(
+        tmp_path,
+        {
+            "config/manifests/kustomization.yaml": f"bases: [../{long}default]\n",
+            f"config/{long}default/kustomization.yaml": f"resources: [../{long}manager]\n",
+            f"config/{long}manager/kustomization.yaml": (
+                "configMapGenerator:\n- name: env\n  envs: [.env]\n"
+                "patchesStrategicMerge: []\nresources: [deployment.yaml]\n"
+            ),
+            f"config/{long}manager/deployment.yaml": DEPLOYMENT,
+        },
+    )
+    code, doc, _ = scan("config", "--fail-on", "never", cwd=tmp_path)
+    assert code == 2
+    (error,) = doc["errors"]
+    message = error["message"]
+    assert "deprecated" not in message and len(message) < 900
+    assert f"via ../{long}default → ../{long}manager: " in message
+    assert message.endswith(f"lstat config/{long}manager/.env: no such file or directory")
+
+
+def test_a_renderers_error_keeps_its_cause() -> None:
+    """The summary of kustomize's nested errors, on the texts kubectl 1.31 writes (kubeflow
+    manifests' remote Argo base out of reach; a missing resource file)."""
+    from stockade.scanner.sources.render import MAX_DETAIL, error_detail
+
+    remote = (
+        "# Warning: 'vars' is deprecated. Please use 'replacements' instead.\n"
+        "error: accumulating resources: accumulation err='accumulating resources from '../base': "
+        "'/r/env/base' must resolve to a file': recursed accumulation of path '/r/env/base': "
+        "accumulating resources: accumulation err='accumulating resources from "
+        "'https://github.com/argoproj/argo-workflows/manifests/base?ref=v3.7.3': Get \"https://x\": "
+        "dial tcp: lookup github.com: no such host': failed to run 'git fetch': fatal: Could not "
+        "resolve host: github.com\n"
+    )
+    assert error_detail(remote) == (
+        "via ../base → https://github.com/argoproj/argo-workflows/manifests/base?ref=v3.7.3: "
+        "Get \"https://x\": dial tcp: lookup github.com: no such host': failed to run 'git fetch': "
+        "fatal: Could not resolve host: github.com"
+    )
+    missing = (
+        "error: accumulating resources: accumulation err='accumulating resources from 'policy.yaml': "
+        "evalsymlink failure on '/r/policy.yaml' : lstat /r/policy.yaml: no such file or directory': "
+        "must build at directory: not a valid directory: lstat /r/policy.yaml: no such file or directory"
+    )
+    assert error_detail(missing).startswith("via policy.yaml: evalsymlink failure on '/r/policy.yaml'")
+    # no chain: the error itself, its end kept
+    long = "error: " + "x" * 2000 + " the cause"
+    assert error_detail(long).endswith(" the cause") and len(error_detail(long)) <= MAX_DETAIL + 2
+    assert error_detail("Error: must specify --enable-helm\n") == "must specify --enable-helm"
+
+
 def test_without_kubectl_a_kustomization_is_an_error_naming_what_to_install(tmp_path: Path) -> None:
     base_and_overlays(tmp_path)
     empty = tmp_path / "no-tools"
