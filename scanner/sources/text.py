@@ -25,6 +25,11 @@ _K8S_LINE = re.compile(r'^[ \t-]*"?(apiVersion|kind)"?[ \t]*:', re.M)
 #: in JSON a key need not start a line: `{"apiVersion":"v1","kind":"Pod",...}` on one line
 _JSON_API_VERSION = re.compile(r'"apiVersion"\s*:')
 _JSON_KIND = re.compile(r'"kind"\s*:')
+#: a Go template action on one line: ``{{ .Values.x }}``, ``{{- if .Foo }}``, ``{{ $k }}: {{ $v }}``
+_GO_ACTION = re.compile(r"\{\{.*?\}\}")
+#: how many lines before the line a YAML error names may hold the action that broke it (the parser
+#: names where it noticed: the line after an ``{{- if }}`` line, or the action's own line)
+_ACTION_REACH = 2
 
 
 def looks_like_kubernetes(text: str, *, json_file: bool = False) -> bool:
@@ -34,6 +39,23 @@ def looks_like_kubernetes(text: str, *, json_file: bool = False) -> bool:
     on a line of its own, and no apiVersion."""
     both = _JSON_API_VERSION.search(text) is not None and _JSON_KIND.search(text) is not None
     return both or (not json_file and _K8S_LINE.search(text) is not None)
+
+
+def go_template_line(text: str, error_line: int | None) -> int | None:
+    """The line of the Go template action (``{{ … }}``) that broke a file's YAML: on the line the
+    error names or the :data:`_ACTION_REACH` lines before it (anywhere when it names none). None when
+    no action is there: the file is broken YAML, not a template (an Argo Workflow's
+    ``{{inputs.parameters.x}}`` in a string elsewhere does not excuse a syntax error)."""
+    lines = text.splitlines()
+    if error_line is None:
+        candidates = range(len(lines))
+    else:
+        last = min(error_line, len(lines))
+        candidates = range(max(0, last - 1 - _ACTION_REACH), last)
+    for i in candidates:
+        if _GO_ACTION.search(lines[i]):
+            return i + 1
+    return None
 
 
 def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Item]:
@@ -77,7 +99,16 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             origin = Origin(file=name, document=index, line=line, locator=lazy_file.locator(index))
             yield from _objects(doc, origin)
     except YAMLSyntaxError as exc:
-        if looks_like_kubernetes(text):
+        action = go_template_line(text, exc.line)
+        if action is not None:
+            # helm renders a chart's templates (a directory with Chart.yaml); these are another
+            # program's (an operator's embedded manifests, a krew plugin, a benchmark's generator)
+            yield Skipped(
+                name,
+                f"a Go template ({{{{ … }}}} at line {action}), YAML only once rendered: "
+                "scan what renders it (helm template, the program's output)",
+            )
+        elif looks_like_kubernetes(text):
             yield InputError(name, exc.message, exc.line)
         else:
             why = f"not YAML Kubernetes reads, and no apiVersion or kind key in it ({exc.message})"

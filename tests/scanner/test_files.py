@@ -133,3 +133,50 @@ def test_worker_reads_travel_marshalled_when_they_hold_objects_only(tmp_path: Pa
     ]
     mixed = _read_plain(bad)
     assert isinstance(mixed, list) and any(isinstance(p, InputError) for p in mixed)
+
+
+#: gpu-operator's embedded manifests (manifests/state-*/): Go templates its operator renders
+OPERATOR_TEMPLATES = {
+    "0100_serviceaccount.yaml": (
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: nvidia-dcgm\n  namespace: {{ .Namespace }}\n",
+        5,
+    ),
+    "0450_scc.openshift.yaml": (
+        "{{ if .OpenshiftVersion }}\napiVersion: security.openshift.io/v1\nkind: SecurityContextConstraints\n"
+        "{{ end }}\n",
+        1,
+    ),
+    "0500_daemonset.yaml": (
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata:\n  name: dcgm\n  labels:\n    app: dcgm\n"
+        "    {{- range $k, $v := .Daemonsets.Labels }}\n    {{ $k }}: {{ $v | quote }}\n    {{- end }}\n",
+        7,
+    ),
+}
+
+
+def test_go_templates_are_skipped_not_errors(tmp_path: Path) -> None:
+    """A file whose YAML breaks at a Go template action (``{{ … }}`` on the line the error names or
+    the two before it) is a template another program renders: skipped, counted, with the action's
+    line and what to scan instead. gpu-operator's 48 such files made every scan of the repository
+    exit 2. A broken file whose error is elsewhere stays an error, templates or not."""
+    from stockade.scanner.sources.base import Skipped
+
+    for name, (text, _) in OPERATOR_TEMPLATES.items():
+        (tmp_path / name).write_text(text)
+    # an Argo Workflow: {{inputs.parameters.x}} in a string, and a real syntax error ten lines on
+    argo = (
+        "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nmetadata:\n  name: w\nspec:\n  templates:\n"
+        "  - name: a\n    container:\n      image: alpine\n      args: ['{{inputs.parameters.x}}']\n"
+        + "      # padding\n" * 5
+        + "      env: [x\n"
+    )
+    (tmp_path / "workflow.yaml").write_text(argo)
+    source = FileSource([str(tmp_path)])
+    items = list(source)
+    skipped = {Path(i.file).name: i.reason for i in items if isinstance(i, Skipped)}
+    assert set(skipped) == set(OPERATOR_TEMPLATES)
+    for name, (_, line) in OPERATOR_TEMPLATES.items():
+        assert skipped[name].startswith(f"a Go template ({{{{ … }}}} at line {line})"), skipped[name]
+        assert "helm template" in skipped[name]
+    (error,) = [i for i in items if isinstance(i, InputError)]
+    assert Path(error.file).name == "workflow.yaml" and error.line == 16
