@@ -138,7 +138,8 @@ def test_worker_reads_travel_marshalled_when_they_hold_objects_only(tmp_path: Pa
 #: gpu-operator's embedded manifests (manifests/state-*/): Go templates its operator renders
 OPERATOR_TEMPLATES = {
     "0100_serviceaccount.yaml": (
-        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: nvidia-dcgm\n  namespace: {{ .Namespace }}\n",
+        "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: nvidia-dcgm\n"
+        "  namespace: {{ .Namespace }}\n",
         5,
     ),
     "0450_scc.openshift.yaml": (
