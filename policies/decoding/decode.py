@@ -414,8 +414,9 @@ _PLAIN_KEYS_MAX = 4096
 class _Builder:
     """Constructs one document's value from its nodes, counting like go-yaml's decoder."""
 
-    def __init__(self, shared: set[int]) -> None:
+    def __init__(self, shared: set[int], *, last_key_wins: bool = False) -> None:
         self.shared = shared  # ids of the nodes reached more than once (anchored, then aliased)
+        self.last_key_wins = last_key_wins  # a key written twice: Helm's reading, not the API server's
         self.decoded = 0
         self.aliased = 0
         self.done: dict[int, tuple[Any, int, int]] = {}  # node id -> (value, nodes, depth)
@@ -511,7 +512,7 @@ class _Builder:
                 if scalar and tag == PLAIN and len(_PLAIN_KEYS) < _PLAIN_KEYS_MAX:
                     _PLAIN_KEYS[key_node.value] = (key, raw)
             for seen in (key,) if type(raw) is str else (key, (type(raw), raw)):
-                if seen in explicit:
+                if seen in explicit and not self.last_key_wins:
                     first = _line(explicit[seen].start_mark)
                     raise DecodeError(
                         f"duplicate key {key!r} (first at line {first})", _line(key_node.start_mark) or 0
@@ -587,11 +588,14 @@ def _shared(root: yaml.Node) -> set[int]:
     return shared
 
 
-def construct(node: yaml.Node, *, aliases: bool = True) -> Any:
+def construct(node: yaml.Node, *, aliases: bool = True, last_key_wins: bool = False) -> Any:
     """A document's value with Kubernetes' semantics; DecodeError names the line. ``aliases=False``
     (:func:`may_alias` found no alias in the text) skips looking for nodes reached twice: there are
-    none."""
-    return _Builder(_shared(node) if aliases else set()).build(node)
+    none. ``last_key_wins``: a key written twice in a mapping takes its last value, as Helm reads
+    what it renders (sigs.k8s.io/yaml without strictness: `helm install` applies such a chart,
+    where `kubectl apply`'s strict decoding refuses the file)."""
+    shared = _shared(node) if aliases else set()
+    return _Builder(shared, last_key_wins=last_key_wins).build(node)
 
 
 #: what may stand right before an alias's ``*``: the text's start, white space, a flow indicator, or
@@ -614,8 +618,12 @@ def may_alias(text: str) -> bool:
     return False
 
 
-def documents(text: str) -> Iterator[tuple[Any, yaml.Node | None]]:
-    """(value, node) per document of a YAML stream; the first error stops the stream."""
+def documents(text: str, *, last_key_wins: bool = False) -> Iterator[tuple[Any, yaml.Node | None]]:
+    """(value, node) per document of a YAML stream; the first error stops the stream.
+    ``last_key_wins``: see :func:`construct`."""
     aliases = may_alias(text)
     for node in compose(text):
-        yield (None, None) if node is None else (construct(node, aliases=aliases), node)
+        if node is None:
+            yield None, None
+        else:
+            yield construct(node, aliases=aliases, last_key_wins=last_key_wins), node

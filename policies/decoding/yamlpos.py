@@ -180,11 +180,14 @@ class LazyFile:
         return LazyFileLocator(self, document, self.spans.get(document))
 
 
-def iter_lazy_documents(text: str) -> Iterator[tuple[Any, int, int, LazyFile]]:
+def iter_lazy_documents(
+    text: str, *, last_key_wins: bool = False
+) -> Iterator[tuple[Any, int, int, LazyFile]]:
     """Yield (value, document index, first line, file) per non-empty document; keep no node trees
-    (only each document's span)."""
+    (only each document's span). ``last_key_wins``: Helm's reading of a key written twice
+    (:func:`~stockade.policies.decoding.decode.construct`)."""
     lazy = LazyFile(text)
-    for index, (value, node) in enumerate(documents(text)):
+    for index, (value, node) in enumerate(documents(text, last_key_wins=last_key_wins)):
         if node is not None:
             lazy.spans[index] = span_of(node)
             yield value, index, node.start_mark.line + 1, lazy

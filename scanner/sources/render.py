@@ -389,13 +389,15 @@ class HelmSource:
 
 
 def split_helm_output(text: str, chart: str) -> Iterator[Item]:
-    """Attribute each rendered document to the template named by its `# Source:` comment."""
+    """Attribute each rendered document to the template named by its `# Source:` comment. Read as
+    `helm install` reads it: a key a template writes twice (a label its helper already sets, a
+    common chart bug) takes its last value; what Helm applies is what is judged."""
     for doc in re.split(r"^---\s*$", text, flags=re.M):
         m = _SOURCE_RE.search(doc)
         # `# Source:` paths start at the chart's name (Chart.yaml `name`, not always its folder's):
         # make them paths under the chart's directory.
         name = str(Path(chart, *Path(m.group(1).strip()).parts[1:])) if m else f"{chart} (helm)"
-        for item in parse_text(doc, name):
+        for item in parse_text(doc, name, last_key_wins=True):
             if isinstance(item, Resource):
                 item.origin.line = 1
                 item.origin.locator = None

@@ -58,9 +58,13 @@ def go_template_line(text: str, error_line: int | None) -> int | None:
     return None
 
 
-def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Item]:
+def parse_text(
+    text: str, name: str, *, json_file: bool = False, last_key_wins: bool = False
+) -> Iterator[Item]:
     """Parse one file's text into resources (and at most one error, where parsing stopped). A file
-    that does not parse and does not look like a manifest (JSONC, a template) is :class:`Skipped`."""
+    that does not parse and does not look like a manifest (JSONC, a template) is :class:`Skipped`.
+    ``last_key_wins``: YAML read as Helm reads what it renders (a key written twice takes its last
+    value), for `helm template`'s output."""
     if json_file:
         from stockade.scanner.sources.iac import arm_json, iac_resources  # JSON only: YAML is never IaC
 
@@ -95,7 +99,7 @@ def parse_text(text: str, name: str, *, json_file: bool = False) -> Iterator[Ite
             yield from _objects(doc, Origin(file=name, document=0, prefix=prefix, locator=lazy.locator(0)))
         return
     try:
-        for doc, index, line, lazy_file in iter_lazy_documents(text):
+        for doc, index, line, lazy_file in iter_lazy_documents(text, last_key_wins=last_key_wins):
             origin = Origin(file=name, document=index, line=line, locator=lazy_file.locator(index))
             yield from _objects(doc, origin)
     except YAMLSyntaxError as exc:

@@ -181,3 +181,24 @@ def test_go_templates_are_skipped_not_errors(tmp_path: Path) -> None:
         assert "helm template" in skipped[name]
     (error,) = [i for i in items if isinstance(i, InputError)]
     assert Path(error.file).name == "workflow.yaml" and error.line == 16
+
+
+def test_helm_output_reads_a_key_written_twice_as_helm_does() -> None:
+    """A template that writes a key twice (a label its helper already sets: kubeflow's
+    kserve-models-web-app chart, whereabouts, the NVIDIA DRA driver) installs with `helm install`,
+    which reads the rendered YAML without strictness: the last value wins. Each such document was
+    an input error, its object unjudged and the scan exit 2. Judged now as Helm applies it, also
+    where the two values differ; a plain manifest file keeps the API server's strict reading."""
+    twice = (
+        "---\n# Source: app/templates/deploy.yaml\n"
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n  labels:\n"
+        "    app.kubernetes.io/component: web\n    app.kubernetes.io/component: web\n"
+        "spec:\n  template:\n    spec:\n      containers:\n        - name: app\n          image: nginx\n"
+        "          securityContext:\n            privileged: false\n            privileged: true\n"
+    )
+    (obj,) = list(split_helm_output(twice, "charts/app"))
+    assert isinstance(obj, Resource) and obj.origin.file == "charts/app/templates/deploy.yaml"
+    assert obj.obj["metadata"]["labels"] == {"app.kubernetes.io/component": "web"}
+    assert obj.obj["spec"]["template"]["spec"]["containers"][0]["securityContext"] == {"privileged": True}
+    (error,) = list(parse_text(twice, "deploy.yaml"))
+    assert isinstance(error, InputError) and error.message.startswith("duplicate key")
