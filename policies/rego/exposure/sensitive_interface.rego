@@ -5,9 +5,11 @@
 #   and Dask dashboards, Gradio, Streamlit, Ollama and the Argo Workflows server have no
 #   authentication of their own (or none by default): whoever reaches them runs code on the cluster or
 #   reads its data. Reported when one is exposed beyond the cluster: a LoadBalancer or NodePort Service
-#   port (matched by port, targetPort or port name, exposure.sensitive_ports) or, where no port tells,
-#   a LoadBalancer or NodePort Service whose selected pods run such an interface's image
-#   (exposure.sensitive_images; the pods come from the gate's inventory), an Ingress backend on
+#   port (matched by port, targetPort or port name, exposure.sensitive_ports; by name only where the
+#   pods the Service selects are known: a number alone, 8888 or 5000, is every other web server's
+#   too, and their images then say what answers) or, where no port tells, a LoadBalancer or NodePort
+#   Service whose selected pods run such an interface's image (exposure.sensitive_images; the pods
+#   come from the gate's inventory), an Ingress backend on
 #   such a port without an authenticating annotation of the ingress controller
 #   (exposure.ingress_auth_annotations: nginx auth-url/auth-type, ALB auth-type, Traefik middlewares,
 #   ...), or a Ray head Service of type LoadBalancer or NodePort (a RayCluster's, RayJob's or
@@ -37,9 +39,15 @@ service_type := object.get(input.object.spec, "type", "ClusterIP") if input.obje
 exposed_ports contains [i, whats] if {
 	service_type in {"LoadBalancer", "NodePort"}
 	some i, port in object.get(input.object.spec, "ports", [])
-	whats := exposure.interfaces(port)
+	whats := port_interfaces(port)
 	count(whats) > 0
 }
+
+selected_images := object.get(input, ["facts", "exposure", "selectedImages"], [])
+
+port_interfaces(port) := exposure.interfaces(port) if count(selected_images) == 0
+
+port_interfaces(port) := exposure.named_interfaces(port) if count(selected_images) > 0
 
 deny contains v if {
 	some [i, whats] in exposed_ports
@@ -56,7 +64,7 @@ deny contains v if {
 deny contains v if {
 	service_type in {"LoadBalancer", "NodePort"}
 	count(exposed_ports) == 0
-	images := {img | some img in input.facts.exposure.selectedImages; count(exposure.image_interfaces(img)) > 0}
+	images := {img | some img in selected_images; count(exposure.image_interfaces(img)) > 0}
 	count(images) > 0
 	whats := {w | some img in images; some w in exposure.image_interfaces(img)}
 	v := {

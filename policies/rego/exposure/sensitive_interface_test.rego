@@ -81,6 +81,26 @@ test_selected_images_not_reported_twice_or_for_cluster_ip if {
 	count(ws) == 0
 }
 
+# kuberay's apiserver: a NodePort on 8888 (its HTTP port, named "http") to pods running
+# kuberay/apiserver. By number alone it was "the Jupyter"; the pods are known, and no Jupyter image
+# is among them, so the port does not say Jupyter answers there.
+test_a_port_number_alone_yields_to_the_known_pods if {
+	ports := [{"name": "http", "port": 8888, "targetPort": 8888}, {"name": "rpc", "port": 8887}]
+	known := {"object": svc("NodePort", ports), "facts": {"exposure": {"selectedImages": ["quay.io/kuberay/apiserver:v1.1.0"]}}}
+	count(sensitive_interface.deny) == 0 with input as known with data.stockade.config as {}
+	# the pods unknown (the Service alone): the number is all there is
+	alone := {"object": svc("NodePort", ports)}
+	vs := sensitive_interface.deny with input as alone with data.stockade.config as {}
+	{v.details.interfaces | some v in vs} == {["Jupyter"]}
+	# a name still tells, pods known or not
+	named := {"object": svc("NodePort", [{"name": "notebook", "port": 80, "targetPort": 8888}]), "facts": {"exposure": {"selectedImages": ["myacr.azurecr.io/team/lab:3"]}}}
+	count(sensitive_interface.deny) == 1 with input as named with data.stockade.config as {}
+	# and the images tell when the number does not: a Jupyter image behind 8888
+	lab := {"object": svc("NodePort", ports), "facts": {"exposure": {"selectedImages": ["quay.io/jupyter/scipy-notebook:2024-05-27"]}}}
+	ws := sensitive_interface.deny with input as lab with data.stockade.config as {}
+	{[w.path, w.details.interfaces] | some w in ws} == {[["spec", "type"], ["Jupyter"]]}
+}
+
 ray_client_ingress(annotations) := {
 	"apiVersion": "networking.k8s.io/v1",
 	"kind": "Ingress",

@@ -29,16 +29,25 @@ interfaces(p) := {entry.what |
 	matches(entry, p)
 }
 
+# Only by name: where the pods behind a Service are known, a port's number alone (8888, 5000 are
+# every other web server's too) does not say what answers on it; their images do.
+named_interfaces(p) := {entry.what |
+	some entry in sensitive_ports
+	named(entry, p)
+}
+
 matches(entry, p) if p.port == entry.port
 
 matches(entry, p) if p.targetPort == entry.port
 
-matches(entry, p) if {
+matches(entry, p) if named(entry, p)
+
+named(entry, p) if {
 	is_string(p.name)
 	lower(p.name) in {lower(n) | some n in object.get(entry, "names", [])}
 }
 
-matches(entry, p) if {
+named(entry, p) if {
 	is_string(p.targetPort)
 	lower(p.targetPort) in {lower(n) | some n in object.get(entry, "names", [])}
 }
