@@ -61,3 +61,18 @@ test_bootstrap_objects_out_of_scope_unless_included if {
 test_other_kinds_ignored if {
 	count(deny({"kind": "RoleBinding", "metadata": {"name": "b"}, "rules": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]}, false)) == 0
 }
+
+# volcano-scheduler: get, list, watch, patch, delete pods. A pod's update cannot change its
+# ServiceAccount or volumes; it can change its containers' images. Said so, not "runs pods as any
+# ServiceAccount of the namespace, with any volume it may mount", which needs create.
+test_pod_edits_alone_say_what_they_do if {
+	scheduler := role("ClusterRole", "volcano-scheduler", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list", "watch", "patch", "delete"]}])
+	vs := deny(scheduler, false)
+	{v.msg | some v in vs} == {"ClusterRole \"volcano-scheduler\" grants patch pods: it changes the image of pods already running (the one container field a pod's update may change), so runs its own code as their ServiceAccounts, with their volumes"}
+	creates := role("Role", "r", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "patch"]}])
+	ws := deny(creates, false)
+	{w.msg | some w in ws} == {"Role \"r\" grants create pods, patch pods: it runs pods as any ServiceAccount of the namespace, with any volume it may mount"}
+	controller := role("Role", "r", [{"apiGroups": ["", "apps"], "resources": ["pods", "deployments"], "verbs": ["update"]}])
+	xs := deny(controller, false)
+	{x.msg | some x in xs} == {"Role \"r\" grants update deployments.apps, update pods: it runs pods as any ServiceAccount of the namespace, with any volume it may mount"}
+}
