@@ -29,6 +29,17 @@ metadata_base := input.pod.metadataPath if {
 # Object path of a field of the pod spec, e.g. spec_path(["hostNetwork"]).
 spec_path(suffix) := array.concat(spec_base, suffix)
 
+# The pod spec's ServiceAccount field as written: serviceAccountName, or its deprecated alias
+# serviceAccount where only that is set (the API server copies it into serviceAccountName).
+deprecated_account_field if {
+	object.get(input.pod.spec, "serviceAccountName", "") == ""
+	object.get(input.pod.spec, "serviceAccount", "") != ""
+}
+
+account_path := spec_path(["serviceAccount"]) if deprecated_account_field
+
+account_path := spec_path(["serviceAccountName"]) if not deprecated_account_field
+
 # Object path of a field of the pod metadata, e.g. metadata_path(["annotations", k]).
 metadata_path(suffix) := array.concat(metadata_base, suffix)
 

@@ -35,7 +35,7 @@ mounted if facts.tokenMounted == true
 # a projected token the API server accepts is mounted whatever automountServiceAccountToken says
 mounted if count(pods.api_token_projections) > 0
 
-sa_path := pods.spec_path(["serviceAccountName"])
+sa_path := pods.account_path
 
 # One finding per pod spec for the account's whole permission set: the rule ids it holds (each with
 # its permissions) and the escalation paths, in the details.

@@ -47,7 +47,7 @@ deny contains v if {
 	not decided_elsewhere
 	v := {
 		"msg": sprintf("the workload runs as the namespace's default ServiceAccount (%s)", [how]),
-		"path": pods.spec_path(["serviceAccountName"]),
+		"path": pods.account_path,
 	}
 }
 

@@ -28,7 +28,7 @@ deny contains v if {
 	sa.name != "default"
 	v := {
 		"msg": sprintf("pods run as ServiceAccount %q, which does not exist in namespace %q", [sa.name, pods.object_namespace]),
-		"path": pods.spec_path(["serviceAccountName"]),
+		"path": pods.account_path,
 		"details": {"serviceAccount": sa.name},
 	}
 }
