@@ -68,6 +68,8 @@ def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) ->
         if form == "template":
             node.setdefault("metadata", {"labels": {"app": "w"}})
             node.setdefault("spec", clean_pod_spec())
+        elif form == "spark":  # a SparkPodSpec: the operator builds the container from its fields
+            node.setdefault("image", clean_pod_spec()["containers"][0]["image"])
         else:
             node.update(clean_pod_spec())
         return

@@ -21,8 +21,10 @@ from typing import Any, Literal, NamedTuple, cast
 #: - "template": a corev1.PodTemplateSpec (``metadata`` + ``spec``), the pod's labels in its metadata;
 #: - "spec": a corev1.PodSpec; the pods carry the object's own labels (Kubeflow Notebook);
 #: - "component": PodSpec fields inline beside ``labels``/``annotations`` that the controller adds to
-#:   the object's own (KServe's predictor/transformer/explainer and ServingRuntime specs).
-PodForm = Literal["template", "spec", "component"]
+#:   the object's own (KServe's predictor/transformer/explainer and ServingRuntime specs);
+#: - "spark": a spark-operator SparkPodSpec (``spec.driver``, ``spec.executor``), from which
+#:   spark-submit and the operator's webhook build the pod (``stockade.policies.kinds.spark``).
+PodForm = Literal["template", "spec", "component", "spark"]
 
 #: One segment of a pod path: a field name, or ``*`` for every item of a list / value of a map.
 WILDCARD = "*"
@@ -48,6 +50,7 @@ class Account(NamedTuple):
     by: str = ""  # who decides: the inheriting object's kind, or the operator
     when: tuple[str, ...] = ()  # operator: the boolean field of the object that must be true
     name: OperatorName = ""  # operator: the account it names when the pod spec names none
+    api_client: bool = False  # "pod": the pods call the API by design (a Spark driver creates its executors)
 
 
 OWN_ACCOUNT = Account()
@@ -115,6 +118,15 @@ def _ray(prefix: str, cluster_name: OperatorName = "generated") -> tuple[PodPath
     return (
         _T(f"{prefix}.headGroupSpec.template", account=head),
         _T(f"{prefix}.workerGroupSpecs[*].template"),
+    )
+
+
+def _spark(prefix: str) -> tuple[PodPath, ...]:
+    """A SparkApplicationSpec's two roles, each a SparkPodSpec (``stockade.policies.kinds.spark``):
+    the driver creates and watches its executors through the API."""
+    return (
+        pod_path(f"{prefix}.driver", "spark", Account(api_client=True)),
+        pod_path(f"{prefix}.executor", "spark"),
     )
 
 
@@ -322,7 +334,7 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         )
         for kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun")
     ),
-    # kubeflow/spark-operator v1beta2: driver and executor pod templates
+    # kubeflow/spark-operator v1beta2 (v1beta1 alike): the driver and executor pods it builds
     KindInfo(
         "sparkoperator.k8s.io",
         "v1beta2",
@@ -330,7 +342,7 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         "SparkApplication",
         True,
         True,
-        (_T("spec.driver.template"), _T("spec.executor.template")),
+        _spark("spec"),
     ),
     KindInfo(
         "sparkoperator.k8s.io",
@@ -339,7 +351,7 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         "ScheduledSparkApplication",
         True,
         True,
-        (_T("spec.template.driver.template"), _T("spec.template.executor.template")),
+        _spark("spec.template"),
     ),
     # knative/serving: RevisionTemplateSpec (metadata + a RevisionSpec that inlines PodSpec)
     KindInfo(

@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from stockade.policies.kinds import spark
 from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, object_kind
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
@@ -118,7 +119,15 @@ class WorkloadKinds:
         high_risk = info.high_risk or self._owned_by_high_risk(obj)
         out = []
         for pod_path in info.pods:
-            for node, path, label in _walk(obj, pod_path.path, (), ()):
+            found = list(_walk(obj, pod_path.path, (), ()))
+            if (
+                not found
+                and pod_path.form == "spark"
+                and isinstance(_field(obj, pod_path.path[:-1]), Mapping)
+            ):
+                # a role left out still runs, with the application's defaults (its executors)
+                found = [({}, pod_path.path, pod_path.path[-1])]
+            for node, path, label in found:
                 out.append(
                     _pod(obj, node, pod_path, path, label if named else "", high_risk, info.namespaced)
                 )
@@ -181,6 +190,10 @@ def _pod(
     elif pod_path.form == "spec":
         spec, metadata = node, _mapping(obj.get("metadata"))
         spec_path, metadata_path = list(path), ["metadata"]
+    elif pod_path.form == "spark":  # built from the SparkPodSpec's fields, which findings point at
+        app, role = _mapping(_field(obj, tuple(path[:-1]))), str(path[-1])
+        spec, metadata = spark.pod_spec(app, role), spark.pod_metadata(obj, app, role)
+        spec_path, metadata_path = list(path), list(path)
     else:  # component: the controller adds the component's labels/annotations to the object's
         own = _mapping(obj.get("metadata"))
         metadata = {
@@ -217,7 +230,7 @@ def _account(obj: Mapping[str, Any], pod_path: PodPath, spec: Mapping[str, Any])
             "when": ".".join(account.when),
             "apiClient": True,
         }
-    return {"source": "pod"}
+    return {"source": "pod", "apiClient": True} if account.api_client else {"source": "pod"}
 
 
 def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:

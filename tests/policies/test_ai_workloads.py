@@ -169,7 +169,10 @@ def test_a_violation_in_the_last_pod_spec_is_reported_there(info: KindInfo) -> N
     assert pods, "the built object holds pod specs"
     last = pods[-1]
     spec = at(obj, last["specPath"])
-    spec["containers"].append(copy.deepcopy(PRIVILEGED))
+    # a SparkPodSpec's own containers are its sidecars, which follow the Spark container
+    spec.setdefault("sidecars" if info.pods[-1].form == "spark" else "containers", []).append(
+        copy.deepcopy(PRIVILEGED)
+    )
     spec["hostNetwork"] = True
     evaluator = _evaluator()
     result = scan([Resource(obj)], evaluator, ScanOptions(evaluator.config), version="t")

@@ -187,3 +187,77 @@ def test_kubeflow_profiles_deployment_gets_one_rbac_finding() -> None:
     assert finding.message.startswith(
         "pods mount the token of ServiceAccount kubeflow/profiles-controller-service-account, which holds "
     )
+
+
+# ---- Spark: the pods the operator builds from a SparkPodSpec ----------------------------------------
+
+
+def test_spark_applications_are_judged_as_the_pods_the_operator_builds() -> None:
+    """A SparkApplication holds SparkPodSpecs, not pod templates (kubeflow/spark-operator
+    api/v1beta2). Before, one without ``driver.template`` (nearly all: upstream's own examples,
+    Volcano's) was one empty pod: STK-SA-001 and STK-SA-002 for the driver of every application,
+    which names its account in ``driver.serviceAccount`` and creates its executors through the API,
+    and nothing of the hostPath both roles mount. Now each role is the pod spark-submit and the
+    operator's webhook build: the driver runs as its account and is an API client; an executor
+    without an account runs as the driver's from Spark 3.1 (mounting a token that can create pods,
+    reported), as "default" before; Spark's CPU and memory requests count as set."""
+    findings = _findings(_objects("spark_applications.yaml"))
+    accounts = _count(findings, "STK-SA-001", "STK-SA-002")
+    assert accounts == {
+        ("SparkApplication", "executor", "STK-SA-001"): 2,  # Spark 4: the driver's account; 2.4: default
+        ("SparkApplication", "executor", "STK-SA-002"): 1,  # only Spark 2.4's executors run as default
+        ("ScheduledSparkApplication", "executor", "STK-SA-001"): 1,
+    }
+    spark4 = [f for f in findings if f.resource.name == "spark-pi" and f.rule.id == "STK-SA-001"]
+    assert [f.template for f in spark4] == ["executor"] and '"spark-operator-spark"' in spark4[0].message
+    host = {(f.resource.name, f.template) for f in findings if f.rule.id == "STK-POD-005"}
+    assert host == {("spark-pi-v1beta1", "driver"), ("spark-pi-v1beta1", "executor")}
+    assert not _count(findings, "STK-RES-001", "STK-RES-002", "STK-RES-003")
+    # upstream's securityContext drops ALL, runs as 185, no escalation, RuntimeDefault seccomp
+    restricted = {f.resource.name for f in findings if f.rule.id.startswith("STK-POD-1")}
+    assert restricted == {"spark-pi-v1beta1"}
+
+
+def test_a_spark_pod_spec_is_built_as_spark_submit_and_the_webhook_build_it() -> None:
+    from stockade.policies.kinds import spark
+
+    app = {
+        "image": "spark:3.5.1",
+        "sparkVersion": "3.5.1",
+        "volumes": [{"name": "data", "hostPath": {"path": "/data"}}, {"name": "unused", "emptyDir": {}}],
+        "nodeSelector": {"pool": "spark"},
+        "driver": {
+            "serviceAccount": "spark",
+            "cores": 2,
+            "coreLimit": "2500m",
+            "memory": "4g",
+            "volumeMounts": [{"name": "data", "mountPath": "/data"}],
+            "securityContext": {"privileged": True},
+            "sidecars": [{"name": "log", "image": "fluent-bit:3"}],
+            "gpu": {"name": "nvidia.com/gpu", "quantity": 1},
+            "hostNetwork": True,
+            "template": {"spec": {"containers": [{"name": "main", "env": [{"name": "A", "value": "1"}]}]}},
+        },
+        "executor": {"memory": "512m", "memoryOverhead": "128m", "image": "spark-exec:3.5.1"},
+    }
+    driver = spark.pod_spec(app, "driver")
+    main, sidecar = driver["containers"]
+    assert (
+        main["name"] == "main"
+        and main["image"] == "spark:3.5.1"
+        and main["securityContext"] == {"privileged": True}
+    )
+    assert main["env"] == [{"name": "A", "value": "1"}] and sidecar["name"] == "log"
+    assert main["resources"] == {
+        "requests": {"cpu": "2", "memory": "4505Mi"},  # 4 GiB and a tenth of it
+        "limits": {"cpu": "2500m", "memory": "4505Mi", "nvidia.com/gpu": 1},
+    }
+    assert driver["volumes"] == [{"name": "data", "hostPath": {"path": "/data"}}]  # only what it mounts
+    assert driver["serviceAccountName"] == "spark" and driver["hostNetwork"] is True
+    assert driver["nodeSelector"] == {"pool": "spark"}
+    executor = spark.pod_spec(app, "executor")
+    (container,) = executor["containers"]
+    assert container["name"] == "spark-kubernetes-executor" and container["image"] == "spark-exec:3.5.1"
+    assert container["resources"]["requests"] == {"cpu": "1", "memory": "640Mi"}
+    assert executor["serviceAccountName"] == "spark" and "volumes" not in executor
+    assert "serviceAccountName" not in spark.pod_spec({**app, "sparkVersion": "3.0.1"}, "executor")
