@@ -665,7 +665,10 @@ def _found(node: Any, data_keys: bool, *, prefilter: bool = False) -> dict[tuple
         read = range(len(items)) if named is None or texts is None else sorted(named | texts)
         for i in read:
             key, value = items[i]
-            if (named is None or i in named) and sensitive_name(key) and plausible(value):
+            # configuration text under such a key (KServe's `credentials`: JSON naming the Secret
+            # keys to read) is judged by what it holds, read inside below, not by its key
+            config = isinstance(value, str) and _config_text(value)
+            if (named is None or i in named) and sensitive_name(key) and plausible(value) and not config:
                 add(("data", key), {NAMED_KEY}, str(key))
             if isinstance(value, str) and (texts is None or i in texts):
                 text(("data", key), value, str(key))

@@ -229,6 +229,31 @@ def test_configmap_data_keys_and_values() -> None:
     }
 
 
+def test_configuration_text_under_a_credential_named_key_is_read_for_what_it_holds() -> None:
+    """KServe's inferenceservice-config holds `credentials`: JSON naming the Secret and the keys its
+    controller reads (pkg/credentials: s3AccessKeyIDName: AWS_ACCESS_KEY_ID), no secret value. It
+    was "plaintext credential (value under a credential-named key) at data.credentials" in every
+    KServe install. Configuration text under such a key is read inside, like any other key's: a
+    value there is still found, by its name or its format."""
+    kserve = (
+        '{\n  "storageSpecSecretName": "storage-config",\n  "gcs": {"gcsCredentialFileName": '
+        '"gcloud-application-credentials.json"},\n  "s3": {"s3AccessKeyIDName": "AWS_ACCESS_KEY_ID",\n'
+        '    "s3SecretAccessKeyName": "AWS_SECRET_ACCESS_KEY", "s3Endpoint": "", "s3UseHttps": ""}\n}'
+    )
+    leaked = f'{{"s3": {{"secretAccessKey": "{PW}"}}}}'
+    pem = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEowIBAAKCAQEA" * 20 + "\n-----END RSA PRIVATE KEY-----\n"
+    cm = {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "inferenceservice-config"},
+        "data": {"credentials": kserve, "aws_credentials": leaked, "private_key": pem},
+    }
+    found = {tuple(e["path"]): e for e in _facts(cm)}
+    assert set(found) == {("data", "aws_credentials"), ("data", "private_key")}
+    assert [f["key"] for f in found[("data", "aws_credentials")]["found"]] == ["s3.secretAccessKey"]
+    assert PW not in json.dumps(list(found.values()))
+
+
 def test_last_applied_configuration_is_decoded() -> None:
     env = [{"name": "HF_TOKEN", "value": HUGGING_FACE}, {"name": "DB_PASSWORD", "value": "plain-text-pw"}]
     applied = json.dumps(
