@@ -364,7 +364,7 @@ def test_pod_creation_reaches_more_privileged_service_accounts_of_the_namespace(
     g = RBACGraph.from_objects(objs)
     paths = g.escalations_from(Subject("Group", "ml-devs"))
     assert [p.target_text for p in paths] == ["ServiceAccount ml/sync"]
-    assert paths[0].steps[0].action == "can create pods in namespace ml"
+    assert paths[0].steps[0].action == "can create deployments.apps, and so pods, in namespace ml"
     assert paths[0].gains == (
         "STK-RBAC-002 get secrets (cluster-wide)",
         "STK-RBAC-002 list secrets (cluster-wide)",
@@ -386,7 +386,7 @@ def test_named_create_is_no_pod_creation_but_controller_update_is() -> None:
     g = RBACGraph.from_objects(objs)
     assert _paths(g, Subject("User", "alice")) == {}
     assert _paths(g, Subject("User", "bob")) == {
-        "ServiceAccount ml/sync": ["can create pods in namespace ml"]
+        "ServiceAccount ml/sync": ["can patch deployments.apps, and so pods, in namespace ml"]
     }
 
 
@@ -797,3 +797,22 @@ def test_get_on_pods_exec_opens_a_session_only_before_kubernetes_1_35() -> None:
         assert [p.target_text for p in g.escalations_from(Subject("User", "mallory"))] == reached
         held = {r.permission for r in g.risky(Subject("User", "mallory"))}
         assert held == ({"get pods/exec"} if minor < 35 else set())
+
+
+def test_a_step_names_the_controller_it_writes() -> None:
+    """KServe's manager role creates Deployments and only reads pods: its escalation step said "can
+    create pods cluster-wide", a permission the ClusterRole does not hold."""
+    from stockade.policies.facts.rbac import PolicyRule, pod_runner
+
+    def rule(verbs: list[str], groups: list[str], resources: list[str]) -> PolicyRule:
+        parsed = PolicyRule.parse({"verbs": verbs, "apiGroups": groups, "resources": resources})
+        assert parsed is not None
+        return parsed
+
+    assert pod_runner(rule(["create"], [""], ["pods"])) == "create pods"
+    assert (
+        pod_runner(rule(["create", "get"], ["apps"], ["deployments"]))
+        == "create deployments.apps, and so pods,"
+    )
+    assert pod_runner(rule(["patch"], ["apps"], ["daemonsets"])) == "patch daemonsets.apps, and so pods,"
+    assert pod_runner(rule(["create"], ["batch"], ["jobs"])) == "create jobs.batch, and so pods,"
