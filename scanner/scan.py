@@ -270,7 +270,7 @@ def scan(
 ) -> Result:
     """Evaluate resources already read."""
     namespaceless = default_namespaces(resources, options.namespace)
-    inventory = inventory_of(r.obj for r in resources)
+    inventory = inventory_of((r.obj for r in resources), renders=True)
     inventory.cluster = options.cluster
     inventory.azure_cluster = evaluator.config.azure.cluster  # several AKS clusters: the manifests' one
     if options.cluster is not None:

@@ -123,8 +123,16 @@ def _plan(obj: Mapping[str, Any], inventory: Inventory) -> tuple[Analyzer, ...]:
     return plan
 
 
-def inventory_of(objects: Iterable[Mapping[str, Any]], *, complete: bool = False) -> Inventory:
+def inventory_of(
+    objects: Iterable[Mapping[str, Any]], *, complete: bool = False, renders: bool = False
+) -> Inventory:
+    """The inventory of ``objects``. ``renders``: they may come from several renders of one install
+    (a chart and its committed output, kustomize overlays into other namespaces), where a binding of
+    one name names another namespace's accounts in each: every variant of a binding is kept (grants
+    add up), where a cluster's API server holds one object per name and the last would replace the
+    others (KServe's localmodel ClusterRoleBinding of config/, overlays/kubeflow and the chart: two
+    of the three controllers were "not an API client")."""
     inv = Inventory(complete=complete)
     for obj in objects:
-        inv.add(obj)
+        inv.add(obj, variant=renders and obj.get("kind") in _BINDINGS)
     return inv

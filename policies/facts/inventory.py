@@ -162,7 +162,9 @@ class Inventory:
         self._labels: dict[tuple[str, str, str], frozenset[PodShape]] = {}
         self._label_sets: dict[str, dict[PodShape, int]] = {}
 
-    def add(self, obj: Mapping[str, Any]) -> None:
+    def add(self, obj: Mapping[str, Any], *, variant: bool = False) -> None:
+        """Keep ``obj``, replacing the object of its kind, namespace and name (a watch's update);
+        with ``variant``, beside it when they differ (``facts.inventory_of``'s renders)."""
         azure = arm_type(obj)
         if azure is not None:
             if azure in INDEXED_ARM_TYPES:
@@ -187,7 +189,13 @@ class Inventory:
                     self.versions[TOKEN_SECRETS] = self.versions.get(TOKEN_SECRETS, 0) + 1
             return
         self.versions[kind] = self.versions.get(kind, 0) + 1
-        self._objects.setdefault(kind, {})[key] = obj
+        objects = self._objects.setdefault(kind, {})
+        if variant:
+            n = 1
+            while key in objects and objects[key] != obj:
+                n += 1
+                key = (key[0], f"{md.get('name') or ''}\x00{n}")
+        objects[key] = obj
 
     def remove(self, kind: str, namespace: str | None, name: str) -> None:
         self.versions[kind] = self.versions.get(kind, 0) + 1

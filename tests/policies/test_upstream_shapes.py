@@ -261,3 +261,45 @@ def test_a_spark_pod_spec_is_built_as_spark_submit_and_the_webhook_build_it() ->
     assert container["resources"]["requests"] == {"cpu": "1", "memory": "640Mi"}
     assert executor["serviceAccountName"] == "spark" and "volumes" not in executor
     assert "serviceAccountName" not in spark.pod_spec({**app, "sparkVersion": "3.0.1"}, "executor")
+
+
+def test_a_binding_rendered_into_several_namespaces_binds_each() -> None:
+    """KServe's localmodel agent, rendered by config/ (namespace kserve) and overlays/kubeflow
+    (namespace kubeflow): one ClusterRoleBinding name, each render's naming its own namespace's
+    account. Scanned together, the last replaced the first, and the kserve agent was "not an API
+    client" (STK-SA-001) though its binding was in the scan. Every variant of a binding now counts."""
+
+    def render(namespace: str) -> list[dict[str, Any]]:
+        return [
+            {
+                "apiVersion": "rbac.authorization.k8s.io/v1",
+                "kind": "ClusterRoleBinding",
+                "metadata": {"name": "kserve-localmodelnode-agent-rolebinding"},
+                "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "agent"},
+                "subjects": [{"kind": "ServiceAccount", "name": "agent", "namespace": namespace}],
+            },
+            {
+                "apiVersion": "apps/v1",
+                "kind": "DaemonSet",
+                "metadata": {"name": "agent", "namespace": namespace},
+                "spec": {
+                    "selector": {"matchLabels": {"app": "agent"}},
+                    "template": {
+                        "metadata": {"labels": {"app": "agent"}},
+                        "spec": {
+                            "serviceAccountName": "agent",
+                            "containers": [{"name": "a", "image": "kserve/agent@sha256:" + "a" * 64}],
+                        },
+                    },
+                },
+            },
+        ]
+
+    role = {
+        "apiVersion": "rbac.authorization.k8s.io/v1",
+        "kind": "ClusterRole",
+        "metadata": {"name": "agent"},
+        "rules": [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "watch"]}],
+    }
+    findings = _findings([role, *render("kserve"), *render("kubeflow")])
+    assert [f.resource.namespace for f in findings if f.rule.id == "STK-SA-001"] == []
