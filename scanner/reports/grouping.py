@@ -9,15 +9,19 @@ exit code keep every finding and every rule id, so exceptions, PSA parity and co
 group only changes how many rows a person reads.
 
 A group never mixes objects, files, pod templates or waived with active findings. Its severity and
-action are its members' strongest; its location the first member's.
+action are its members' strongest; its location the first member's. The same object written in
+several files (Volcano's installer and its two variants with admission policies added; a chart and
+its committed render into the same namespace) finds the same problems in each: such a group is one
+row, naming the other files where it is (``elsewhere``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from stockade.policies.model import Action, Finding, Severity
+from stockade.scanner.reports.names import shown
 
 #: rules that describe one mistake together, by family (a rule outside every family is its own)
 FAMILIES: dict[str, str] = {
@@ -35,6 +39,8 @@ FAMILIES: dict[str, str] = {
 MAX_LINES = 6
 #: characters of one message before it is cut (the JSON and SARIF reports keep it whole)
 MAX_MESSAGE = 300
+#: other files named on a row before "and N more"
+MAX_ELSEWHERE = 3
 
 
 @dataclass(frozen=True)
@@ -42,6 +48,8 @@ class Group:
     """Findings on one object that are one problem; `findings[0]` is the most serious."""
 
     findings: tuple[Finding, ...]
+    #: the primary findings of the same group in other files: the same object, the same findings
+    elsewhere: tuple[Finding, ...] = ()
 
     @property
     def primary(self) -> Finding:
@@ -73,7 +81,19 @@ class Group:
 
     def lines(self) -> list[str]:
         """The primary finding's message, then what else the group holds: for one rule its other
-        messages; for several, each other rule by its title (with how often it fired)."""
+        messages; for several, each other rule by its title (with how often it fired); last, the
+        other files where the same group is."""
+        return self._lines() + self._elsewhere()
+
+    def _elsewhere(self) -> list[str]:
+        if not self.elsewhere:
+            return []
+        places = [f"{shown(f.file)}:{f.line}" if f.line else shown(f.file) for f in self.elsewhere if f.file]
+        more = len(places) - MAX_ELSEWHERE
+        text = ", ".join(places[:MAX_ELSEWHERE]) + (f" and {more} more files" if more > 0 else "")
+        return [f"the same object and findings in {text}"]
+
+    def _lines(self) -> list[str]:
         out = [_cut(self.primary.message)]
         ids = self.rule_ids
         if len(ids) == 1:
@@ -126,14 +146,32 @@ def _key(f: Finding) -> tuple[object, ...]:
 
 
 def group(findings: Iterable[Finding]) -> list[Group]:
-    """`findings` (in report order) folded into groups, in the order of each group's first finding."""
+    """`findings` (in report order) folded into groups, in the order of each group's first finding;
+    a group found again in another file is named on the first one's row."""
     buckets: dict[tuple[object, ...], list[Finding]] = {}
     for f in findings:
         buckets.setdefault(_key(f), []).append(f)
     out: list[Group] = []
+    first: dict[tuple[object, ...], int] = {}
     for members in buckets.values():
         ordered = sorted(
             members, key=lambda f: (-f.rule.severity, -f.action.rank, f.rule.id, f.line or 0, f.message)
         )
-        out.append(Group(tuple(ordered)))
+        g = Group(tuple(ordered))
+        same = _content(g)
+        at = first.get(same)
+        if at is None or out[at].primary.file == g.primary.file or g.primary.file is None:
+            first.setdefault(same, len(out))
+            out.append(g)
+        else:
+            out[at] = replace(out[at], elsewhere=(*out[at].elsewhere, g.primary))
     return out
+
+
+def _content(g: Group) -> tuple[object, ...]:
+    """What a group says, wherever its file: its key but the file, and each finding's rule, action,
+    field and message."""
+    return (
+        _key(g.primary)[1:],
+        tuple((f.rule.id, f.action, f.path, f.message) for f in g.findings),
+    )

@@ -87,8 +87,14 @@ def test_groups_never_mix_objects_files_or_waived_findings(tmp_path: Path) -> No
     result = run_scan(FileSource([str(manifest)]), [], evaluator, ScanOptions(evaluator.config), version="t")
     findings = result.sorted_findings()
     assert len(group(findings)) == 1
-    other_file = [replace(f, file="other.yaml") for f in findings]
-    assert len(group(findings + other_file)) == 2
+    # the same object with the same findings in another file (Volcano's installer and its two
+    # variants): one row naming the other file; with any finding different, a row of its own
+    other_file = [replace(f, file="other.yaml", line=(f.line or 0) + 40) for f in findings]
+    (both,) = group(findings + other_file)
+    assert [f.file for f in both.elsewhere] == ["other.yaml"]
+    assert both.lines()[-1] == f"the same object and findings in other.yaml:{other_file[0].line}"
+    changed = [*other_file[:-1], replace(other_file[-1], message="another message")]
+    assert [len(g.elsewhere) for g in group(findings + changed)] == [0, 0]
     other_object = [replace(f, resource=replace(f.resource, name="x")) for f in findings]
     assert len(group(findings + other_object)) == 2
     waiver = ExceptionRef("w", "team", "why", "2099-01-01")
