@@ -239,7 +239,24 @@ why(id, perms) := "changes the image of pods already running (the one container 
 	pod_edits_only(id, perms)
 }
 
-why(id, perms) := catalogue[id].why if not pod_edits_only(id, perms)
+# STK-RBAC-015 says what each status or node write it grants steers, and only those.
+steering := [
+	["nodes", "node labels and taints (draws pods onto a node it controls)"],
+	["nodes/status", "node status (the addresses the API server sends exec and log traffic to, the capacity that draws pods)"],
+	["pods/status", "pod status (joins Service endpoints)"],
+	["services/status", "Service load-balancer status (intercepts traffic, CVE-2020-8554)"],
+]
+
+why(id, perms) := sprintf("rewrites what steers traffic and scheduling: %s", [concat(", ", texts)]) if {
+	id == "STK-RBAC-015"
+	granted := {substring(p, indexof(p, " ") + 1, -1) | some p in perms}
+	texts := [t | some [r, t] in steering; r in granted]
+}
+
+why(id, perms) := catalogue[id].why if {
+	not pod_edits_only(id, perms)
+	id != "STK-RBAC-015"
+}
 
 # --- bindings -----------------------------------------------------------------------------------------
 
