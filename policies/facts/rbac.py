@@ -584,7 +584,12 @@ class Path:
 
     @property
     def target_text(self) -> str:
-        return ", ".join(self.holders) if self.holders else str(self.target)
+        if not self.holders:
+            return str(self.target)
+        named, more = self.holders, ""
+        if self.holders[-1].startswith("(and "):
+            named, more = self.holders[:-1], " " + self.holders[-1]
+        return ", ".join(named) + more
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -696,7 +701,7 @@ class RBACGraph:
         self._closure_key_sets: dict[Node, Keys] = {}
         self._useful_cache: dict[tuple[Node, int], tuple[tuple[Node, tuple[Step, ...]], ...]] = {}
         self._interned: dict[Node, Node] = {}
-        self._holder_lists: dict[tuple[Node, frozenset[tuple[str, str]]], tuple[str, ...]] = {}
+        self._holder_lists: dict[tuple[Node, frozenset[tuple[str, str]], str], tuple[str, ...] | None] = {}
         self._triples: dict[Node, frozenset[Triple]] = {}
         self._paths: dict[Subject, tuple[Path, ...]] = {}
         self._members: dict[Node, Mapping[tuple[str, str], frozenset[str]]] = {}
@@ -968,7 +973,7 @@ class RBACGraph:
                 if pv.runs_pods:
                     add(f"can {pod_runner(rule)} {where}", g, self._accounts(scope))
                 if pv.execs or (pv.execs_by_get and self.minor < WEBSOCKET_CREATE_MINOR):
-                    add(f"can run commands in the pods {where}", g, self._running(scope))
+                    add(f"can {pod_intrusion(rule)} {where}", g, self._running(scope))
                 if scope is None and pv.proxies_nodes:
                     action = "can run commands in any pod through the kubelet (nodes/proxy)"
                     add(action, g, self._running(None))
@@ -1179,8 +1184,12 @@ class RBACGraph:
             uncovered = _uncovered(self.keys_of(node), covered)
             if not uncovered:
                 continue
+            holders = self._holders(node, uncovered, exclude=str(me))
+            if holders is None:
+                # a group whose only member holding these is the start itself (permissions of its
+                # other bindings, when `first` is one binding): no escalation, and not a target
+                continue
             new = _describe(uncovered)
-            holders = self._holders(node, uncovered)
             _cover(covered, uncovered)  # the same as covering all of the node's keys
             gains = (f"every permission {_scope_text(node.scope)}",) if node.kind == "anything" else new
             paths.append(Path(start, chain, gains, holders))
@@ -1195,8 +1204,10 @@ class RBACGraph:
             self._paths[start] = result
         return result
 
-    def _holders(self, node: Node, new: Keys) -> tuple[str, ...]:
-        """Which members of a group node hold the permissions it adds (at most 5 named)."""
+    def _holders(self, node: Node, new: Keys, exclude: str = "") -> tuple[str, ...] | None:
+        """Which members of a group node hold the permissions it adds (at most 5 named, then how
+        many more), ``exclude`` (the path's start) left out; () for a node that is no group, None
+        for a group where no other member holds them."""
         index = self._members.get(node)
         if index is None:
             members = self._parts(node)
@@ -1207,13 +1218,15 @@ class RBACGraph:
                 for k in self.keys_of(m):
                     by_key[k].add(str(m))
             index = self._members[node] = {k: frozenset(v) for k, v in by_key.items()}
-        key = (node, frozenset(new))
-        done = self._holder_lists.get(key)
-        if done is None:
-            found = set().union(*(index.get(k, ()) for k in new))
-            first = heapq.nsmallest(5, found)
-            done = tuple(first) + ((f"and {len(found) - 5} more",) if len(found) > 5 else ())
-            self._holder_lists[key] = done
+        key = (node, frozenset(new), exclude)
+        if key in self._holder_lists:
+            return self._holder_lists[key]
+        found = set().union(*(index.get(k, ()) for k in new)) - {exclude}
+        first = heapq.nsmallest(5, found)
+        done = (
+            (tuple(first) + ((f"(and {len(found) - 5} more)",) if len(found) > 5 else ())) if found else None
+        )
+        self._holder_lists[key] = done
         return done
 
     def escalations_via(self, binding: Binding) -> list[tuple[int, Path]]:
@@ -1253,6 +1266,18 @@ def pod_runner(rule: PolicyRule) -> str:
                 if allowed:
                     return f"{verb} {resource}{'.' + group if group else ''}, and so pods,"
     return "create pods"
+
+
+@functools.lru_cache(maxsize=65536)
+def pod_intrusion(rule: PolicyRule) -> str:
+    """How a rule whose pivots say ``execs`` (or ``execs_by_get``) runs code in pods already
+    running, as a step says it: commands (exec, attach), ephemeral containers, or a new image (an
+    update of the pod: gpu-operator's patch pods was "can run commands in the pods")."""
+    if any(rule.allows_some_name(v, "", "pods", s) for v in ("create", "get") for s in ("exec", "attach")):
+        return "run commands in the pods"
+    if any(rule.allows_some_name(v, "", "pods", "ephemeralcontainers") for v in ("update", "patch")):
+        return "add ephemeral containers to the pods"
+    return "change the image of the pods"
 
 
 class Pivots(NamedTuple):

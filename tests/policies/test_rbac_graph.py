@@ -664,8 +664,11 @@ ADMIN_SA = [cluster_role("admin-ish", rule("*", "*", "*")), crb("ops", "admin-is
     [
         (rule("create", "pods/exec"), "can run commands in the pods in namespace ml"),
         (rule("create", "pods/attach"), "can run commands in the pods in namespace ml"),
-        (rule("patch", "pods/ephemeralcontainers"), "can run commands in the pods in namespace ml"),
-        (rule("update", "pods"), "can run commands in the pods in namespace ml"),  # a new image
+        (
+            rule("patch", "pods/ephemeralcontainers"),
+            "can add ephemeral containers to the pods in namespace ml",
+        ),
+        (rule("update", "pods"), "can change the image of the pods in namespace ml"),
     ],
 )
 def test_exec_attach_ephemeral_and_patch_pods_reach_the_accounts_of_the_running_workloads(
@@ -816,3 +819,33 @@ def test_a_step_names_the_controller_it_writes() -> None:
     )
     assert pod_runner(rule(["patch"], ["apps"], ["daemonsets"])) == "patch daemonsets.apps, and so pods,"
     assert pod_runner(rule(["create"], ["batch"], ["jobs"])) == "create jobs.batch, and so pods,"
+
+
+def test_a_binding_never_lets_its_subject_escalate_to_itself() -> None:
+    """gpu-operator's chart: the operator's account holds a ClusterRoleBinding (reads Secrets
+    cluster-wide) and a RoleBinding (creates pods in its namespace, where its own pods run as it).
+    The RoleBinding's path went "creates pods in default, so it acts as the accounts of default" to
+    the operator's own account, credited with what its ClusterRoleBinding gives: it escalated to
+    itself. The other accounts of the namespace are still targets, and a cut list of them reads as
+    one target."""
+    objs = [
+        cluster_role("operator", rule("get list", "secrets")),
+        crb("operator", "operator", sa("default", "gpu-operator")),
+        cluster_role("creator", rule("create", "pods")),
+        rb("default", "operator", "ClusterRole", "creator", sa("default", "gpu-operator")),
+        deployment("default", "operator", "gpu-operator"),
+    ]
+    g = RBACGraph.from_objects(objs)
+    binding = Binding.parse(objs[3])
+    assert binding is not None
+    assert g.escalations_via(binding) == []
+    # with another account of the namespace holding more, that one is the target
+    others = [
+        *objs,
+        cluster_role("nodes", rule("patch", "nodes")),
+        *(crb(f"nfd-{i}", "nodes", sa("default", f"nfd-{i}")) for i in range(7)),
+        *(deployment("default", f"nfd-{i}", f"nfd-{i}") for i in range(7)),
+    ]
+    (path,) = [p for _, p in RBACGraph.from_objects(others).escalations_via(binding)]
+    assert "gpu-operator" not in path.target_text
+    assert path.target_text.endswith(", ServiceAccount default/nfd-4 (and 2 more)")

@@ -42,7 +42,7 @@ deny contains v if {
 	targets := sort({p.target | some p in mine})
 	shown := array.slice(mine, 0, max_paths)
 	v := {
-		"msg": sprintf("%s %q lets %s escalate to %s: %s; it gains %s%s", [rbac.kind, rbac.name, first.subject, concat(", ", targets), concat("; then ", first.steps), concat(", ", first.gains), more_text(count(mine))]),
+		"msg": sprintf("%s %q lets %s escalate to %s: %s; it gains %s%s", [rbac.kind, rbac.name, first.subject, concat("; ", targets), concat("; then ", first.steps), concat(", ", first.gains), more_text(count(mine))]),
 		"path": ["subjects", s],
 		"details": {
 			"subject": first.subject,

@@ -44,7 +44,7 @@ test_max_length_and_count if {
 	some v in vs
 	count(v.details.paths) == 2
 	v.details.morePaths == 2
-	contains(v.msg, "escalate to ServiceAccount ml/a, ServiceAccount ml/b, ServiceAccount ml/c, ServiceAccount ml/d:")
+	contains(v.msg, "escalate to ServiceAccount ml/a; ServiceAccount ml/b; ServiceAccount ml/c; ServiceAccount ml/d:")
 	endswith(v.msg, "(the first of 4 paths)")
 }
 

@@ -75,7 +75,7 @@ deny contains v if {
 # What a token Secret's account holds, in words. A function, with one definition per case: regorus'
 # compiled VM drops the iteration of a rule body that holds a comprehension with no iteration of its
 # own and an empty result (tests/policies/test_vm_differential.py pins it).
-held_text(ids, targets) := sprintf("holds %s permissions and escalates to %s", [concat(", ", ids), concat(", ", targets)]) if {
+held_text(ids, targets) := sprintf("holds %s permissions and escalates to %s", [concat(", ", ids), concat("; ", targets)]) if {
 	count(ids) > 0
 	count(targets) > 0
 }
