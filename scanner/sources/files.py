@@ -62,6 +62,12 @@ UNUSED_BY_KUSTOMIZATION = (
     "in a kustomization's folder but not used by it (a patch not enabled?); name the file to scan it alone"
 )
 COMPONENT_ALONE = "a kustomize Component, built only by the kustomizations that use it; scan one of them"
+#: Go's vendored modules (`go mod vendor` writes vendor/modules.txt): other projects' code and
+#: test data (k8s.io/apimachinery's managedfields fixtures), not manifests of this repository
+GO_VENDOR = ("vendor", "modules.txt")
+GO_VENDOR_SKIPPED = (
+    "Go modules vendored by `go mod vendor` (vendor/modules.txt): other projects' files; name it to scan it"
+)
 #: Inputs stockade does not read, and what to give it instead.
 UNSUPPORTED = {
     ".tf": "terraform HCL: scan the JSON of `terraform show -json PLAN` instead",
@@ -212,6 +218,8 @@ class FileSource:
                 sub = Path(dirpath) / d
                 if (sub / CHART_FILE).is_file():
                     yield Rendered(sub)  # rendered whole; its templates are not YAML on their own
+                elif d == GO_VENDOR[0] and (sub / GO_VENDOR[1]).is_file():
+                    yield Skipped(str(sub), GO_VENDOR_SKIPPED)  # counted once, not walked
                 else:
                     kept.append(d)
             dirnames[:] = kept

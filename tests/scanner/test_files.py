@@ -92,6 +92,28 @@ def test_include_exclude_globs(tmp_path: Path) -> None:
     assert names == {"c"}
 
 
+def test_go_vendored_modules_are_skipped_unless_named(tmp_path: Path) -> None:
+    """gpu-operator vendors its Go modules: k8s.io/apimachinery's managedfields test fixture (a Pod
+    dump) was six findings of the repository. A `vendor` folder holding Go's modules.txt is one
+    skipped entry; named, it is scanned; a `vendor` folder without modules.txt (manifests a team
+    vendors from elsewhere, and deploys) is scanned."""
+    from stockade.scanner.sources.base import Skipped
+
+    fixture = tmp_path / "vendor" / "k8s.io" / "apimachinery" / "pkg" / "util" / "managedfields"
+    fixture.mkdir(parents=True)
+    (fixture / "pod.yaml").write_text(DEPLOY.replace("web", "fixture"))
+    (tmp_path / "vendor" / "modules.txt").write_text("# k8s.io/apimachinery v0.31.0\n")
+    (tmp_path / "deploy" / "vendor").mkdir(parents=True)
+    (tmp_path / "deploy" / "vendor" / "cert-manager.yaml").write_text(DEPLOY.replace("web", "cert-manager"))
+    (tmp_path / "app.yaml").write_text(DEPLOY)
+    items = list(FileSource([str(tmp_path)]))
+    assert {r.name for r in resources(items)} == {"web", "cert-manager"}
+    (skipped,) = [i for i in items if isinstance(i, Skipped)]
+    assert skipped.file == str(tmp_path / "vendor") and "modules.txt" in skipped.reason
+    named = list(FileSource([str(tmp_path / "vendor")]))
+    assert {r.name for r in resources(named)} == {"fixture"}
+
+
 def test_stdin_and_missing_path() -> None:
     items = list(FileSource(["-", "/nonexistent/x.yaml"], stdin_text=DEPLOY))
     assert resources(items)[0].origin.file == "<stdin>"
