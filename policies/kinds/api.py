@@ -297,6 +297,18 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
     KindInfo(
         "kubeflow.org", "v1", "notebooks", "Notebook", True, True, (pod_path("spec.template.spec", "spec"),)
     ),
+    # operator-framework OLM: a ClusterServiceVersion holds its operator's Deployments (StrategyDetailsDeployment,
+    # api/pkg/operators/v1alpha1/clusterserviceversion_types.go); OLM creates them in the CSV's namespace
+    # and binds the CSV's permissions and clusterPermissions to their accounts: operators, API clients
+    KindInfo(
+        "operators.coreos.com",
+        "v1alpha1",
+        "clusterserviceversions",
+        "ClusterServiceVersion",
+        True,
+        True,
+        (_T("spec.install.spec.deployments[*].spec.template", account=Account(api_client=True)),),
+    ),
     # kubernetes-sigs/agent-sandbox: a PodTemplate (labels, annotations, spec); untrusted code by nature
     KindInfo(
         "agents.x-k8s.io", "v1beta1", "sandboxes", "Sandbox", True, True, (_T("spec.podTemplate"),), True
