@@ -218,7 +218,7 @@ permission_violations(id) := {v |
 	some i in {h[0] | some h in hits}
 	perms := sort([h[1] | some h in hits; h[0] == i])
 	v := {
-		"msg": sprintf("%s %q grants %s: it %s", [kind, name, concat(", ", perms), why(id, perms)]),
+		"msg": sprintf("%s %q grants %s: it %s", [kind, name, concat(", ", perms), entry_why(id, i, perms)]),
 		"path": ["rules", i],
 		"details": {"permissions": perms},
 	}
@@ -257,6 +257,30 @@ why(id, perms) := catalogue[id].why if {
 	not pod_edits_only(id, perms)
 	id != "STK-RBAC-015"
 }
+
+# Rule entries limited to resourceNames: what they reach is what they name. STK-RBAC-002 on named
+# Secrets reads those (spark-operator's webhook its own certificate Secret), not every workload's; a
+# named webhook configuration (STK-RBAC-010) is still the whole risk, its rules and endpoint can be
+# widened to every object.
+named(i) if {
+	some [j, r] in role_rules
+	j == i
+	count(object.get(r, "resourceNames", [])) > 0
+}
+
+named_whys := {
+	"STK-RBAC-002": "reads the Secrets it names, whatever they hold (a token Secret's account is an escalation, STK-RBAC-031)",
+	"STK-RBAC-010": "rewrites the admission webhook configurations it names: their rules and endpoint can be widened to read or mutate every object admitted",
+}
+
+named_why(id, i) if {
+	named(i)
+	named_whys[id]
+}
+
+entry_why(id, i, perms) := named_whys[id] if named_why(id, i)
+
+entry_why(id, i, perms) := why(id, perms) if not named_why(id, i)
 
 # --- bindings -----------------------------------------------------------------------------------------
 

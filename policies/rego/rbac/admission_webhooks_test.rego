@@ -46,3 +46,11 @@ test_bootstrap_objects_out_of_scope_unless_included if {
 test_other_kinds_ignored if {
 	count(deny({"kind": "RoleBinding", "metadata": {"name": "b"}, "rules": [{"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations"], "verbs": ["patch"]}]}, false)) == 0
 }
+
+# spark-operator's webhook updates its own configurations by name: still the whole risk (its rules
+# and endpoint can be widened), but not "or disables policy" of the others, which needs their names.
+test_named_configurations_say_what_they_allow if {
+	r := {"apiGroups": ["admissionregistration.k8s.io"], "resources": ["mutatingwebhookconfigurations", "validatingwebhookconfigurations"], "verbs": ["get", "update"], "resourceNames": ["spark-operator-webhook"]}
+	vs := deny(role("ClusterRole", "spark-operator-webhook", [r]), false)
+	{v.msg | some v in vs} == {"ClusterRole \"spark-operator-webhook\" grants update mutatingwebhookconfigurations.admissionregistration.k8s.io, update validatingwebhookconfigurations.admissionregistration.k8s.io: it rewrites the admission webhook configurations it names: their rules and endpoint can be widened to read or mutate every object admitted"}
+}

@@ -61,3 +61,12 @@ test_bootstrap_objects_out_of_scope_unless_included if {
 test_other_kinds_ignored if {
 	count(deny({"kind": "RoleBinding", "metadata": {"name": "b"}, "rules": [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]}, false)) == 0
 }
+
+# spark-operator's webhook: get and update on its own certificate Secret, by name. The message said
+# it "reads Secrets, including ServiceAccount tokens and credentials of other workloads".
+test_named_secrets_are_what_it_reads if {
+	vs := deny(role("Role", "spark-operator-webhook", [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "update"], "resourceNames": ["spark-operator-webhook-certs"]}]), false)
+	{v.msg | some v in vs} == {"Role \"spark-operator-webhook\" grants get secrets: it reads the Secrets it names, whatever they hold (a token Secret's account is an escalation, STK-RBAC-031)"}
+	ws := deny(role("Role", "r", [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["list"]}]), false)
+	{w.msg | some w in ws} == {"Role \"r\" grants list secrets: it reads Secrets, including ServiceAccount tokens and credentials of other workloads"}
+}
