@@ -297,9 +297,10 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
     KindInfo(
         "kubeflow.org", "v1", "notebooks", "Notebook", True, True, (pod_path("spec.template.spec", "spec"),)
     ),
-    # operator-framework OLM: a ClusterServiceVersion holds its operator's Deployments (StrategyDetailsDeployment,
-    # api/pkg/operators/v1alpha1/clusterserviceversion_types.go); OLM creates them in the CSV's namespace
-    # and binds the CSV's permissions and clusterPermissions to their accounts: operators, API clients
+    # operator-framework OLM: a ClusterServiceVersion holds its operator's Deployments
+    # (StrategyDetailsDeployment, api/pkg/operators/v1alpha1/clusterserviceversion_types.go); OLM
+    # creates them in the CSV's namespace and binds the CSV's permissions and clusterPermissions to
+    # their accounts: operators, API clients
     KindInfo(
         "operators.coreos.com",
         "v1alpha1",

@@ -59,7 +59,8 @@ STDIN = "-"
 MAX_FILE_BYTES = 64 * 1024 * 1024
 CHART_FILE = "Chart.yaml"
 UNUSED_BY_KUSTOMIZATION = (
-    "in a kustomization's folder but not listed by it (a disabled patch, a file kept aside); name the file to scan it alone"
+    "in a kustomization's folder but not listed by it (a disabled patch, a file kept aside); "
+    "name the file to scan it alone"
 )
 COMPONENT_ALONE = "a kustomize Component, built only by the kustomizations that use it; scan one of them"
 #: Go's vendored modules (`go mod vendor` writes vendor/modules.txt): other projects' code and

@@ -164,7 +164,7 @@ class KustomizeSource:
                 try:
                     text = _build(cmd, self.directory, self.directory)
                 except RenderError as exc:
-                    yield InputError(self.directory, str(exc).split(": ", 1)[1])
+                    yield InputError(self.directory, str(exc).split(": ", 1)[1] + _unscanned(self.directory))
                     return
                 yield from _at_line_1(parse_text(text, fallback))
                 return
@@ -172,6 +172,24 @@ class KustomizeSource:
                 if isinstance(item, Resource):
                     _to_origin(item, wrapper, self.directory)
                 yield item
+
+
+#: bases named in the note of a kustomization that failed to build
+MAX_BASES_NAMED = 3
+
+
+def _unscanned(directory: str) -> str:
+    """What a failed build leaves unscanned, for its error: the kustomizations it builds on are not
+    rendered alone (kubeflow/manifests' example: half of Kubeflow, silently)."""
+    c = composition(Path(directory))
+    if c is None or not c.directories:
+        return ""
+    names = sorted(os.path.relpath(d, Path(directory).resolve()) for d in c.directories)
+    shown = ", ".join(names[:MAX_BASES_NAMED])
+    if len(names) > MAX_BASES_NAMED:
+        shown += f" and {len(names) - MAX_BASES_NAMED} more"
+    what = f"the {len(names)} kustomizations" if len(names) > 1 else "the kustomization"
+    return f" (so {what} it builds on, {shown}, were not scanned: name one to scan it)"
 
 
 def _at_line_1(items: Iterator[Item]) -> Iterator[Item]:
