@@ -12,7 +12,9 @@ A group never mixes objects, files, pod templates or waived with active findings
 action are its members' strongest; its location the first member's. The same object written in
 several files (Volcano's installer and its two variants with admission policies added; a chart and
 its committed render into the same namespace) finds the same problems in each: such a group is one
-row, naming the other files where it is (``elsewhere``).
+row, naming the other files where it is (``elsewhere``). So is a problem of every workload of a
+namespace whose fix is one object for the namespace (no egress NetworkPolicy: :data:`NAMESPACE_WIDE`),
+naming the other workloads.
 """
 
 from __future__ import annotations
@@ -88,10 +90,12 @@ class Group:
     def _elsewhere(self) -> list[str]:
         if not self.elsewhere:
             return []
-        places = [f"{shown(f.file)}:{f.line}" if f.line else shown(f.file) for f in self.elsewhere if f.file]
+        same = all(f.resource == self.primary.resource for f in self.elsewhere)
+        places = [_place(f, with_object=not same) for f in self.elsewhere]
         more = len(places) - MAX_ELSEWHERE
-        text = ", ".join(places[:MAX_ELSEWHERE]) + (f" and {more} more files" if more > 0 else "")
-        return [f"the same object and findings in {text}"]
+        what = "files" if same else "workloads"
+        text = ", ".join(places[:MAX_ELSEWHERE]) + (f" and {more} more {what}" if more > 0 else "")
+        return [f"the same object and findings in {text}" if same else f"the same for {text}"]
 
     def _lines(self) -> list[str]:
         out = [_cut(self.primary.message)]
@@ -120,6 +124,13 @@ class Group:
 
     def message(self) -> str:
         return "\n".join(self.lines())
+
+
+def _place(f: Finding, *, with_object: bool) -> str:
+    where = f"{shown(f.file)}:{f.line}" if f.file and f.line else shown(f.file) if f.file else ""
+    if not with_object:
+        return where
+    return f"{f.resource.display()} ({where})" if where else f.resource.display()
 
 
 def _cut(message: str) -> str:
@@ -158,14 +169,36 @@ def group(findings: Iterable[Finding]) -> list[Group]:
             members, key=lambda f: (-f.rule.severity, -f.action.rank, f.rule.id, f.line or 0, f.message)
         )
         g = Group(tuple(ordered))
-        same = _content(g)
-        at = first.get(same)
-        if at is None or out[at].primary.file == g.primary.file or g.primary.file is None:
+        same, per_namespace = _content(g), _namespace_wide(g)
+        at = first.get(per_namespace) if per_namespace is not None else None
+        if at is None:
+            at = first.get(same)
+            if at is not None and (out[at].primary.file == g.primary.file or g.primary.file is None):
+                at = None
+        if at is None:
             first.setdefault(same, len(out))
+            if per_namespace is not None:
+                first.setdefault(per_namespace, len(out))
             out.append(g)
         else:
             out[at] = replace(out[at], elsewhere=(*out[at].elsewhere, g.primary))
     return out
+
+
+#: rules whose finding is the same for every workload of a namespace, and whose fix is one object
+#: for the namespace (a default-deny egress NetworkPolicy): one row per namespace, naming the others
+NAMESPACE_WIDE = frozenset({"STK-NET-001"})
+
+
+def _namespace_wide(g: Group) -> tuple[object, ...] | None:
+    """The key of a group that is one row per namespace (:data:`NAMESPACE_WIDE`), else None."""
+    f = g.primary
+    if f.rule.id not in NAMESPACE_WIDE or any(
+        (m.rule.id, m.message) != (f.rule.id, f.message) for m in g.findings
+    ):
+        return None
+    ref = f.resource
+    return ("namespace", ref.cluster, ref.namespace, f.rule.id, f.action, f.message, _key(f)[-1])
 
 
 def _content(g: Group) -> tuple[object, ...]:

@@ -114,3 +114,33 @@ def test_a_long_message_is_cut_with_its_length_in_human_output_only() -> None:
     (g,) = group([f])
     assert len(g.lines()[0]) < MAX_MESSAGE + 40 and "(5000 characters in all)" in g.lines()[0]
     assert f.message == long
+
+
+def test_a_namespace_without_egress_isolation_is_one_row_naming_its_workloads(tmp_path: Path) -> None:
+    """STK-NET-001 says the same of every workload of a namespace, and its fix is one NetworkPolicy
+    for the namespace: kubeflow/manifests had 45 such rows in 9 namespaces. One row per namespace
+    now names the other workloads; JSON keeps one finding per workload."""
+    deployment = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: %s, namespace: %s}
+spec:
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      automountServiceAccountToken: false
+      containers: [{name: c, image: "registry.example/app@sha256:%s"}]
+---
+"""
+    namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n"
+    text = namespace % "ml" + namespace % "web"
+    for name, ns in (("a", "ml"), ("b", "ml"), ("c", "ml"), ("d", "web")):
+        text += deployment % (name, ns, name, name, "0" * 64)
+    table, data = _scan(tmp_path, text, "--rule", "STK-NET-001")
+    assert len(data["findings"]) == 4  # type: ignore[arg-type]
+    rows = [line for line in table.splitlines() if "m.yaml:" in line and "STK-NET-001" in line]
+    assert len(rows) == 2, table
+    words = " ".join(table.split())  # the Finding column wraps
+    assert "the same for Deployment/ml/b (" in words and "Deployment/ml/c (" in words
+    assert "Deployment/web/d" in words and "the same for Deployment/web" not in words
