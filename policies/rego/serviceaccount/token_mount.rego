@@ -6,7 +6,8 @@
 #   the token unless they are API clients: the pod asks for the token itself
 #   (automountServiceAccountToken: true, the workload's declared intent), a binding names its
 #   ServiceAccount (input.facts.rbac.bound, from the RBAC graph of the gate: a group such as
-#   system:serviceaccounts does not count), or service_accounts.api_clients selects it (namespaces,
+#   system:serviceaccounts does not count), a container runs kubectl (its command or arguments: kubectl
+#   proxy, a Job's kubectl apply), or service_accounts.api_clients selects it (namespaces,
 #   kinds, names: shell-style globs; labels: exact values of the object's labels; empty fields match
 #   anything). Whether the token is mounted is decided as Kubernetes does: the pod's
 #   automountServiceAccountToken if set, else the ServiceAccount's, else true. The ServiceAccount's
@@ -60,6 +61,15 @@ api_client if input.pod.spec.automountServiceAccountToken == true
 api_client if input.pod.account.apiClient == true
 
 inherited if input.pod.account.source == "inherited"
+
+# a container runs kubectl (kubeflow's cluster-jwks-proxy runs `kubectl proxy`, a Job `kubectl
+# apply`): the token is what it uses
+api_client if {
+	some entry in pods.containers
+	some part in array.concat(object.get(entry.container, "command", []), object.get(entry.container, "args", []))
+	is_string(part)
+	regex.match(`(^|[\s/;&|(])kubectl(\s|$)`, part)
+}
 
 # a binding names the ServiceAccount itself
 api_client if input.facts.rbac.bound == true

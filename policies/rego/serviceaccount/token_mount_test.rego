@@ -177,3 +177,14 @@ test_operator_bound_account_is_an_api_client if {
 	d2 := token_mount.deny with input as with_account({}, f, {"source": "pod"}) with data.stockade.config as cfg([])
 	count(d2) == 1
 }
+
+# kubeflow's cluster-jwks-proxy runs `kubectl proxy`: the token is what it serves with
+test_a_container_running_kubectl_is_an_api_client if {
+	proxy := {"containers": [{"name": "p", "image": "bitnami/kubectl:1.30", "command": ["kubectl", "proxy", "--accept-paths=^/openid/v1/jwks"]}]}
+	count(deny(proxy, {}, [])) == 0
+	script := {"containers": [{"name": "j", "image": "x", "command": ["/bin/sh", "-c"], "args": ["set -e; /usr/local/bin/kubectl apply -f /m.yaml"]}]}
+	count(deny(script, {}, [])) == 0
+	# a word that merely contains it is not a kubectl run
+	other := {"containers": [{"name": "c", "image": "x", "command": ["kubectl-audit-exporter"], "args": ["--kubectlish"]}]}
+	count(deny(other, {}, [])) == 1
+}
