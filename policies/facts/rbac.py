@@ -225,6 +225,28 @@ RISKY: dict[str, tuple[Perm, ...]] = {
 }
 
 
+#: what a rule that only publishes information may do
+_READ_VERBS = frozenset({"get", "list", "watch"})
+
+
+def public_information(rule: PolicyRule) -> bool:
+    """A rule that only reads objects it names (not Secrets) or non-resource URLs: what a role made
+    for everyone publishes (the bootstrap system:public-info-viewer's /version and /healthz, Kubeflow
+    Pipelines' kubeflow-pipelines-public ConfigMap holding the version). No wildcard verb, resource
+    or name."""
+    if not rule.verbs or not rule.verbs <= _READ_VERBS:
+        return False
+    if rule.non_resource_urls:
+        return not rule.resources and "*" not in rule.non_resource_urls
+    return (
+        bool(rule.resources)
+        and bool(rule.resource_names)
+        and not rule.resources & {"*", "secrets"}
+        and not any(r.startswith("*/") or r.startswith("secrets/") for r in rule.resources)
+        and "*" not in rule.api_groups
+    )
+
+
 def cluster_scoped(group: str, resource: str, verb: str = "") -> bool:
     """Whether a request has no namespace, so that no RoleBinding can grant it. `bind` on a
     ClusterRole is the exception: it is checked in the namespace of the RoleBinding being written."""
@@ -1477,8 +1499,10 @@ def facts(
         if binding is None:
             return {}
         graph = RBACGraph.of(inventory)
-        _, found = graph.role_rules(binding)
+        rules, found = graph.role_rules(binding)
         role = {"kind": binding.role_kind, "name": binding.role_name, "found": found}
+        if found and rules and all(public_information(r) for r in rules):
+            role["publicInformation"] = True
         out: dict[str, Any] = {"role": role, "inventoryComplete": inventory.complete}
         via = graph.escalations_via(binding) if binding.subjects else []
         if via:

@@ -849,3 +849,22 @@ def test_a_binding_never_lets_its_subject_escalate_to_itself() -> None:
     (path,) = [p for _, p in RBACGraph.from_objects(others).escalations_via(binding)]
     assert "gpu-operator" not in path.target_text
     assert path.target_text.endswith(", ServiceAccount default/nfd-4 (and 2 more)")
+
+
+def test_public_information_is_read_only_and_named_and_never_secrets() -> None:
+    from stockade.policies.facts.rbac import PolicyRule, public_information
+
+    def parsed(raw: dict[str, Any]) -> PolicyRule:
+        out = PolicyRule.parse(raw)
+        assert out is not None
+        return out
+
+    kfp = {"apiGroups": [""], "resources": ["configmaps"], "resourceNames": ["kubeflow-pipelines-public"]}
+    assert public_information(parsed({**kfp, "verbs": ["get", "list", "watch"]}))
+    assert public_information(parsed({"nonResourceURLs": ["/version", "/healthz"], "verbs": ["get"]}))
+    assert not public_information(parsed({**kfp, "verbs": ["get", "update"]}))
+    assert not public_information(parsed({**kfp, "resourceNames": [], "verbs": ["get"]}))
+    assert not public_information(parsed({**kfp, "resources": ["secrets"], "verbs": ["get"]}))
+    assert not public_information(parsed({**kfp, "resources": ["*"], "verbs": ["get"]}))
+    assert not public_information(parsed({**kfp, "verbs": ["*"]}))
+    assert not public_information(parsed({"nonResourceURLs": ["*"], "verbs": ["get"]}))

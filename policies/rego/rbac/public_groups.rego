@@ -4,7 +4,10 @@
 #   A binding whose subjects include the user system:anonymous or the groups system:unauthenticated
 #   or system:authenticated grants its role to every unauthenticated request or to every identity the
 #   cluster accepts (every ServiceAccount of every namespace, every user of the identity provider),
-#   whatever the role. One finding per such subject. System bootstrap bindings (system:discovery,
+#   whatever the role, unless the gate holds the role and it only publishes information: every rule
+#   reads (get, list, watch) objects it names that are not Secrets, or non-resource URLs (Kubeflow
+#   Pipelines' kubeflow-pipelines-public ConfigMap, like the bootstrap system:public-info-viewer's
+#   /version). One finding per such subject. System bootstrap bindings (system:discovery,
 #   system:public-info-viewer, ...) are out of scope unless scope.include_system_rbac.
 # custom:
 #   id: STK-RBAC-021
@@ -22,6 +25,7 @@ public_names := {"system:anonymous", "system:unauthenticated", "system:authentic
 
 deny contains v if {
 	rbac.in_scope
+	not input.facts.rbac.role.publicInformation == true
 	ref := object.get(input.object, "roleRef", {})
 	some [i, s] in rbac.subjects
 	s.kind in {"User", "Group"}

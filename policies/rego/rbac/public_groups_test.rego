@@ -39,3 +39,13 @@ test_bootstrap_bindings_out_of_scope if {
 	# the same binding without the label (system:backdoor, say) is anyone's: in scope
 	count(deny(b)) == 1
 }
+
+# Kubeflow Pipelines publishes its version in the kubeflow-pipelines-public ConfigMap to every
+# authenticated user, by design: the role (known to the gate) only reads that named ConfigMap
+test_a_role_that_only_publishes_information_is_not_reported if {
+	b := binding("kubeflow-pipelines-public", [{"kind": "Group", "name": "system:authenticated"}])
+	published := {"rbac": {"role": {"kind": "Role", "name": "kubeflow-pipelines-public", "found": true, "publicInformation": true}}}
+	count(public_groups.deny) == 0 with input as {"object": b, "facts": published} with data.stockade.config as {}
+	unknown := {"rbac": {"role": {"kind": "Role", "name": "kubeflow-pipelines-public", "found": false}}}
+	count(public_groups.deny) == 1 with input as {"object": b, "facts": unknown} with data.stockade.config as {}
+}
