@@ -169,16 +169,19 @@ def group(findings: Iterable[Finding]) -> list[Group]:
             members, key=lambda f: (-f.rule.severity, -f.action.rank, f.rule.id, f.line or 0, f.message)
         )
         g = Group(tuple(ordered))
-        same, per_namespace = _content(g), _namespace_wide(g)
+        same, per_namespace, rendered = _content(g), _namespace_wide(g), _rendered_again(g)
         at = first.get(per_namespace) if per_namespace is not None else None
+        if at is None and rendered is not None:
+            at = first.get(rendered)
         if at is None:
             at = first.get(same)
             if at is not None and (out[at].primary.file == g.primary.file or g.primary.file is None):
                 at = None
         if at is None:
             first.setdefault(same, len(out))
-            if per_namespace is not None:
-                first.setdefault(per_namespace, len(out))
+            for key in (per_namespace, rendered):
+                if key is not None:
+                    first.setdefault(key, len(out))
             out.append(g)
         else:
             out[at] = replace(out[at], elsewhere=(*out[at].elsewhere, g.primary))
@@ -188,6 +191,23 @@ def group(findings: Iterable[Finding]) -> list[Group]:
 #: rules whose finding is the same for every workload of a namespace, and whose fix is one object
 #: for the namespace (a default-deny egress NetworkPolicy): one row per namespace, naming the others
 NAMESPACE_WIDE = frozenset({"STK-NET-001"})
+
+
+def _rendered_again(g: Group) -> tuple[object, ...] | None:
+    """The key of a group that another render of the same file gives again, in another namespace
+    (a kustomize overlay setting `namespace:`, KServe's config/default and overlays/kubeflow): the
+    same file, object name and findings, the namespace aside."""
+    f = g.primary
+    if f.file is None:
+        return None
+    key = _key(f)
+    return (
+        "rendered",
+        key[0],
+        *key[1:4],
+        *key[5:],
+        tuple((m.rule.id, m.action, m.path, m.message) for m in g.findings),
+    )
 
 
 def _namespace_wide(g: Group) -> tuple[object, ...] | None:

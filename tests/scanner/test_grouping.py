@@ -95,6 +95,11 @@ def test_groups_never_mix_objects_files_or_waived_findings(tmp_path: Path) -> No
     assert both.lines()[-1] == f"the same object and findings in other.yaml:{other_file[0].line}"
     changed = [*other_file[:-1], replace(other_file[-1], message="another message")]
     assert [len(g.elsewhere) for g in group(findings + changed)] == [0, 0]
+    # the same file rendered again into another namespace (a kustomize overlay's `namespace:`)
+    overlay = [replace(f, resource=replace(f.resource, namespace="kubeflow")) for f in findings]
+    (rendered,) = group(findings + overlay)
+    assert [f.resource.namespace for f in rendered.elsewhere] == ["kubeflow"]
+    assert rendered.lines()[-1].startswith("the same for ClusterRole/kubeflow/everything (")
     other_object = [replace(f, resource=replace(f.resource, name="x")) for f in findings]
     assert len(group(findings + other_object)) == 2
     waiver = ExceptionRef("w", "team", "why", "2099-01-01")
