@@ -40,8 +40,11 @@ def at(obj: Any, path: Sequence[str | int]) -> Any:
 def with_violations_in_last_pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
     """A copy of a workload object whose last pod spec runs a privileged container on the host network."""
     out = copy.deepcopy(obj)
-    spec = at(out, DEFAULT_WORKLOADS.pods(out)[-1]["specPath"])
-    spec.setdefault("containers", []).append(copy.deepcopy(PRIVILEGED))
+    last = DEFAULT_WORKLOADS.pods(out)[-1]
+    spec = at(out, last["specPath"])
+    # a SparkPodSpec's own containers are its sidecars, which follow the Spark container
+    spark = DEFAULT_WORKLOADS.info(out).pods[-1].form == "spark"  # type: ignore[union-attr]
+    spec.setdefault("sidecars" if spark else "containers", []).append(copy.deepcopy(PRIVILEGED))
     spec["hostNetwork"] = True
     return out
 

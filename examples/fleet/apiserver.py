@@ -156,6 +156,7 @@ WORKLOAD_CRDS = [
     ("serving.knative.dev/v1", "Service", "services", True),
     ("serving.knative.dev/v1", "Configuration", "configurations", True),
     ("serving.knative.dev/v1", "Revision", "revisions", True),
+    ("operators.coreos.com/v1alpha1", "ClusterServiceVersion", "clusterserviceversions", True),
 ]
 WORKLOAD_PATHS = {
     f"/apis/{api}/{plural}": (kind, api, namespaced, True) for api, kind, plural, namespaced in WORKLOAD_CRDS
