@@ -14,7 +14,7 @@ several files (Volcano's installer and its two variants with admission policies 
 its committed render into the same namespace) finds the same problems in each: such a group is one
 row, naming the other files where it is (``elsewhere``). So is a problem of every workload of a
 namespace whose fix is one object for the namespace (no egress NetworkPolicy: :data:`NAMESPACE_WIDE`),
-naming the other workloads.
+naming the other workloads, and what a run could not check (placeholder images: :data:`RUN_WIDE`).
 """
 
 from __future__ import annotations
@@ -191,6 +191,9 @@ def group(findings: Iterable[Finding]) -> list[Group]:
 #: rules whose finding is the same for every workload of a namespace, and whose fix is one object
 #: for the namespace (a default-deny egress NetworkPolicy): one row per namespace, naming the others
 NAMESPACE_WIDE = frozenset({"STK-NET-001"})
+#: rules that say what a run could not check rather than what is wrong (an image field holding an
+#: operator's placeholder, FILLED BY THE OPERATOR): one row for the run, naming the others
+RUN_WIDE = frozenset({"STK-IMG-005"})
 
 
 def _rendered_again(g: Group) -> tuple[object, ...] | None:
@@ -211,8 +214,11 @@ def _rendered_again(g: Group) -> tuple[object, ...] | None:
 
 
 def _namespace_wide(g: Group) -> tuple[object, ...] | None:
-    """The key of a group that is one row per namespace (:data:`NAMESPACE_WIDE`), else None."""
+    """The key of a group that is one row per namespace (:data:`NAMESPACE_WIDE`) or per run
+    (:data:`RUN_WIDE`), else None."""
     f = g.primary
+    if f.rule.id in RUN_WIDE and all(m.rule.id == f.rule.id for m in g.findings):
+        return ("run", f.rule.id, f.action, _key(f)[-1])
     if f.rule.id not in NAMESPACE_WIDE or any(
         (m.rule.id, m.message) != (f.rule.id, f.message) for m in g.findings
     ):

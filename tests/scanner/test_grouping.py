@@ -149,3 +149,27 @@ spec:
     words = " ".join(table.split())  # the Finding column wraps
     assert "the same for Deployment/ml/b (" in words and "Deployment/ml/c (" in words
     assert "Deployment/web/d" in words and "the same for Deployment/web" not in words
+
+
+def test_placeholder_images_are_one_row_for_the_run(tmp_path: Path) -> None:
+    """STK-IMG-005 says what a run could not check (an image field an operator fills in): gpu-operator's
+    20 operand templates were 20 rows. One row now names the others; JSON keeps each."""
+    daemonset = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: %s, namespace: %s}
+spec:
+  selector: {matchLabels: {app: %s}}
+  template:
+    metadata: {labels: {app: %s}}
+    spec:
+      containers: [{name: c, image: "FILLED BY THE OPERATOR"}]
+---
+"""
+    text = "".join(daemonset % (n, ns, n, n) for n, ns in (("a", "gpu"), ("b", "gpu"), ("c", "other")))
+    table, data = _scan(tmp_path, text, "--rule", "STK-IMG-005")
+    assert len(data["findings"]) == 3  # type: ignore[arg-type]
+    rows = [line for line in table.splitlines() if "m.yaml:" in line and "STK-IMG-005" in line]
+    assert len(rows) == 1, table
+    words = " ".join(table.split())
+    assert "the same for DaemonSet/gpu/b (" in words and "DaemonSet/other/c (" in words
