@@ -29,9 +29,10 @@ from stockade.scanner.reports.names import shown
 FAMILIES: dict[str, str] = {
     # what a Role or ClusterRole grants: one row per role, listing the capabilities
     **{f"STK-RBAC-{n:03d}": "role-permissions" for n in range(1, 16)},
-    # the Pod Security Standards (baseline and restricted) and the forbidden host paths: one row per
-    # pod template, listing every control it fails (a hostPath volume fails three of them)
-    **{f"STK-POD-{n:03d}": "pod-security" for n in (*range(1, 13), *range(101, 107), 201)},
+    # the Pod Security Standards (baseline and restricted), the forbidden host paths and the writable
+    # root filesystem: one row per pod template, listing every control it fails (a hostPath volume
+    # fails three of them; KServe's runtimes had a readOnlyRootFilesystem row beside each PSS row)
+    **{f"STK-POD-{n:03d}": "pod-security" for n in (*range(1, 13), *range(101, 107), 201, 202)},
     # the image references: registry, tag, digest, pull policy
     **{f"STK-IMG-{n:03d}": "images" for n in range(1, 5)},
     # missing requests and limits
