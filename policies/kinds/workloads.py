@@ -18,7 +18,9 @@ A rule sees ``input.pod`` whatever kind was submitted::
                                    # ({"by": "InferenceService"}: the pod spec has no such field); or
                                    # "operator" ({"by": "KubeRay", "name": account it sets, "" when
                                    # generated, "when": the field that made it so, "apiClient": true:
-                                   # the operator binds its Role to the account)
+                                   # the operator binds its Role to the account); "field": the
+                                   # object path of the account's field where it is not the pod
+                                   # spec's serviceAccountName (a SparkPodSpec's serviceAccount)
     }
 
 An object may hold several pod specs (a RayCluster's head and worker groups, a JobSet's replicated
@@ -200,6 +202,9 @@ def _pod(
             key: {**_mapping(own.get(key)), **_mapping(node.get(key))} for key in ("labels", "annotations")
         }
         spec, spec_path, metadata_path = node, list(path), list(path)
+    account = _account(obj, pod_path, spec)
+    if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
+        account["field"] = [*path, "serviceAccount"]
     return {
         "spec": spec,
         "metadata": metadata,
@@ -209,7 +214,7 @@ def _pod(
         "template": label,
         "highRisk": high_risk,
         "namespaced": namespaced,
-        "account": _account(obj, pod_path, spec),
+        "account": account,
     }
 
 

@@ -208,6 +208,9 @@ def test_spark_applications_are_judged_as_the_pods_the_operator_builds() -> None
         ("SparkApplication", "executor", "STK-SA-002"): 1,  # only Spark 2.4's executors run as default
         ("ScheduledSparkApplication", "executor", "STK-SA-001"): 1,
     }
+    (default,) = [f for f in findings if f.rule.id == "STK-SA-002"]
+    assert default.message.endswith("(spec.executor.serviceAccount is unset)")
+    assert default.path == ("spec", "executor", "serviceAccount")
     spark4 = [f for f in findings if f.resource.name == "spark-pi" and f.rule.id == "STK-SA-001"]
     assert [f.template for f in spark4] == ["executor"] and '"spark-operator-spark"' in spark4[0].message
     host = {(f.resource.name, f.template) for f in findings if f.rule.id == "STK-POD-005"}

@@ -30,15 +30,24 @@ metadata_base := input.pod.metadataPath if {
 spec_path(suffix) := array.concat(spec_base, suffix)
 
 # The pod spec's ServiceAccount field as written: serviceAccountName, or its deprecated alias
-# serviceAccount where only that is set (the API server copies it into serviceAccountName).
+# serviceAccount where only that is set (the API server copies it into serviceAccountName); the
+# kinds table's field where the object names it elsewhere (a SparkPodSpec's serviceAccount).
 deprecated_account_field if {
 	object.get(input.pod.spec, "serviceAccountName", "") == ""
 	object.get(input.pod.spec, "serviceAccount", "") != ""
 }
 
-account_path := spec_path(["serviceAccount"]) if deprecated_account_field
+account_path := input.pod.account.field if is_array(input.pod.account.field)
 
-account_path := spec_path(["serviceAccountName"]) if not deprecated_account_field
+account_path := spec_path(["serviceAccount"]) if {
+	not is_array(input.pod.account.field)
+	deprecated_account_field
+}
+
+account_path := spec_path(["serviceAccountName"]) if {
+	not is_array(input.pod.account.field)
+	not deprecated_account_field
+}
 
 # Object path of a field of the pod metadata, e.g. metadata_path(["annotations", k]).
 metadata_path(suffix) := array.concat(metadata_base, suffix)

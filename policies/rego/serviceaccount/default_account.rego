@@ -51,7 +51,15 @@ deny contains v if {
 	}
 }
 
-how := "spec.serviceAccountName is \"default\"" if {
+how := sprintf("%s is %s", [concat(".", input.pod.account.field), field_value]) if is_array(input.pod.account.field)
+
+field_value := "\"default\"" if input.pod.spec.serviceAccountName == "default"
+
+field_value := "unset" if not input.pod.spec.serviceAccountName
+
+how := pod_how if not is_array(input.pod.account.field)
+
+pod_how := "spec.serviceAccountName is \"default\"" if {
 	input.pod.spec.serviceAccountName == "default"
 } else := "spec.serviceAccount is \"default\"" if {
 	input.pod.spec.serviceAccount == "default"
