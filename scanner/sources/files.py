@@ -165,6 +165,10 @@ class FileSource:
                 bases |= c.directories
                 composed |= c.files | {c.file}
                 charts |= c.charts
+        # folders a kustomization reads files from (its patches/): the other files there are its too
+        # (kubeflow's tensorboard base lists patches/add_controller_config.yaml; the patch beside it,
+        # unused, was read alone as a Deployment named "deployment")
+        used_folders = {f.parent for f in composed}
         done: set[Path] = set()
         for t in found:
             if isinstance(t, Rendered) and t.tool == "helm" and t.directory.resolve() in charts:
@@ -173,7 +177,9 @@ class FileSource:
                 resolved = t.resolve()
                 if resolved in composed:
                     continue  # read in its kustomization's render
-                if resolved not in named and compositions.get(resolved.parent) is not None:
+                if resolved not in named and (
+                    compositions.get(resolved.parent) is not None or resolved.parent in used_folders
+                ):
                     yield Skipped(str(t), UNUSED_BY_KUSTOMIZATION)
                     continue
             if not isinstance(t, _Kustomization):

@@ -293,6 +293,12 @@ def test_walk_renders_roots_and_leaves_composed_and_unused_files_out(tmp_path: P
         {
             "overlays/prod/disabled_patch.yaml": SA_PATCH,  # in prod's folder, not in its kustomization
             "plain/pod.yaml": "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec: {containers: []}\n",
+            # kubeflow's tensorboard base: patches/ holds the patch it lists and one it does not
+            "overlays/dev/kustomization.yaml": (
+                "resources: [../../base]\nnamespace: dev\npatches:\n- path: patches/sa.yaml\n"
+            ),
+            "overlays/dev/patches/sa.yaml": SA_PATCH,
+            "overlays/dev/patches/unused.yaml": SA_PATCH.replace("web", "deployment"),
         },
     )
     targets = list(FileSource([str(tmp_path)]).targets())
@@ -305,7 +311,7 @@ def test_walk_renders_roots_and_leaves_composed_and_unused_files_out(tmp_path: P
     assert read == ["plain/pod.yaml"]
     assert [t for t in targets if not isinstance(t, Path | Rendered | Skipped)] == []
     skipped = [t for t in targets if isinstance(t, Skipped)]
-    assert [Path(s.file).name for s in skipped] == ["disabled_patch.yaml"]
+    assert sorted(Path(s.file).name for s in skipped) == ["disabled_patch.yaml", "unused.yaml"]
     assert "not listed by it" in skipped[0].reason
     # named one by one, it is read alone (the user asked for it)
     named = list(FileSource([str(tmp_path / "overlays/prod/disabled_patch.yaml")]).targets())
