@@ -121,31 +121,41 @@ def test_a_long_message_is_cut_with_its_length_in_human_output_only() -> None:
     assert f.message == long
 
 
+#: a workload of `kind` named `name` in `namespace` running `image` (its token not mounted)
+WORKLOAD = """\
+apiVersion: apps/v1
+kind: {kind}
+metadata: {{name: {name}, namespace: {namespace}}}
+spec:
+  selector: {{matchLabels: {{app: {name}}}}}
+  template:
+    metadata: {{labels: {{app: {name}}}}}
+    spec:
+      automountServiceAccountToken: false
+      containers: [{{name: c, image: "{image}"}}]
+---
+"""
+
+
+def _workloads(kind: str, image: str, placed: list[tuple[str, str]]) -> str:
+    return "".join(WORKLOAD.format(kind=kind, name=n, namespace=ns, image=image) for n, ns in placed)
+
+
+def _rule_rows(table: str, rule: str) -> list[str]:
+    return [line for line in table.splitlines() if "m.yaml:" in line and rule in line]
+
+
 def test_a_namespace_without_egress_isolation_is_one_row_naming_its_workloads(tmp_path: Path) -> None:
     """STK-NET-001 says the same of every workload of a namespace, and its fix is one NetworkPolicy
     for the namespace: kubeflow/manifests had 45 such rows in 9 namespaces. One row per namespace
     now names the other workloads; JSON keeps one finding per workload."""
-    deployment = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: %s, namespace: %s}
-spec:
-  selector: {matchLabels: {app: %s}}
-  template:
-    metadata: {labels: {app: %s}}
-    spec:
-      automountServiceAccountToken: false
-      containers: [{name: c, image: "registry.example/app@sha256:%s"}]
----
-"""
     namespace = "apiVersion: v1\nkind: Namespace\nmetadata: {name: %s}\n---\n"
+    placed = [("a", "ml"), ("b", "ml"), ("c", "ml"), ("d", "web")]
     text = namespace % "ml" + namespace % "web"
-    for name, ns in (("a", "ml"), ("b", "ml"), ("c", "ml"), ("d", "web")):
-        text += deployment % (name, ns, name, name, "0" * 64)
+    text += _workloads("Deployment", "registry.example/app@sha256:" + "0" * 64, placed)
     table, data = _scan(tmp_path, text, "--rule", "STK-NET-001")
     assert len(data["findings"]) == 4  # type: ignore[arg-type]
-    rows = [line for line in table.splitlines() if "m.yaml:" in line and "STK-NET-001" in line]
-    assert len(rows) == 2, table
+    assert len(_rule_rows(table, "STK-NET-001")) == 2, table
     words = " ".join(table.split())  # the Finding column wraps
     assert "the same for Deployment/ml/b (" in words and "Deployment/ml/c (" in words
     assert "Deployment/web/d" in words and "the same for Deployment/web" not in words
@@ -154,22 +164,9 @@ spec:
 def test_placeholder_images_are_one_row_for_the_run(tmp_path: Path) -> None:
     """STK-IMG-005 says what a run could not check (an image field an operator fills in): gpu-operator's
     20 operand templates were 20 rows. One row now names the others; JSON keeps each."""
-    daemonset = """\
-apiVersion: apps/v1
-kind: DaemonSet
-metadata: {name: %s, namespace: %s}
-spec:
-  selector: {matchLabels: {app: %s}}
-  template:
-    metadata: {labels: {app: %s}}
-    spec:
-      containers: [{name: c, image: "FILLED BY THE OPERATOR"}]
----
-"""
-    text = "".join(daemonset % (n, ns, n, n) for n, ns in (("a", "gpu"), ("b", "gpu"), ("c", "other")))
+    text = _workloads("DaemonSet", "FILLED BY THE OPERATOR", [("a", "gpu"), ("b", "gpu"), ("c", "other")])
     table, data = _scan(tmp_path, text, "--rule", "STK-IMG-005")
     assert len(data["findings"]) == 3  # type: ignore[arg-type]
-    rows = [line for line in table.splitlines() if "m.yaml:" in line and "STK-IMG-005" in line]
-    assert len(rows) == 1, table
+    assert len(_rule_rows(table, "STK-IMG-005")) == 1, table
     words = " ".join(table.split())
     assert "the same for DaemonSet/gpu/b (" in words and "DaemonSet/other/c (" in words
