@@ -1229,7 +1229,7 @@ class RBACGraph:
     def _holders(self, node: Node, new: Keys, exclude: str = "") -> tuple[str, ...] | None:
         """Which members of a group node hold the permissions it adds (at most 5 named, then how
         many more), ``exclude`` (the path's start) left out; () for a node that is no group, None
-        for a group where no other member holds them."""
+        for a group whose only member holding them is ``exclude``."""
         index = self._members.get(node)
         if index is None:
             members = self._parts(node)
@@ -1243,11 +1243,14 @@ class RBACGraph:
         key = (node, frozenset(new), exclude)
         if key in self._holder_lists:
             return self._holder_lists[key]
-        found = set().union(*(index.get(k, ()) for k in new)) - {exclude}
+        holding = set().union(*(index.get(k, ()) for k in new))
+        found = holding - {exclude}
         first = heapq.nsmallest(5, found)
-        done = (
-            (tuple(first) + ((f"(and {len(found) - 5} more)",) if len(found) > 5 else ())) if found else None
+        done: tuple[str, ...] | None = tuple(first) + (
+            (f"(and {len(found) - 5} more)",) if len(found) > 5 else ()
         )
+        if not found and exclude in holding:
+            done = None  # the start alone holds them
         self._holder_lists[key] = done
         return done
 
