@@ -3,7 +3,7 @@
 # description: >-
 #   Attribution of the RBAC graph to running workloads: the pods of the workload mount the token of
 #   their ServiceAccount (the pod's automountServiceAccountToken, else the ServiceAccount's, else true),
-#   and that ServiceAccount holds escalation-capable permissions (STK-RBAC-002..013), directly or
+#   and that ServiceAccount holds escalation-capable permissions (STK-RBAC-002..015), directly or
 #   through its groups, or can escalate further (take over another identity, bind or escalate roles).
 #   Whoever compromises a container holds all of it. One finding per pod spec for that account's
 #   permission set: its details list each catalogue rule id held with its permissions, and every
