@@ -37,15 +37,22 @@ deprecated_account_field if {
 	object.get(input.pod.spec, "serviceAccount", "") != ""
 }
 
-account_path := input.pod.account.field if is_array(input.pod.account.field)
+# (a rule, so that `not account_field` is true where the pod names no field: OPA's `not` of a
+# built-in called on an undefined reference is undefined, regorus' true)
+account_field := f if {
+	f := input.pod.account.field
+	is_array(f)
+}
+
+account_path := account_field
 
 account_path := spec_path(["serviceAccount"]) if {
-	not is_array(input.pod.account.field)
+	not account_field
 	deprecated_account_field
 }
 
 account_path := spec_path(["serviceAccountName"]) if {
-	not is_array(input.pod.account.field)
+	not account_field
 	not deprecated_account_field
 }
 

@@ -23,9 +23,11 @@ import rego.v1
 
 public_names := {"system:anonymous", "system:unauthenticated", "system:authenticated"}
 
+publishes_only if input.facts.rbac.role.publicInformation == true
+
 deny contains v if {
 	rbac.in_scope
-	not input.facts.rbac.role.publicInformation == true
+	not publishes_only
 	ref := object.get(input.object, "roleRef", {})
 	some [i, s] in rbac.subjects
 	s.kind in {"User", "Group"}

@@ -51,13 +51,13 @@ deny contains v if {
 	}
 }
 
-how := sprintf("%s is %s", [concat(".", input.pod.account.field), field_value]) if is_array(input.pod.account.field)
+how := sprintf("%s is %s", [concat(".", pods.account_field), field_value])
 
 field_value := "\"default\"" if input.pod.spec.serviceAccountName == "default"
 
 field_value := "unset" if not input.pod.spec.serviceAccountName
 
-how := pod_how if not is_array(input.pod.account.field)
+how := pod_how if not pods.account_field
 
 pod_how := "spec.serviceAccountName is \"default\"" if {
 	input.pod.spec.serviceAccountName == "default"
