@@ -185,7 +185,8 @@ def scan(
         typer.Option(
             "--namespace",
             "-n",
-            help="Namespace of namespaced objects that name none (as kubectl apply -n would place them).",
+            help="Namespace of namespaced objects that name none (as kubectl apply -n would place them),"
+            " and the release namespace of the charts rendered (as helm install -n).",
         ),
     ] = None,
     engine: EngineOption = EngineName.embedded,
@@ -244,9 +245,9 @@ def scan(
     evaluator, cfg = _evaluator(config, policy_dir or [], remote, rule or [], skip_rule or [])
     if remote is not None:
         workers = 1  # the server evaluates; worker processes would run the embedded engine
-    files = FileSource(paths or [], include or (), exclude or (), kubectl=kubectl)
+    files = FileSource(paths or [], include or (), exclude or (), kubectl=kubectl, namespace=namespace)
     others: list[Iterable[Item]] = [KustomizeSource(d, kubectl) for d in kustomize or ()]
-    others += [HelmSource(c, tuple(values or ())) for c in helm or ()]
+    others += [HelmSource(c, tuple(values or ()), namespace=namespace) for c in helm or ()]
     from stockade.cli.main import tool_version
 
     options = ScanOptions(

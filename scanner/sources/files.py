@@ -87,6 +87,7 @@ class Rendered:
     directory: Path
     tool: Literal["helm", "kustomize"] = "helm"
     kubectl: str | None = None  # `--kubectl PATH` for a kustomization
+    namespace: str | None = None  # `--namespace NS`: a chart's release namespace, as helm install -n
 
 
 #: The name the scan pipeline knows rendered directories by.
@@ -115,9 +116,11 @@ class FileSource:
         exclude: Sequence[str] = (),
         stdin_text: str | None = None,
         kubectl: str | None = None,
+        namespace: str | None = None,
     ) -> None:
         self.paths = list(paths)
         self.kubectl = kubectl
+        self.namespace = namespace  # charts are rendered into it (`--namespace`)
         self.include = tuple(include) or DEFAULT_INCLUDE
         self.exclude = DEFAULT_EXCLUDE + tuple(exclude)
         self._stdin_text = stdin_text
@@ -134,7 +137,7 @@ class FileSource:
                 continue
             if path.is_dir():
                 if (path / CHART_FILE).is_file():
-                    found.append(Rendered(path))
+                    found.append(Rendered(path, namespace=self.namespace))
                 else:
                     found.extend(self._walk(path))
             elif path.exists():
@@ -224,7 +227,8 @@ class FileSource:
                     continue
                 sub = Path(dirpath) / d
                 if (sub / CHART_FILE).is_file():
-                    yield Rendered(sub)  # rendered whole; its templates are not YAML on their own
+                    # rendered whole; its templates are not YAML on their own
+                    yield Rendered(sub, namespace=self.namespace)
                 elif d == GO_VENDOR[0] and (sub / GO_VENDOR[1]).is_file():
                     yield Skipped(str(sub), GO_VENDOR_SKIPPED)  # counted once, not walked
                 else:
@@ -263,7 +267,7 @@ def render_chart(target: Rendered) -> Iterator[Item]:
     if target.tool == "kustomize":
         yield from KustomizeSource(str(target.directory), target.kubectl, found=True)
     else:
-        yield from HelmSource(str(target.directory), found=True)
+        yield from HelmSource(str(target.directory), found=True, namespace=target.namespace)
 
 
 def _unsupported(name: str) -> str | None:

@@ -385,6 +385,7 @@ class HelmSource:
     values: Sequence[str] = field(default_factory=tuple)
     release: str = "stockade-scan"
     found: bool = False  # found in a scanned tree (a Chart.yaml), not named with --helm
+    namespace: str | None = None  # the release's namespace (`--namespace`), else helm's "default"
 
     def __iter__(self) -> Iterator[Item]:
         if not shutil.which("helm"):
@@ -396,6 +397,8 @@ class HelmSource:
             yield InputError(self.chart, why)
             return
         cmd = ["helm", "template", self.release, self.chart]
+        if self.namespace:  # .Release.Namespace, which charts write into their objects
+            cmd += ["--namespace", self.namespace]
         for v in self.values:
             cmd += ["--values", v]
         try:

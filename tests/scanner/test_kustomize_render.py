@@ -410,3 +410,23 @@ def test_helm_charts_of_a_kustomization_are_inflated_once(tmp_path: Path) -> Non
     host_network = [f for f in pods if f["rule"]["id"] == "STK-POD-002"]
     assert len(host_network) == 1, [f["rule"]["id"] for f in pods]
     assert sorted(p.name for p in (tmp_path / "charts").iterdir()) == ["tool"]  # nothing pulled or written
+
+
+@pytest.mark.skipif(HELM is None, reason="helm not installed (make tools installs it)")
+def test_a_chart_is_rendered_into_the_namespace_given(tmp_path: Path) -> None:
+    """`stockade scan chart/ -n ml` rendered with helm's default release namespace: a chart that
+    writes `namespace: {{ .Release.Namespace }}` (most do) was judged in "default", where `helm
+    install -n ml` puts nothing, with default's policies and namespace facts."""
+    write(
+        tmp_path,
+        {
+            "chart/Chart.yaml": "apiVersion: v2\nname: app\nversion: 0.1.0\n",
+            "chart/templates/deploy.yaml": DEPLOYMENT.replace(
+                "  name: web\n", "  name: web\n  namespace: {{ .Release.Namespace }}\n", 1
+            ),
+        },
+    )
+    _, given, _ = scan("chart", "-n", "ml", "--fail-on", "never", cwd=tmp_path)
+    assert {f["resource"]["namespace"] for f in given["findings"]} == {"ml"}
+    _, plain, _ = scan("chart", "--fail-on", "never", cwd=tmp_path)
+    assert {f["resource"]["namespace"] for f in plain["findings"]} == {"default"}
