@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from stockade.policies.model import Action, Finding, Severity
-from stockade.scanner.reports.names import shown
+from stockade.scanner.reports.names import shown_at
 
 #: rules that describe one mistake together, by family (a rule outside every family is its own)
 FAMILIES: dict[str, str] = {
@@ -128,7 +128,7 @@ class Group:
 
 
 def _place(f: Finding, *, with_object: bool) -> str:
-    where = f"{shown(f.file)}:{f.line}" if f.file and f.line else shown(f.file) if f.file else ""
+    where = shown_at(f.file, f.line)
     if not with_object:
         return where
     return f"{f.resource.display()} ({where})" if where else f.resource.display()
@@ -165,12 +165,16 @@ def group(findings: Iterable[Finding]) -> list[Group]:
         buckets.setdefault(_key(f), []).append(f)
     out: list[Group] = []
     first: dict[tuple[object, ...], int] = {}
-    for members in buckets.values():
+    for key, members in buckets.items():
         ordered = sorted(
             members, key=lambda f: (-f.rule.severity, -f.action.rank, f.rule.id, f.line or 0, f.message)
         )
         g = Group(tuple(ordered))
-        same, per_namespace, rendered = _content(g), _namespace_wide(g), _rendered_again(g)
+        said = tuple((f.rule.id, f.action, f.path, f.message) for f in g.findings)
+        # the same content from another file; from a render of this file into another namespace
+        same = (key[1:], said)
+        rendered = ("rendered", *key[:4], *key[5:], said) if key[0] is not None else None
+        per_namespace = _namespace_wide(g, key)
         at = first.get(per_namespace) if per_namespace is not None else None
         if at is None and rendered is not None:
             at = first.get(rendered)
@@ -180,9 +184,9 @@ def group(findings: Iterable[Finding]) -> list[Group]:
                 at = None
         if at is None:
             first.setdefault(same, len(out))
-            for key in (per_namespace, rendered):
-                if key is not None:
-                    first.setdefault(key, len(out))
+            for alias in (per_namespace, rendered):
+                if alias is not None:
+                    first.setdefault(alias, len(out))
             out.append(g)
         else:
             out[at] = replace(out[at], elsewhere=(*out[at].elsewhere, g.primary))
@@ -197,41 +201,15 @@ NAMESPACE_WIDE = frozenset({"STK-NET-001"})
 RUN_WIDE = frozenset({"STK-IMG-005"})
 
 
-def _rendered_again(g: Group) -> tuple[object, ...] | None:
-    """The key of a group that another render of the same file gives again, in another namespace
-    (a kustomize overlay setting `namespace:`, KServe's config/default and overlays/kubeflow): the
-    same file, object name and findings, the namespace aside."""
-    f = g.primary
-    if f.file is None:
-        return None
-    key = _key(f)
-    return (
-        "rendered",
-        key[0],
-        *key[1:4],
-        *key[5:],
-        tuple((m.rule.id, m.action, m.path, m.message) for m in g.findings),
-    )
-
-
-def _namespace_wide(g: Group) -> tuple[object, ...] | None:
-    """The key of a group that is one row per namespace (:data:`NAMESPACE_WIDE`) or per run
-    (:data:`RUN_WIDE`), else None."""
+def _namespace_wide(g: Group, key: tuple[object, ...]) -> tuple[object, ...] | None:
+    """The key of a group (its bucket's ``key``) that is one row per namespace
+    (:data:`NAMESPACE_WIDE`) or per run (:data:`RUN_WIDE`), else None."""
     f = g.primary
     if f.rule.id in RUN_WIDE and all(m.rule.id == f.rule.id for m in g.findings):
-        return ("run", f.rule.id, f.action, _key(f)[-1])
+        return ("run", f.rule.id, f.action, key[-1])
     if f.rule.id not in NAMESPACE_WIDE or any(
         (m.rule.id, m.message) != (f.rule.id, f.message) for m in g.findings
     ):
         return None
     ref = f.resource
-    return ("namespace", ref.cluster, ref.namespace, f.rule.id, f.action, f.message, _key(f)[-1])
-
-
-def _content(g: Group) -> tuple[object, ...]:
-    """What a group says, wherever its file: its key but the file, and each finding's rule, action,
-    field and message."""
-    return (
-        _key(g.primary)[1:],
-        tuple((f.rule.id, f.action, f.path, f.message) for f in g.findings),
-    )
+    return ("namespace", ref.cluster, ref.namespace, f.rule.id, f.action, f.message, key[-1])

@@ -18,7 +18,7 @@ import jinja2
 from stockade.policies.model import Finding, InputError, Rule, Severity, format_path
 from stockade.scanner.reports.base import Report, until
 from stockade.scanner.reports.fleet import fleet_view
-from stockade.scanner.reports.names import shown, shown_or_none
+from stockade.scanner.reports.names import shown, shown_at, shown_or_none
 from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
@@ -116,11 +116,7 @@ def _groups(findings: list[Finding]) -> list[Group]:
                 action=f.action.value,
                 rule_id=f.rule.id,
                 rule_title=f.rule.title,
-                location=f"{shown(f.file)}:{f.line}"
-                if f.file and f.line
-                else shown(f.file)
-                if f.file
-                else "",
+                location=shown_at(f.file, f.line),
                 path=format_path(f.path),
                 message=f.message,
                 waiver=None

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from stockade.policies.model import Finding, ResourceRef, Rule, format_path
 from stockade.scanner.reports.base import Report, until
-from stockade.scanner.reports.names import shown, text
+from stockade.scanner.reports.names import shown, shown_at, text
 from stockade.scanner.result import Result
 
 #: characters XML 1.0 cannot carry at all, even escaped; messages quoting input may contain them
@@ -94,13 +94,13 @@ def _input_suite(root: ET.Element, result: Result) -> None:
     suite = ET.SubElement(root, "testsuite", name=INPUT_SUITE)
     for error in result.errors:
         case = ET.SubElement(
-            suite, "testcase", name=_clean(_where(error.file, error.line)), classname="stockade.input"
+            suite, "testcase", name=_clean(shown_at(error.file, error.line)), classname="stockade.input"
         )
         case.set("file", shown(error.file))
         if error.line:
             case.set("line", str(error.line))
         ET.SubElement(case, "error", message=_clean(error.message), type="InputError").text = _clean(
-            f"{_where(error.file, error.line)}: {error.message}"
+            f"{shown_at(error.file, error.line)}: {error.message}"
         )
     for gap in result.gaps:
         case = ET.SubElement(suite, "testcase", name=_clean(gap.scope), classname="stockade.coverage")
@@ -141,17 +141,11 @@ def _body(rule: Rule, findings: list[Finding]) -> str:
     lines = []
     for f in findings:
         state = f"waived by {f.exception.name}{until(f.exception.expires)}" if f.exception else f.action.value
-        where = " ".join(p for p in (_where(f.file, f.line), format_path(f.path)) if p)
+        where = " ".join(p for p in (shown_at(f.file, f.line), format_path(f.path)) if p)
         lines.append(f"[{state}] {where}: {f.message}" if where else f"[{state}] {f.message}")
     lines.append(f"severity: {rule.severity.label}")
     lines.append(f"remediation: {rule.remediation}")
     return "\n".join(lines)
-
-
-def _where(file: str | None, line: int | None) -> str:
-    """`file:line` with the file shown by the file-name rule (:mod:`.names`), which leaves nothing XML
-    cannot carry."""
-    return f"{shown(file)}:{line}" if file and line else shown(file) if file else ""
 
 
 def _resource(ref: ResourceRef) -> str:

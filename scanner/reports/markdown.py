@@ -17,7 +17,7 @@ from stockade.policies.config.waivers import ExceptionStatus
 from stockade.policies.model import Finding, Rule, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import group
-from stockade.scanner.reports.names import shown
+from stockade.scanner.reports.names import shown_at
 from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
@@ -90,7 +90,7 @@ def _findings_table(active: list[Finding]) -> str:
     groups = group(active)  # one row per problem; the JSON report keeps every finding
     for g in groups[:MAX_ROWS]:
         f = g.primary
-        where = _code(_where(f.file, g.line), exact=True) if f.file else "—"
+        where = _code(shown_at(f.file, g.line), exact=True) if f.file else "—"
         rows.append(
             f"| {SEVERITY_ICON[g.severity]} {g.severity.label} | {g.action.value} "
             f"| {_code(g.rule_label())} {_text(f.rule.title)} | {_code(_resource(f))} "
@@ -130,7 +130,7 @@ def _errors(result: Result) -> str:
     if not result.errors:
         return ""
     lines = [
-        f"- {_code(_where(e.file, e.line), table=False, exact=True)}: {_text(e.message)}"
+        f"- {_code(shown_at(e.file, e.line), table=False, exact=True)}: {_text(e.message)}"
         for e in result.errors
     ]
     return "#### Input errors\n\nThese inputs were not evaluated:\n\n" + "\n".join(lines)
@@ -184,12 +184,7 @@ def _resource(f: Finding) -> str:
 
 
 def _location(f: Finding) -> str:
-    return _code(_where(f.file, f.line), exact=True) if f.file else "—"
-
-
-def _where(file: str | None, line: int | None) -> str:
-    """`file:line`, the file shown by the file-name rule (:mod:`.names`): one line, no control character."""
-    return f"{shown(file)}:{line}" if file and line else shown(file) if file else ""
+    return _code(shown_at(f.file, f.line), exact=True) if f.file else "—"
 
 
 def _text(text: str) -> str:

@@ -60,6 +60,12 @@ def shown(name: str) -> str:
     return _ENCODED.sub(_encode, name)
 
 
+def shown_at(file: str | None, line: int | None) -> str:
+    """`file:line` as every report writes a location (the file by this module's rule; no line: the
+    file alone; no file: ""). One line, no control character, nothing XML cannot carry."""
+    return f"{shown(file)}:{line}" if file and line else shown(file) if file else ""
+
+
 def shown_or_none(name: str | None) -> str | None:
     return None if name is None else shown(name)
 

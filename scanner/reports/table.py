@@ -20,7 +20,7 @@ from stockade.policies.model import Action, Finding, Severity
 from stockade.scanner.reports.base import Report, count
 from stockade.scanner.reports.grouping import Group, group
 from stockade.scanner.reports.layout import console, fit, output_width, plain, print_text
-from stockade.scanner.reports.names import shown
+from stockade.scanner.reports.names import shown_at
 from stockade.scanner.reports.names import text as utf8
 from stockade.scanner.result import Result
 
@@ -54,7 +54,7 @@ class TableReport(Report):
         if result.framework:
             out_console.print(_controls(result))
         for error in result.errors:  # a path is never split across lines
-            where = f"{shown(error.file)}:{error.line}" if error.line else shown(error.file)
+            where = shown_at(error.file, error.line)
             print_text(out_console, Text(f"{where}: {error.message}", style="red"))
         for status in result.exceptions:
             if status.status != "active":
@@ -106,7 +106,7 @@ def _table(groups: list[Group]) -> Table:
         if f.file is None and ref.cluster is not None:  # audits: where it runs, not a file
             location = ref.cluster + (f" ({count(f.replicas, 'pod')})" if f.replicas else "")
         else:
-            location = f"{shown(f.file)}:{g.line}" if f.file and g.line else shown(f.file) if f.file else "-"
+            location = shown_at(f.file, g.line) or "-"
         table.add_row(
             Text(location),
             Text(g.severity.label, style=SEVERITY_STYLE[g.severity]),
