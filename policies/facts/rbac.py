@@ -992,8 +992,8 @@ class RBACGraph:
             scope, where = g.scope, _scope_text(g.scope)
             pivots = [(rule, rule_pivots(rule)) for rule in g.rules]
             for rule, pv in pivots:
-                if pv.runs_pods:
-                    add(f"can {pod_runner(rule)} {where}", g, self._accounts(scope))
+                if (runner := pod_runner(rule)) is not None:
+                    add(f"can {runner} {where}", g, self._accounts(scope))
                 if pv.execs or (pv.execs_by_get and self.minor < WEBSOCKET_CREATE_MINOR):
                     add(f"can {pod_intrusion(rule)} {where}", g, self._running(scope))
                 if scope is None and pv.proxies_nodes:
@@ -1272,10 +1272,12 @@ class RBACGraph:
 
 
 @functools.lru_cache(maxsize=65536)
-def pod_runner(rule: PolicyRule) -> str:
-    """How a rule whose pivots say ``runs_pods`` runs them, as an escalation step says it: "create
-    pods", else the controller it writes ("create deployments.apps, and so pods"): a step that named
-    pods for a role holding only get on them was rejected by the reviewer who checked it."""
+def pod_runner(rule: PolicyRule) -> str | None:
+    """How a rule runs pods as any account of its scope, as an escalation step says it, or None
+    where it does not (cached like :func:`rule_pivots`): "create pods", else the controller it creates
+    (a collection create: never with names) or points at another account by an update ("create
+    deployments.apps, and so pods"): a step that named pods for a role holding only get on them was
+    rejected by the reviewer who checked it."""
     if rule.allows("create", "", "pods"):
         return "create pods"
     for verbs in (("create",), ("update", "patch")):
@@ -1290,7 +1292,7 @@ def pod_runner(rule: PolicyRule) -> str:
                 )
                 if allowed:
                     return f"{verb} {resource}{'.' + group if group else ''}, and so pods,"
-    return "create pods"
+    return None
 
 
 @functools.lru_cache(maxsize=65536)
@@ -1308,7 +1310,6 @@ def pod_intrusion(rule: PolicyRule) -> str:
 class Pivots(NamedTuple):
     """What a rule offers for escalation, per (roles, clusterroles) / (rolebindings, clusterrolebindings)."""
 
-    runs_pods: bool
     execs: bool  # runs code in the pods already there: exec, attach, ephemeral containers, patch pods
     execs_by_get: bool  # get on pods/exec or attach: a session before Kubernetes 1.35 (WebSocket)
     proxies_nodes: bool  # nodes/proxy: the kubelet API of every node, so exec in every pod
@@ -1327,14 +1328,8 @@ class Pivots(NamedTuple):
 
 @functools.lru_cache(maxsize=65536)
 def rule_pivots(rule: PolicyRule) -> Pivots:
-    """Cached like rule_risks. Creating pods or controllers (a collection create: never with names),
-    or pointing an existing controller at another ServiceAccount, runs pods as any account."""
-    runs_pods = any(rule.allows("create", g, r) for g, r in WORKLOAD_RESOURCES) or any(
-        rule.allows_some_name(v, g, r)
-        for g, r in WORKLOAD_RESOURCES
-        if r != "pods"
-        for v in ("update", "patch")
-    )
+    """Cached like rule_risks. Running pods as any account (creating pods or controllers, pointing
+    a controller at another account) is :func:`pod_runner`'s."""
     roles = ("roles", "clusterroles")
 
     def writes(resource: str) -> bool:
@@ -1346,7 +1341,6 @@ def rule_pivots(rule: PolicyRule) -> Pivots:
         or any(rule.allows_some_name(v, "", "pods") for v in ("update", "patch"))
     )
     return Pivots(
-        runs_pods=runs_pods,
         execs=execs,
         execs_by_get=any(rule.allows_some_name("get", "", "pods", s) for s in ("exec", "attach")),
         proxies_nodes=any(rule.allows_some_name(v, "", "nodes", "proxy") for v in ("get", "create")),
