@@ -262,11 +262,7 @@ why(id, perms) := catalogue[id].why if {
 # Secrets reads those (spark-operator's webhook its own certificate Secret), not every workload's; a
 # named webhook configuration (STK-RBAC-010) is still the whole risk, its rules and endpoint can be
 # widened to every object.
-named(i) if {
-	some [j, r] in role_rules
-	j == i
-	count(object.get(r, "resourceNames", [])) > 0
-}
+named(i) if count(object.get(input.object.rules[i], "resourceNames", [])) > 0
 
 named_whys := {
 	"STK-RBAC-002": "reads the Secrets it names, whatever they hold (a token Secret's account is an escalation, STK-RBAC-031)",
