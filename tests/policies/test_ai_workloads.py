@@ -164,16 +164,10 @@ def test_every_custom_kind_has_pod_specs_and_a_resource() -> None:
 
 @pytest.mark.parametrize("info", CUSTOM_KINDS, ids=lambda i: i.kind)
 def test_a_violation_in_the_last_pod_spec_is_reported_there(info: KindInfo) -> None:
-    obj = build_workload(info)
-    pods = DEFAULT_WORKLOADS.pods(obj)
+    pods = DEFAULT_WORKLOADS.pods(build_workload(info))
     assert pods, "the built object holds pod specs"
     last = pods[-1]
-    spec = at(obj, last["specPath"])
-    # a SparkPodSpec's own containers are its sidecars, which follow the Spark container
-    spec.setdefault("sidecars" if info.pods[-1].form == "spark" else "containers", []).append(
-        copy.deepcopy(PRIVILEGED)
-    )
-    spec["hostNetwork"] = True
+    obj = with_violations_in_last_pod_spec(build_workload(info))
     evaluator = _evaluator()
     result = scan([Resource(obj)], evaluator, ScanOptions(evaluator.config), version="t")
     assert result.errors == []
