@@ -409,7 +409,15 @@ class Scope:
             return Unknown(f"reference({shown})")
         if name.startswith("list") or name in _DEPLOY_TIME:
             return Unknown(node.text)
-        unknown = next((a for a in args if isinstance(a, Unknown)), None)
+        if name in _BUILDERS:
+            # the values it is given are kept, known or not: one unknown leaf (a subnet id from
+            # reference()) leaves the rest of the object it builds known and judged
+            keys = args[0::2] if name == "createobject" else []
+            unknown = next((k for k in keys if isinstance(k, Unknown)), None)
+        else:
+            unknown = next((a for a in args if isinstance(a, Unknown)), None)
+            if unknown is None and name not in _KEEP_LEAVES:
+                unknown = next((u for a in args if (u := unknown_in(a)) is not None), None)
         if unknown is not None:
             return unknown
         fn = _FUNCTIONS.get(name)
@@ -424,6 +432,25 @@ class Scope:
 # --- the functions ------------------------------------------------------------------------------------
 
 _DEPLOY_TIME = frozenset({"utcnow", "newguid", "deployer", "managementgroup", "pickzones", "providers"})
+#: functions that build a value of their arguments as they are: an unknown argument is an unknown
+#: member of what they build (an unknown key of ``createObject`` is not)
+_BUILDERS = frozenset({"createobject", "createarray"})
+#: functions whose answer moves the members of objects and arrays without reading them: an unknown
+#: member stays an unknown member (an argument that is itself unknown still makes the answer
+#: unknown). Every other function given a value holding an unknown member answers unknown.
+_KEEP_LEAVES = frozenset({"union", "concat", "array", "first", "last", "take", "skip", "length", "empty"})
+
+
+def unknown_in(value: Any) -> Unknown | None:
+    """The first :class:`Unknown` inside ``value`` (itself, or a member at any depth), or None."""
+    if isinstance(value, Unknown):
+        return value
+    members = value.values() if isinstance(value, Mapping) else value if isinstance(value, list) else ()
+    for member in members:
+        found = unknown_in(member)
+        if found is not None:
+            return found
+    return None
 
 
 def _if(scope: Scope, node: _Call) -> Any:
@@ -499,7 +526,8 @@ def _empty(value: Any) -> bool:
 def _concat(args: list[Any]) -> Any:
     if args and all(isinstance(a, list) for a in args):
         return [x for a in args for x in a]
-    return "".join(_to_string(a) for a in args)
+    inner = next((u for a in args if (u := unknown_in(a)) is not None), None)
+    return inner if inner is not None else "".join(_to_string(a) for a in args)
 
 
 def _union(args: list[Any]) -> Any:

@@ -364,3 +364,59 @@ def test_placeholders_are_deterministic_and_say_what_they_are() -> None:
     # if() on an unknown condition whose branches agree is known
     assert scope.resolve("[if(reference('x').on, 'Disabled', 'Disabled')]") == "Disabled"
     assert scope.resolve("[or(reference('x').on, true())]") is True
+
+
+def test_an_unknown_member_leaves_the_rest_of_what_is_built_known() -> None:
+    """What Bicep compiles a cluster's conditional properties to (AKS-Construction's samples): one
+    ``union(createObject(…))`` expression for the whole ``properties``, a subnet id inside it read
+    from another deployment's outputs. Only that member is unknown; functions that read a value
+    holding it (``string``, ``equals``, ``concat`` of strings) answer unknown."""
+    scope = Scope.of({"parameters": {"vnet": {"type": "bool", "defaultValue": True}}})
+    subnet = "reference(resourceId('Microsoft.Resources/deployments', 'net')).outputs.subnet.value"
+    props = scope.resolve(
+        "[union(createObject('disableLocalAccounts', true(), 'agentPoolProfiles', concat(array(createObject("
+        f"'name', 'sys', 'vnetSubnetID', if(not(empty(if(parameters('vnet'), {subnet}, ''))), 'set', null())"
+        "))), 'networkProfile', createObject('networkPolicy', 'azure')), "
+        "if(parameters('vnet'), createObject('oidcIssuerProfile', createObject('enabled', true())), "
+        "createObject()))]"
+    )
+    value = concrete(props)
+    assert value["disableLocalAccounts"] is True and value["networkProfile"] == {"networkPolicy": "azure"}
+    assert value["oidcIssuerProfile"] == {"enabled": True}
+    pool = value["agentPoolProfiles"][0]
+    assert pool["name"] == "sys" and pool["vnetSubnetID"].startswith(UNKNOWN_PREFIX)
+    assert len(value["agentPoolProfiles"]) == 1
+    for text in (
+        f"[string(createObject('a', {subnet}))]",
+        f"[equals(createArray({subnet}), createArray('x'))]",
+        f"[concat('id: ', createObject('a', {subnet}))]",
+        f"[createObject({subnet}, 1)]",  # an unknown key: the whole object
+        f"[union(createObject('a', 1), if(equals({subnet}, 'x'), createObject('b', 2), createObject()))]",
+    ):
+        assert concrete(scope.resolve(text)).startswith(UNKNOWN_PREFIX), text
+
+
+def test_a_cluster_whose_properties_hold_one_unknown_member_is_judged(tmp_path: Path) -> None:
+    subnet = "reference(resourceId('Microsoft.Resources/deployments', 'net')).outputs.subnet.value"
+    path = tmp_path / "t.json"
+    path.write_bytes(
+        _template(
+            [
+                {
+                    "type": "Microsoft.ContainerService/managedClusters",
+                    "name": "aks",
+                    "properties": (
+                        "[union(createObject('enableRBAC', true(), 'disableLocalAccounts', false(), "
+                        "'networkProfile', createObject('networkPolicy', ''), 'agentPoolProfiles', "
+                        f"createArray(createObject('name', 'sys', 'vnetSubnetID', {subnet}))), "
+                        "createObject())]"
+                    ),
+                }
+            ]
+        )
+    )
+    result = _scan(path)
+    assert not result.errors, result.errors
+    by_rule = {f.rule.id: f for f in result.findings}
+    assert "local accounts are enabled" in by_rule["STK-AZ-011"].message
+    assert 'networkPolicy: "")' in by_rule["STK-AZ-014"].message

@@ -16,10 +16,15 @@ import rego.v1
 
 engine := arm.prop(["networkProfile", "networkPolicy"], "none")
 
+# an empty value (what a Bicep conditional writes for "none") is shown as "", not as nothing
+shown := engine if engine != ""
+
+shown := `""` if engine == ""
+
 deny contains v if {
 	not lower(engine) in {"azure", "calico", "cilium"}
 	v := {
-		"msg": sprintf("no network policy engine (networkProfile.networkPolicy: %s): NetworkPolicies are not enforced", [engine]),
+		"msg": sprintf("no network policy engine (networkProfile.networkPolicy: %s): NetworkPolicies are not enforced", [shown]),
 		"path": arm.path(["networkProfile", "networkPolicy"]),
 		"details": {"networkPolicy": engine},
 	}
