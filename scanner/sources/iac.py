@@ -15,8 +15,8 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
   as the worst case and quote; a linked template (``templateLink``), a copy count or a whole
   ``properties`` that cannot be evaluated is an input error naming it. A parameters file
   (…deploymentParameters.json) is never judged itself: it is skipped, and counted. Templates and
-  parameters files may hold ``//`` and ``/* */`` comments, as Resource Manager accepts them
-  (:func:`arm_json`); a Kubernetes manifest may not (kubectl refuses them too).
+  parameters files may hold ``//`` and ``/* */`` comments and strings that span lines, as Resource
+  Manager accepts them (:func:`arm_json`); a Kubernetes manifest may not (kubectl refuses them too).
 - **Resource Graph exports / ARM list responses**: a JSON array of resources, or ``{"data": [...]}``
   (``az graph query``) or ``{"value": [...]}``. Types come lower-cased and are made canonical.
 - **terraform plans** (``terraform show -json``): ``planned_values`` of the root and child modules;
@@ -121,11 +121,21 @@ _QUOTE_OR_SLASH = re.compile(r'["/]')
 _STRING_END = re.compile(r'["\\]')
 
 
-def _blank_comments(text: str) -> str | None:
-    """`text` with its `//` and `/* */` comments outside strings turned into spaces (newlines kept),
-    or None where a block comment or a string does not end. One pass: every step moves forward, so a
-    hostile file of a million `/*` costs what its length does."""
-    out: list[str] = []
+_CONTROL = re.compile(r"[\x00-\x1f]")
+
+
+def _escaped(control: re.Match[str]) -> str:
+    return f"\\u{ord(control.group()):04x}"
+
+
+def _arm_texts(text: str) -> tuple[str, str] | None:
+    """``text`` with its `//` and `/* */` comments outside strings turned into spaces (newlines kept),
+    and the same with the control characters inside strings (a line break written as one) escaped as
+    JSON writes them; None where a block comment or a string does not end. One pass: every step
+    moves forward, so a hostile file of a million `/*` or unterminated strings costs what its length
+    does."""
+    blanked: list[str] = []
+    parsed: list[str] = []
     done = i = 0
     n = len(text)
     while True:
@@ -142,8 +152,14 @@ def _blank_comments(text: str) -> str | None:
                 if text[end.start()] == "\\":
                     j = end.start() + 2
                     continue
-                i = end.start() + 1
+                stop = end.start() + 1
                 break
+            if _CONTROL.search(text, i, stop):
+                blanked.append(text[done:stop])
+                parsed.append(text[done:i])
+                parsed.append(_CONTROL.sub(_escaped, text[i:stop]))
+                done = stop
+            i = stop
             continue
         nxt = text[i + 1 : i + 2]
         if nxt == "/":
@@ -157,23 +173,30 @@ def _blank_comments(text: str) -> str | None:
         else:
             i += 1
             continue
-        out.append(text[done:i])
-        out.append(re.sub(r"[^\n]", " ", text[i:stop]))
+        spaces = re.sub(r"[^\n]", " ", text[i:stop])
+        for out in (blanked, parsed):
+            out.append(text[done:i])
+            out.append(spaces)
         done = i = stop
-    out.append(text[done:])
-    return "".join(out)
+    blanked.append(text[done:])
+    parsed.append(text[done:])
+    return "".join(blanked), "".join(parsed)
 
 
 def arm_json(text: str) -> tuple[Any, str] | None:
-    """An ARM template or parameters file that holds comments (``//``, ``/* */``: Resource Manager
-    accepts them), parsed, with the text it was parsed from: the comments blanked out, every line
+    """An ARM template or parameters file in the JSON Resource Manager accepts beyond the standard's,
+    parsed: comments (``//``, ``/* */``) and strings that span lines (a deployment script's
+    ``scriptContent``: "multi-line strings" in the template syntax reference). Returned with the
+    text positions are read from: the comments blanked out and the strings as written, every line
     and column where it was, so findings point at the file's own lines. None where the text is no
-    such file once its comments are gone (a Kubernetes manifest with comments stays invalid JSON)."""
-    stripped = _blank_comments(text) if "/" in text else None
-    if stripped is None or stripped == text:
+    such file (a Kubernetes manifest with comments or a raw line break in a string stays invalid
+    JSON, as kubectl refuses it)."""
+    texts = _arm_texts(text)
+    if texts is None or texts[1] == text:
         return None
+    stripped, parsed = texts
     try:
-        value = orjson.loads(stripped)
+        value = orjson.loads(parsed)
     except orjson.JSONDecodeError:
         return None
     return (value, stripped) if detect(value) in ("template", "parameters") else None

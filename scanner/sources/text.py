@@ -68,6 +68,10 @@ def parse_text(
     if json_file:
         from stockade.scanner.sources.iac import arm_json, iac_resources  # JSON only: YAML is never IaC
 
+        if text.startswith("\ufeff"):
+            # a byte order mark (what Windows editors write): Resource Manager and kubectl read past
+            # it; a space in its place keeps every line and column
+            text = " " + text[1:]
         try:
             value = orjson.loads(text)
         except orjson.JSONDecodeError as exc:

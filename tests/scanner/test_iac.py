@@ -17,7 +17,7 @@ import pytest
 
 from stockade.policies.config.settings import load_config
 from stockade.policies.evaluate import Evaluator
-from stockade.policies.model import Resource
+from stockade.policies.model import InputError, Resource
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
 from stockade.scanner.sources.files import FileSource, parse_text
@@ -425,16 +425,57 @@ def test_a_template_with_comments_is_read_as_resource_manager_reads_it(tmp_path:
 
 def test_a_kubernetes_manifest_with_comments_stays_invalid_json() -> None:
     """kubectl refuses comments in JSON: only Azure templates and parameters files may hold them."""
-    from stockade.policies.model import InputError
-
     text = '{\n  "apiVersion": "v1", // a pod\n  "kind": "Pod",\n  "metadata": {"name": "p"}\n}\n'
     (item,) = list(parse_text(text, "pod.json", json_file=True))
     assert isinstance(item, InputError) and item.line == 2 and "invalid JSON" in item.message
 
 
+def test_a_template_with_strings_that_span_lines_is_read_as_resource_manager_reads_it(tmp_path: Path) -> None:
+    """Resource Manager accepts a string written over several lines (the template syntax reference's
+    "multi-line strings"; every deployment script sample writes its scriptContent so). Such a template
+    was "invalid JSON" (8 of azure-docs-json-samples' templates): read now with the line breaks kept
+    in the value, and the findings after the string at their own lines."""
+    original = (AZURE / "aks-storage-template.json").read_text()
+    script = (
+        '{"type": "Microsoft.Resources/deploymentScripts", "apiVersion": "2020-10-01", "name": "s",\n'
+        ' "kind": "AzureCLI", "properties": {"scriptContent": "\n  echo one\n\techo \\"two\\"\n",\n'
+        '  "retentionInterval": "P1D"}},\n'
+    )
+    text = original.replace('\n  "resources": [', '\n  "resources": [\n' + script, 1)
+    assert text != original
+    (tmp_path / "azuredeploy.json").write_text(text)
+    shift = text.count("\n") - original.count("\n")  # 7: the script's lines, 3 of them inside its string
+    moved = {
+        (rule, name, line + shift if line else line)
+        for rule, name, line in _verdicts(_scan("aks-storage-template.json"))
+    }
+    assert moved and _verdicts_of(tmp_path / "azuredeploy.json") == moved
+    (item,) = [
+        r
+        for r in parse_text(text, "t.json", json_file=True)
+        if isinstance(r, Resource) and r.kind == "Microsoft.Resources/deploymentScripts"
+    ]
+    assert item.obj["properties"]["scriptContent"] == '\n  echo one\n\techo "two"\n'
+    # a Kubernetes manifest may not: kubectl refuses it
+    (error,) = list(
+        parse_text(
+            '{"apiVersion": "v1", "kind": "ConfigMap", "data": {"a": "x\ny"}}', "c.json", json_file=True
+        )
+    )
+    assert isinstance(error, InputError) and "invalid JSON" in error.message
+
+
 @pytest.mark.parametrize(
     "text",
-    ["/*" * 200_000, '"\\"' * 200_000, "/" * 400_000, '"' + "a" * 400_000, '{"a": 1} /' + "* x" * 100_000],
+    [
+        "/*" * 200_000,
+        '"\\"' * 200_000,
+        "/" * 400_000,
+        '"' + "a" * 400_000,
+        '{"a": 1} /' + "* x" * 100_000,
+        '"\\' * 200_000 + "\x01",  # unterminated strings holding a control character
+        '"\n' * 200_000,
+    ],
 )
 def test_comment_blanking_is_one_pass_on_hostile_text(text: str) -> None:
     """Every step of the blanking moves forward: a file of many unterminated `/*` or escapes ends (a
@@ -442,3 +483,16 @@ def test_comment_blanking_is_one_pass_on_hostile_text(text: str) -> None:
     from stockade.scanner.sources.iac import arm_json
 
     assert arm_json(text) is None
+
+
+def test_a_byte_order_mark_is_read_past(tmp_path: Path) -> None:
+    """A template saved with a UTF-8 byte order mark (azure-docs-json-samples' management-group
+    deployment) was "not JSON" and skipped, its storage account unjudged; Resource Manager and
+    kubectl read past the mark. Findings keep their lines."""
+    original = (AZURE / "aks-storage-template.json").read_text()
+    (tmp_path / "azuredeploy.json").write_text("\ufeff" + original, encoding="utf-8")
+    expected = _verdicts(_scan("aks-storage-template.json"))
+    assert expected and _verdicts_of(tmp_path / "azuredeploy.json") == expected
+    pod = '\ufeff{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}'
+    (item,) = list(parse_text(pod, "p.json", json_file=True))
+    assert isinstance(item, Resource) and item.name == "p"
