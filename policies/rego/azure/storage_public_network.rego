@@ -22,6 +22,11 @@ access := arm.prop(["publicNetworkAccess"], "Enabled")
 
 default_action := arm.prop(["networkAcls", "defaultAction"], "Allow")
 
+# what the account writes, and what an unset field means: "not set (Allow)"
+written(path, value) := sprintf("not set (%s)", [value]) if object.get(arm.props, path, null) == null
+
+written(path, value) := value if object.get(arm.props, path, null) != null
+
 rules := array.concat(arm.list(["networkAcls", "ipRules"]), arm.list(["networkAcls", "virtualNetworkRules"]))
 
 closed if access == "Disabled"
@@ -35,7 +40,7 @@ deny contains v if {
 	not closed
 	default_action != "Deny"
 	v := {
-		"msg": sprintf("storage account allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [access, default_action]),
+		"msg": sprintf("storage account allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [written(["publicNetworkAccess"], access), written(["networkAcls", "defaultAction"], default_action)]),
 		"path": arm.path(["publicNetworkAccess"]),
 		"details": {"publicNetworkAccess": access, "defaultAction": default_action},
 	}

@@ -23,3 +23,10 @@ test_deny_with_ip_rules_denied if {
 	some v in rule.deny with input as sa({"publicNetworkAccess": "Enabled", "networkAcls": {"defaultAction": "Deny", "ipRules": [{"value": "1.2.3.4"}]}})
 	v.path == ["properties", "networkAcls"]
 }
+
+test_an_unset_field_is_said_to_be_unset if {
+	some v in rule.deny with input as {"object": {"type": "Microsoft.Storage/storageAccounts", "properties": {}}}
+	v.msg == "storage account allows public network access (publicNetworkAccess not set (Enabled), networkAcls.defaultAction not set (Allow))"
+	some w in rule.deny with input as {"object": {"type": "Microsoft.Storage/storageAccounts", "properties": {"publicNetworkAccess": "Enabled", "networkAcls": {"defaultAction": "Allow"}}}}
+	w.msg == "storage account allows public network access (publicNetworkAccess Enabled, networkAcls.defaultAction Allow)"
+}
