@@ -260,6 +260,12 @@ class Scope:
     _params: dict[str, Any] = field(default_factory=dict)
     _vars: dict[str, Any] = field(default_factory=dict)
     _busy: set[str] = field(default_factory=set)
+    #: parameters and variables an expression uses that the template does not declare, where the
+    #: deployment would evaluate it (Resource Manager rejects the template): "parameters('x')"
+    undeclared: dict[str, None] = field(default_factory=dict)
+    #: > 0 while evaluating what the deployment may not evaluate (both branches of an ``if`` on an
+    #: unknown condition): a missing declaration met there is not the template's fault for certain
+    _speculating: list[int] = field(default_factory=lambda: [0])
 
     @classmethod
     def of(cls, template: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> Scope:
@@ -275,6 +281,7 @@ class Scope:
         """The same scope inside iteration ``index`` of the copy loop ``name``."""
         inner = Scope(self.parameter_defs, self.variable_defs, self.values, {**self.copy_index})
         inner._params, inner._vars = self._params, self._vars
+        inner.undeclared, inner._speculating = self.undeclared, self._speculating
         inner.copy_index[""] = index
         inner.copy_index[name.lower()] = index
         return inner
@@ -335,6 +342,7 @@ class Scope:
             try:
                 spec = _lookup(self.parameter_defs, name)
             except KeyError:
+                self._missing(f"parameters('{name}')")
                 return Unknown(f"parameters('{name}'): the template declares no such parameter")
             if not isinstance(spec, Mapping) or "defaultValue" not in spec:
                 return Unknown(f"parameters('{name}'): no defaultValue and no value in a parameters file")
@@ -347,6 +355,18 @@ class Scope:
                 self._busy.discard(key)
         self._params[key] = value
         return value
+
+    def _missing(self, reference: str) -> None:
+        if not self._speculating[0]:
+            self.undeclared[reference] = None
+
+    def speculative(self, node: Any) -> Any:
+        """``node`` evaluated as what the deployment may not evaluate (:attr:`undeclared`)."""
+        self._speculating[0] += 1
+        try:
+            return self._eval(node)
+        finally:
+            self._speculating[0] -= 1
 
     def variable(self, name: str) -> Any:
         key = name.lower()
@@ -366,6 +386,7 @@ class Scope:
                         value = self.property_copies([loop])[str(loop.get("name"))]
                         self._vars[key] = value
                         return value
+            self._missing(f"variables('{name}')")
             return Unknown(f"variables('{name}'): the template declares no such variable")
         self._busy.add(key)
         try:
@@ -456,7 +477,7 @@ def unknown_in(value: Any) -> Unknown | None:
 def _if(scope: Scope, node: _Call) -> Any:
     cond = scope._eval(node.args[0])
     if isinstance(cond, Unknown):
-        a, b = scope._eval(node.args[1]), scope._eval(node.args[2])
+        a, b = scope.speculative(node.args[1]), scope.speculative(node.args[2])
         return a if a == b else cond
     return scope._eval(node.args[1] if cond else node.args[2])
 
@@ -465,7 +486,8 @@ def _and_or(stop: bool) -> Callable[[Scope, _Call], Any]:
     def fn(scope: Scope, node: _Call) -> Any:
         unknown: Unknown | None = None
         for arg in node.args:
-            value = scope._eval(arg)
+            # after an unknown value, the deployment may have stopped where stockade goes on
+            value = scope._eval(arg) if unknown is None else scope.speculative(arg)
             if isinstance(value, Unknown):
                 unknown = unknown or value
             elif bool(value) is stop:

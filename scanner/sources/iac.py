@@ -324,7 +324,22 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
             yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return
         values = _parameter_values(given["parameters"], params_file.name)
-    yield from _deploy(value, Scope.of(value, values), (), at)
+    scope = Scope.of(value, values)
+    yield from _deploy(value, scope, (), at)
+    yield from _undeclared(scope, (), "the template", at)
+
+
+def _undeclared(scope: Scope, path: JSONPath, what: str, at: _Deploying) -> Iterator[InputError]:
+    """A gap for each parameter or variable the deployment uses that ``what`` does not declare:
+    Resource Manager rejects such a template ("The template parameter 'x' is not found"); the values
+    it decides are judged as unknown."""
+    for reference in scope.undeclared:
+        kind = reference.split("(", 1)[0][:-1]  # "parameter" / "variable"
+        yield at.gap(
+            path,
+            f"{reference}: {what} declares no such {kind}, so Resource Manager rejects the deployment; "
+            "what it sets is judged as unknown",
+        )
 
 
 def _parameters_file(value: Mapping[str, Any], name: str) -> Iterator[Skipped]:
@@ -419,6 +434,8 @@ def _nested(
     else:
         child = scope  # outer (the default): the parent's parameters and variables
     yield from _deploy(template, child, (*path, "properties", "template"), at)
+    if child is not scope:
+        yield from _undeclared(child, path, f"the template of deployment {name}", at)
 
 
 def _template_resource(

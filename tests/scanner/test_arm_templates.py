@@ -420,3 +420,50 @@ def test_a_cluster_whose_properties_hold_one_unknown_member_is_judged(tmp_path: 
     by_rule = {f.rule.id: f for f in result.findings}
     assert "local accounts are enabled" in by_rule["STK-AZ-011"].message
     assert 'networkPolicy: "")' in by_rule["STK-AZ-014"].message
+
+
+def test_a_parameter_the_template_does_not_declare_is_an_error_where_the_deployment_reads_it(
+    tmp_path: Path,
+) -> None:
+    """AKS-Construction's compiled samples pass `parameters('ebpfDataplane')` to a module template
+    that no longer declares it: Resource Manager rejects the deployment. The cluster is still judged
+    (the value unknown), and the error names the reference; a reference only in a branch the
+    deployment may not take (an `if` on a value only the deployment knows) is not one."""
+    cluster = {
+        "type": "Microsoft.ContainerService/managedClusters",
+        "name": "aks",
+        "properties": {
+            "disableLocalAccounts": True,
+            "networkProfile": {
+                "networkPolicy": "azure",
+                "ebpfDataplane": (
+                    "[if(equals(parameters('plugin'), 'azure'), parameters('ebpfDataplane'), '')]"
+                ),
+                "podCidr": "[if(reference('x').on, parameters('maybe'), variables('alsoMaybe'))]",
+            },
+            "dnsPrefix": "[variables('prefix')]",
+        },
+    }
+    module = {
+        "type": "Microsoft.Resources/deployments",
+        "name": "aksconstruction",
+        "properties": {
+            "expressionEvaluationOptions": {"scope": "inner"},
+            "mode": "Incremental",
+            "parameters": {"plugin": {"value": "azure"}},
+            "template": {"parameters": {"plugin": {"type": "string"}}, "resources": [cluster]},
+        },
+    }
+    path = tmp_path / "main.json"
+    path.write_bytes(_template([module]))
+    result = _scan(path)
+    messages = sorted(e.message for e in result.errors)
+    assert messages == [
+        "parameters('ebpfDataplane'): the template of deployment aksconstruction declares no such parameter, "
+        "so Resource Manager rejects the deployment; what it sets is judged as unknown",
+        "variables('prefix'): the template of deployment aksconstruction declares no such variable, "
+        "so Resource Manager rejects the deployment; what it sets is judged as unknown",
+    ]
+    assert {e.line for e in result.errors} == {path.read_text().splitlines().index("    {") + 1}
+    assert "STK-AZ-011" not in {f.rule.id for f in result.findings}  # judged: local accounts disabled
+    assert "STK-AZ-014" not in {f.rule.id for f in result.findings}
