@@ -112,6 +112,10 @@ class StaticLocator(LineLocator):
         return self.lines.get(tuple(path))
 
 
+#: what an Azure resource's property (or name) that only the deployment decides starts with: an ARM
+#: template's value stockade cannot evaluate (scanner/sources/arm.py writes it; the rules and the
+#: reports read it)
+UNKNOWN_PREFIX = "[unknown: set by an expression stockade cannot evaluate: "
 _ARM_TYPE_RE = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+(/[A-Za-z][A-Za-z0-9]*)+$")
 _K8S_API_VERSION_RE = re.compile(r"^([a-z0-9.-]+/)?v\d+((alpha|beta)\d+)?$")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from stockade.policies.model import Action, Finding, Severity
+from stockade.policies.model import UNKNOWN_PREFIX, Action, Finding, Severity
 from stockade.scanner.reports.names import shown_at
 
 #: rules that describe one mistake together, by family (a rule outside every family is its own)
@@ -172,19 +172,19 @@ def group(findings: Iterable[Finding]) -> list[Group]:
         g = Group(tuple(ordered))
         said = tuple((f.rule.id, f.action, f.path, f.message) for f in g.findings)
         # the same content from another file; from a render of this file into another namespace
-        same = (key[1:], said)
+        # an Azure resource whose name only the deployment decides is no known object: never "the same"
+        same = (key[1:], said) if not str(g.primary.resource.name).startswith(UNKNOWN_PREFIX) else None
         rendered = ("rendered", *key[:4], *key[5:], said) if key[0] is not None else None
         per_namespace = _namespace_wide(g, key)
         at = first.get(per_namespace) if per_namespace is not None else None
         if at is None and rendered is not None:
             at = first.get(rendered)
-        if at is None:
+        if at is None and same is not None:
             at = first.get(same)
             if at is not None and (out[at].primary.file == g.primary.file or g.primary.file is None):
                 at = None
         if at is None:
-            first.setdefault(same, len(out))
-            for alias in (per_namespace, rendered):
+            for alias in (same, per_namespace, rendered):
                 if alias is not None:
                     first.setdefault(alias, len(out))
             out.append(g)

@@ -31,10 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from stockade.policies.facts.azure import canonical_type
-from stockade.policies.model import arm_type
+from stockade.policies.model import UNKNOWN_PREFIX, arm_type
 
-#: what a resource property that stockade cannot evaluate starts with (the rules look for it)
-UNKNOWN_PREFIX = "[unknown: set by an expression stockade cannot evaluate: "
 SUBSCRIPTION_ID = "00000000-0000-0000-0000-000000000000"
 RESOURCE_GROUP = "resource-group"
 LOCATION = "resource-group-location"
@@ -256,6 +254,9 @@ class Scope:
     parameter_defs: Mapping[str, Any]
     variable_defs: Mapping[str, Any]
     values: Mapping[str, Any] = field(default_factory=dict)  # from a parameters file / the parent
+    #: where the template is read from, as ``deployment().properties.templateLink.uri`` gives it to a
+    #: template deployed from where it sits (a ``file://`` URI); None: no link (the text alone)
+    template_uri: str | None = None
     copy_index: dict[str, int] = field(default_factory=dict)  # loop name ("" for the current) -> index
     _params: dict[str, Any] = field(default_factory=dict)
     _vars: dict[str, Any] = field(default_factory=dict)
@@ -268,18 +269,26 @@ class Scope:
     _speculating: list[int] = field(default_factory=lambda: [0])
 
     @classmethod
-    def of(cls, template: Mapping[str, Any], values: Mapping[str, Any] | None = None) -> Scope:
+    def of(
+        cls,
+        template: Mapping[str, Any],
+        values: Mapping[str, Any] | None = None,
+        template_uri: str | None = None,
+    ) -> Scope:
         params = template.get("parameters")
         variables = template.get("variables")
         return cls(
             params if isinstance(params, Mapping) else {},
             variables if isinstance(variables, Mapping) else {},
             dict(values or {}),
+            template_uri=template_uri,
         )
 
     def looping(self, name: str, index: int) -> Scope:
         """The same scope inside iteration ``index`` of the copy loop ``name``."""
-        inner = Scope(self.parameter_defs, self.variable_defs, self.values, {**self.copy_index})
+        inner = Scope(
+            self.parameter_defs, self.variable_defs, self.values, self.template_uri, {**self.copy_index}
+        )
         inner._params, inner._vars = self._params, self._vars
         inner.undeclared, inner._speculating = self.undeclared, self._speculating
         inner.copy_index[""] = index
@@ -655,7 +664,10 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "resourcegroup": _resource_group,
     "subscription": _subscription,
     "tenant": lambda s, a: {"tenantId": SUBSCRIPTION_ID, "countryCode": "US", "displayName": "tenant"},
-    "deployment": lambda s, a: {"name": "deployment", "properties": {}},
+    "deployment": lambda s, a: {
+        "name": "deployment",
+        "properties": {"templateLink": {"uri": s.template_uri}} if s.template_uri else {},
+    },
     "environment": lambda s, a: ENVIRONMENT,
     "uniquestring": lambda s, a: _placeholder("uniquestring", a),
     "guid": lambda s, a: _placeholder("guid", a),

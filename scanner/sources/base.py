@@ -8,6 +8,9 @@ from typing import Protocol
 
 from stockade.policies.model import InputError, Resource
 
+#: files larger than this are not read (a scanned tree's file, an ARM template's linked template)
+MAX_FILE_BYTES = 64 * 1024 * 1024
+
 
 @dataclass(frozen=True, slots=True)
 class Skipped:

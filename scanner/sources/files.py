@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from stockade.policies.model import InputError
-from stockade.scanner.sources.base import Item, Skipped
+from stockade.scanner.sources.base import MAX_FILE_BYTES, Item, Skipped
 from stockade.scanner.sources.render import (
     KUSTOMIZATION_FILES,
     Composition,
@@ -56,7 +56,6 @@ DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
 STDIN = "-"
 #: Larger files are not read (one pull request must not take a CI runner's memory).
-MAX_FILE_BYTES = 64 * 1024 * 1024
 CHART_FILE = "Chart.yaml"
 UNUSED_BY_KUSTOMIZATION = (
     "in a kustomization's folder but not listed by it (a disabled patch, a file kept aside); "

@@ -12,7 +12,9 @@ the rules read: an ARM resource (``id``, ``type``, ``name``, ``kind``, ``tags``,
   ``properties.template``, every Bicep module) recursively, in their own parameter scope when
   ``expressionEvaluationOptions.scope`` is ``inner``. What the file cannot decide is a gap that is
   said: a property set by ``reference()``/``listKeys()`` carries the "unknown" marker the rules read
-  as the worst case and quote; a linked template (``templateLink``), a copy count or a whole
+  as the worst case and quote; a linked template (``templateLink``) that is a file beside the template
+  (``relativePath``, or a ``uri`` built from ``deployment().properties.templateLink.uri``) is read with
+  the parameters passed, findings pointing at it; another link, a copy count or a whole
   ``properties`` that cannot be evaluated is an input error naming it. A parameters file
   (…deploymentParameters.json) is never judged itself: it is skipped, and counted. Templates and
   parameters files may hold ``//`` and ``/* */`` comments and strings that span lines, as Resource
@@ -37,11 +39,14 @@ a plan, the attribute the ARM property came from.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
+from urllib.request import url2pathname
 
 import orjson
 
@@ -49,6 +54,7 @@ from stockade.policies.decoding.yamlpos import LazyFile
 from stockade.policies.facts.azure import (
     AGENT_POOL,
     AI_ACCOUNT,
+    ARM_TYPES,
     BLOB_CONTAINER,
     CONTAINER_REGISTRY,
     DNS_LINK,
@@ -70,9 +76,17 @@ from stockade.policies.facts.azure import (
     VNET,
     canonical_type,
 )
-from stockade.policies.model import InputError, JSONPath, LineLocator, Origin, Resource, arm_type
-from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, Unknown, concrete, marker
-from stockade.scanner.sources.base import Skipped
+from stockade.policies.model import (
+    UNKNOWN_PREFIX,
+    InputError,
+    JSONPath,
+    LineLocator,
+    Origin,
+    Resource,
+    arm_type,
+)
+from stockade.scanner.sources.arm import Scope, Unknown, concrete, marker
+from stockade.scanner.sources.base import MAX_FILE_BYTES, Skipped
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
 #: the types rules judge: an export of them without properties is an input error
@@ -260,6 +274,7 @@ def _export(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputE
 
 _PARAMS_SCHEMA = re.compile(r"deploymentParameters\.json", re.I)
 _DEPLOYMENTS = "microsoft.resources/deployments"
+_READ_TYPES = frozenset(t.lower() for t in ARM_TYPES)
 
 
 def _parameters_file_of(template: str) -> Path | None:
@@ -298,6 +313,14 @@ class _Deploying:
 
     file: str
     lazy: LazyFile
+    #: the templates that linked to this one, outermost first (resolved paths): a link back is a loop
+    chain: tuple[Path, ...] = ()
+
+    @property
+    def uri(self) -> str | None:
+        """The template's ``file://`` URI (``deployment().properties.templateLink.uri``), or None."""
+        path = Path(self.file)
+        return path.resolve().as_uri() if self.file != "<stdin>" and path.is_file() else None
 
     def origin(self, path: JSONPath, rid: str) -> Origin:
         return _origin(self.file, self.lazy, path, rid)
@@ -324,7 +347,7 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
             yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return
         values = _parameter_values(given["parameters"], params_file.name)
-    scope = Scope.of(value, values)
+    scope = Scope.of(value, values, at.uri)
     yield from _deploy(value, scope, (), at)
     yield from _undeclared(scope, (), "the template", at)
 
@@ -376,6 +399,8 @@ def _instances(
     loop = raw.get("copy")
     if isinstance(loop, Mapping):
         count = scope.resolve(loop.get("count"))
+        if _unjudged(raw):
+            return  # nothing of it is judged, however many there are (a loop of resource groups)
         if isinstance(count, Unknown) or not isinstance(count, int) or isinstance(count, bool):
             shown = count.text if isinstance(count, Unknown) else repr(count)
             yield at.gap(
@@ -404,6 +429,12 @@ def _instances(
             yield from _instances(child, each, (*path, "resources", j), obj, at)
 
 
+def _unjudged(raw: Mapping[str, Any]) -> bool:
+    """A resource declaration of a type no rule reads, with no child resources or deployment in it."""
+    kind = str(raw["type"]).lower()
+    return kind != _DEPLOYMENTS and kind not in _READ_TYPES and not raw.get("resources")
+
+
 def _nested(
     raw: Mapping[str, Any], scope: Scope, path: JSONPath, at: _Deploying
 ) -> Iterator[Resource | InputError]:
@@ -414,12 +445,7 @@ def _nested(
     name = concrete(scope.resolve(raw.get("name")))
     link = props.get("templateLink")
     if isinstance(link, Mapping):
-        target = concrete(scope.resolve(link.get("uri") or link.get("id") or link.get("relativePath")))
-        yield at.gap(
-            path,
-            f"deployment {name}: linked template {target} not read (stockade reads inline templates); "
-            "scan that template too, with the parameters this deployment passes",
-        )
+        yield from _linked(props, link, scope, name, path, at)
         return
     template = props.get("template")
     if not isinstance(template, Mapping):
@@ -436,6 +462,95 @@ def _nested(
     yield from _deploy(template, child, (*path, "properties", "template"), at)
     if child is not scope:
         yield from _undeclared(child, path, f"the template of deployment {name}", at)
+
+
+#: linked templates followed from one template, at most (a deeper chain is a gap, as a loop is)
+MAX_LINK_DEPTH = 8
+
+
+def _linked(
+    props: Mapping[str, Any], link: Mapping[str, Any], scope: Scope, name: Any, path: JSONPath, at: _Deploying
+) -> Iterator[Resource | InputError]:
+    """A deployment of a linked template (``templateLink``), read as Resource Manager reads it when
+    the parent is deployed from where it sits: ``relativePath`` beside the parent, a ``uri`` built
+    from ``deployment().properties.templateLink.uri`` (the quickstarts' ``_artifactsLocation``) the
+    file it names; always in its own scope, with the parameters the deployment passes. Findings
+    point at the linked file. Any other link (a URL elsewhere, a template spec ``id``) is a gap."""
+    found = _link_target(link, scope, at)
+    if isinstance(found, str):
+        yield at.gap(
+            path,
+            f"deployment {name}: linked template {found} not read (stockade reads inline templates and "
+            "files beside the template); scan that template too, with the parameters this deployment passes",
+        )
+        return
+    shown, target = found
+    if target.resolve() in at.chain or len(at.chain) >= MAX_LINK_DEPTH:
+        yield at.gap(
+            path,
+            f"deployment {name}: linked template {shown} links back to a template that links to it, "
+            "or too deep; not read",
+        )
+        return
+    read = _read_template(target)
+    if isinstance(read, str):
+        yield at.gap(path, f"deployment {name}: linked template {shown}: {read}")
+        return
+    template, lazy = read
+    if "parametersLink" in props:
+        yield at.gap(
+            path, f"deployment {name}: its parametersLink is not read; the linked template's defaults apply"
+        )
+    passed = scope.resolve(props.get("parameters") or {})
+    values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
+    inner = _Deploying(shown, lazy, (*at.chain, Path(at.file).resolve()))
+    child = Scope.of(template, values, inner.uri)
+    yield from _deploy(template, child, (), inner)
+    yield from _undeclared(child, (), "the linked template", inner)
+
+
+def _link_target(link: Mapping[str, Any], scope: Scope, at: _Deploying) -> tuple[str, Path] | str:
+    """The file a ``templateLink`` names (as shown, and its path), or what it names instead."""
+    relative = concrete(scope.resolve(link.get("relativePath"))) if "relativePath" in link else None
+    uri = concrete(scope.resolve(link.get("uri"))) if "uri" in link else None
+    if isinstance(relative, str) and not relative.startswith(UNKNOWN_PREFIX) and at.file != "<stdin>":
+        shown = os.path.normpath(str(Path(at.file).parent / relative))
+        return shown, Path(shown)
+    if isinstance(uri, str) and uri.startswith("file://"):
+        local = Path(url2pathname(urlsplit(uri).path))  # a SAS token's query is dropped
+        shown = os.path.relpath(local)
+        return (shown if not shown.startswith("..") else str(local)), local
+    return str(
+        next((v for v in (relative, uri, concrete(scope.resolve(link.get("id")))) if v is not None), None)
+    )
+
+
+def _read_template(path: Path) -> tuple[Mapping[str, Any], LazyFile] | str:
+    """A linked template's value and text, or why it cannot be read."""
+    if path.suffix.lower() != ".json":
+        return "not a .json file; not read"
+    try:
+        if not path.is_file():
+            return "no such file beside the template"
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return f"larger than {MAX_FILE_BYTES // 2**20} MiB; not read"
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "not UTF-8 text"
+    except OSError as exc:
+        return f"cannot read: {exc.strerror or exc}"
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError as exc:
+        commented = arm_json(text)
+        if commented is None:
+            return f"invalid JSON (line {exc.lineno}): {exc.msg}"
+        value, text = commented
+    if detect(value) != "template":
+        return "not an ARM template"
+    return value, LazyFile(text)
 
 
 def _template_resource(

@@ -16,9 +16,10 @@ import pytest
 
 from stockade.policies.config.settings import load_config
 from stockade.policies.evaluate import Evaluator
+from stockade.policies.model import UNKNOWN_PREFIX
 from stockade.scanner.result import Result
 from stockade.scanner.scan import ScanOptions, run_scan
-from stockade.scanner.sources.arm import UNKNOWN_PREFIX, Scope, concrete
+from stockade.scanner.sources.arm import Scope, concrete
 from stockade.scanner.sources.files import FileSource
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -467,3 +468,94 @@ def test_a_parameter_the_template_does_not_declare_is_an_error_where_the_deploym
     assert {e.line for e in result.errors} == {path.read_text().splitlines().index("    {") + 1}
     assert "STK-AZ-011" not in {f.rule.id for f in result.findings}  # judged: local accounts disabled
     assert "STK-AZ-014" not in {f.rule.id for f in result.findings}
+
+
+def _storage_template(name: str = "[parameters('accountName')]", **extra: Any) -> bytes:
+    account = {
+        "type": "Microsoft.Storage/storageAccounts",
+        "apiVersion": "2022-09-01",
+        "name": name,
+        "properties": {"minimumTlsVersion": "TLS1_2"},
+    }
+    return _template([account], parameters={"accountName": {"type": "string"}}, **extra)
+
+
+def _link(name: str, link: dict[str, Any], parameters: dict[str, Any] | None = None) -> dict[str, Any]:
+    return {
+        "type": "Microsoft.Resources/deployments",
+        "apiVersion": "2022-09-01",
+        "name": name,
+        "properties": {"mode": "Incremental", "templateLink": link, "parameters": parameters or {}},
+    }
+
+
+def test_linked_templates_beside_the_template_are_read_with_the_parameters_passed(tmp_path: Path) -> None:
+    """Microsoft's linked-template samples (relativePath, and the quickstarts' `_artifactsLocation`
+    built from `deployment().properties.templateLink.uri`) were 12 input errors of
+    azure-docs-json-samples, their storage accounts unjudged: read now as Resource Manager reads them
+    when the parent is deployed from where it sits, in their own scope with the parameters passed;
+    findings point at the linked file. A link back, a missing file and a URL elsewhere are gaps."""
+    (tmp_path / "nested").mkdir()
+    (tmp_path / "nested" / "storage.json").write_bytes(_storage_template())
+    (tmp_path / "nested" / "loop.json").write_bytes(
+        _template([_link("again", {"relativePath": "../main.json"})])
+    )
+    artifacts = {
+        "_artifactsLocation": {
+            "type": "string",
+            "defaultValue": "[deployment().properties.templateLink.uri]",
+        },
+        "_artifactsLocationSasToken": {"type": "securestring", "defaultValue": ""},
+    }
+    main = tmp_path / "main.json"
+    main.write_bytes(
+        _template(
+            [
+                _link(
+                    "byPath", {"relativePath": "nested/storage.json"}, {"accountName": {"value": "stpath"}}
+                ),
+                _link(
+                    "byUri",
+                    {
+                        "uri": "[uri(parameters('_artifactsLocation'), concat('nested/storage.json', "
+                        "parameters('_artifactsLocationSasToken')))]"
+                    },
+                    {"accountName": {"value": "sturi"}},
+                ),
+                _link("loop", {"relativePath": "nested/loop.json"}),
+                _link("missing", {"relativePath": "nested/nothing.json"}),
+                _link("remote", {"uri": "https://example.com/t.json"}),
+            ],
+            parameters=artifacts,
+        )
+    )
+    result = run_scan(
+        FileSource([str(main)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    storage = str(tmp_path / "nested" / "storage.json")
+    lines = (tmp_path / "nested" / "storage.json").read_text().splitlines()
+    public = [f for f in result.findings if f.rule.id == "STK-AZ-001"]
+    assert sorted(f.resource.name for f in public) == ["stpath", "sturi"]
+    assert {f.file for f in public} == {storage}
+    assert all(f.line and '"properties"' in lines[f.line - 1] for f in public)  # where it would be set
+    errors = sorted(e.message for e in result.errors)
+    assert len(errors) == 3, errors
+    assert "deployment again: linked template" in errors[0] and "links back" in errors[0]
+    assert errors[1].startswith("deployment missing: linked template") and "no such file" in errors[1]
+    assert errors[2].startswith("deployment remote: linked template https://example.com/t.json not read")
+
+
+def test_resources_whose_names_only_the_deployment_decides_are_not_the_same_object(tmp_path: Path) -> None:
+    """Two templates' storage accounts named by a parameter with no value were one table row ("the
+    same object and findings in …"): what only the deployment decides is no known identity."""
+    for name in ("a.json", "b.json"):
+        (tmp_path / name).write_bytes(_storage_template())
+    from typer.testing import CliRunner
+
+    from stockade.cli.main import app
+
+    out = CliRunner().invoke(
+        app, ["scan", str(tmp_path / "a.json"), str(tmp_path / "b.json")], env={"COLUMNS": "250"}
+    )
+    assert "the same object and findings" not in out.output
+    assert out.output.count("STK-AZ-001") == 2
