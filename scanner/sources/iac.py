@@ -42,7 +42,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -315,6 +315,8 @@ class _Deploying:
     lazy: LazyFile
     #: the templates that linked to this one, outermost first (resolved paths): a link back is a loop
     chain: tuple[Path, ...] = ()
+    #: linked templates read so far from the outermost template (shared down the chain)
+    reads: list[int] = field(default_factory=lambda: [0])
 
     @property
     def uri(self) -> str | None:
@@ -466,6 +468,9 @@ def _nested(
 
 #: linked templates followed from one template, at most (a deeper chain is a gap, as a loop is)
 MAX_LINK_DEPTH = 8
+#: linked templates read for one template file, at most: a copy loop of deployments linking a large
+#: file is what Resource Manager caps at 800; a scan stops earlier and says so
+MAX_LINKED_READS = 256
 
 
 def _linked(
@@ -492,6 +497,13 @@ def _linked(
             "or too deep; not read",
         )
         return
+    at.reads[0] += 1
+    if at.reads[0] > MAX_LINKED_READS:
+        if at.reads[0] == MAX_LINKED_READS + 1:  # said once
+            yield at.gap(
+                path, f"deployment {name}: more than {MAX_LINKED_READS} linked templates; the rest not read"
+            )
+        return
     read = _read_template(target)
     if isinstance(read, str):
         yield at.gap(path, f"deployment {name}: linked template {shown}: {read}")
@@ -503,7 +515,7 @@ def _linked(
         )
     passed = scope.resolve(props.get("parameters") or {})
     values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
-    inner = _Deploying(shown, lazy, (*at.chain, Path(at.file).resolve()))
+    inner = _Deploying(shown, lazy, (*at.chain, Path(at.file).resolve()), at.reads)
     child = Scope.of(template, values, inner.uri)
     yield from _deploy(template, child, (), inner)
     yield from _undeclared(child, (), "the linked template", inner)

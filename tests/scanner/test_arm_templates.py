@@ -559,3 +559,19 @@ def test_resources_whose_names_only_the_deployment_decides_are_not_the_same_obje
     )
     assert "the same object and findings" not in out.output
     assert out.output.count("STK-AZ-001") == 2
+
+
+def test_linked_template_reads_are_bounded(tmp_path: Path) -> None:
+    """A copy loop of 300 deployments linking one file is read 256 times, then said once."""
+    (tmp_path / "storage.json").write_bytes(_storage_template())
+    loop = _link(
+        "many", {"relativePath": "storage.json"}, {"accountName": {"value": "[concat('st', copyIndex())]"}}
+    )
+    main = tmp_path / "main.json"
+    main.write_bytes(_template([{**loop, "copy": {"name": "n", "count": 300}}]))
+    result = run_scan(
+        FileSource([str(main)]), [], Evaluator.default(CONFIG), ScanOptions(CONFIG), version="t"
+    )
+    assert len({f.resource.name for f in result.findings}) == 256
+    (error,) = result.errors
+    assert error.message == "deployment many: more than 256 linked templates; the rest not read"
