@@ -29,6 +29,11 @@ import rego.v1
 
 addresses := object.get(data.stockade.config, ["egress", "metadata_addresses"], ["169.254.169.254", "168.63.129.16"])
 
+# how a message names an address: Azure's WireServer is not the instance metadata service
+endpoint(addr) := "Azure's WireServer 168.63.129.16" if addr == "168.63.129.16"
+
+endpoint(addr) := sprintf("the metadata endpoint %s", [addr]) if addr != "168.63.129.16"
+
 # "PROTO/PORT" -> [PROTO, port]
 ports := [[upper(parts[0]), to_number(parts[1])] |
 	some text in object.get(data.stockade.config, ["egress", "metadata_ports"], ["TCP/80", "TCP/32526"])
@@ -61,7 +66,7 @@ deny contains v if {
 	count(found) > 0
 	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
+		"msg": sprintf("egress to %s on %s includes %s", [cidr, port, endpoint(addr)]),
 		"path": ["spec", "egress", i, "to", j, "ipBlock"],
 		"details": {"cidr": cidr, "address": addr, "port": port},
 	}
@@ -82,7 +87,7 @@ deny contains v if {
 	count(found) > 0
 	port := port_text(found[0])
 	v := {
-		"msg": sprintf("the egress policies of these pods let them reach the metadata endpoint %s on %s", [addr, port]),
+		"msg": sprintf("the egress policies of these pods let them reach %s on %s", [endpoint(addr), port]),
 		"path": ["metadata"],
 		"details": {"address": addr, "port": port, "policies": input.facts.egress.policies},
 	}
@@ -121,7 +126,7 @@ deny contains v if {
 	count(found) > 0
 	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
+		"msg": sprintf("egress to %s on %s includes %s", [cidr, port, endpoint(addr)]),
 		"path": cpath,
 		"details": {"cidr": cidr, "address": addr, "port": port},
 	}
@@ -137,7 +142,7 @@ deny contains v if {
 	count(found) > 0
 	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to entity %q on %s includes the metadata endpoint %s", [entity, port, addr]),
+		"msg": sprintf("egress to entity %q on %s includes %s", [entity, port, endpoint(addr)]),
 		"path": array.concat(path, ["toEntities", k]),
 		"details": {"entity": entity, "address": addr, "port": port},
 	}
@@ -155,7 +160,7 @@ deny contains v if {
 	count(found) > 0
 	port := port_text(found[0])
 	v := {
-		"msg": sprintf("egress to %s on %s includes the metadata endpoint %s", [cidr, port, addr]),
+		"msg": sprintf("egress to %s on %s includes %s", [cidr, port, endpoint(addr)]),
 		"path": ["spec", "egress", i, "destination", "nets", j],
 		"details": {"cidr": cidr, "address": addr, "port": port},
 	}

@@ -158,3 +158,10 @@ test_calico_allow_port_range_over_80_denied if {
 test_calico_allow_udp_only_allowed if {
 	details(calico([{"action": "Allow", "protocol": "UDP", "destination": {"nets": ["0.0.0.0/0"]}}])) == set()
 }
+
+test_the_wireserver_is_named_as_such if {
+	startswith(endpoint_of("168.63.129.16"), "Azure's WireServer")
+	endpoint_of("169.254.169.254") == "the metadata endpoint 169.254.169.254"
+}
+
+endpoint_of(addr) := metadata.endpoint(addr)
