@@ -92,10 +92,15 @@ class Group:
         if not self.elsewhere:
             return []
         same = all(f.resource == self.primary.resource for f in self.elsewhere)
+        # an Azure resource whose name only the deployment decides is no known object: resources of
+        # several templates named so are not "the same object", only the same findings
+        unnamed = same and str(self.primary.resource.name).startswith(UNKNOWN_PREFIX)
         places = [_place(f, with_object=not same) for f in self.elsewhere]
         more = len(places) - MAX_ELSEWHERE
         what = "files" if same else "workloads"
         text = ", ".join(places[:MAX_ELSEWHERE]) + (f" and {more} more {what}" if more > 0 else "")
+        if unnamed:
+            return [f"the same findings on resources the deployment names, in {text}"]
         return [f"the same object and findings in {text}" if same else f"the same for {text}"]
 
     def _lines(self) -> list[str]:
@@ -172,19 +177,26 @@ def group(findings: Iterable[Finding]) -> list[Group]:
         g = Group(tuple(ordered))
         said = tuple((f.rule.id, f.action, f.path, f.message) for f in g.findings)
         # the same content from another file; from a render of this file into another namespace
-        # an Azure resource whose name only the deployment decides is no known object: never "the same"
-        same = (key[1:], said) if not str(g.primary.resource.name).startswith(UNKNOWN_PREFIX) else None
+        same = (key[1:], said)
         rendered = ("rendered", *key[:4], *key[5:], said) if key[0] is not None else None
         per_namespace = _namespace_wide(g, key)
+        # the instances of one Azure resource declaration (an ARM copy loop): one row naming the others
+        instances = (
+            ("instances", *key[:5], *key[6:], g.line, said)
+            if "/" in str(g.primary.resource.kind) and g.line is not None
+            else None
+        )
         at = first.get(per_namespace) if per_namespace is not None else None
         if at is None and rendered is not None:
             at = first.get(rendered)
-        if at is None and same is not None:
+        if at is None and instances is not None:
+            at = first.get(instances)
+        if at is None:
             at = first.get(same)
             if at is not None and (out[at].primary.file == g.primary.file or g.primary.file is None):
                 at = None
         if at is None:
-            for alias in (same, per_namespace, rendered):
+            for alias in (same, per_namespace, rendered, instances):
                 if alias is not None:
                     first.setdefault(alias, len(out))
             out.append(g)
