@@ -423,6 +423,8 @@ class Scope:
                 if isinstance(target, Mapping):
                     return _lookup(target, str(key))
             except (KeyError, IndexError):
+                if isinstance(key, str) and LOCATION in key:  # a map of regions: resourceGroup().location
+                    return Unknown(f"{node.text}: depends on the region the template is deployed to")
                 return Unknown(f"{node.text}: no such property or index")
             return Unknown(f"{node.text}: not an object or array")
         assert isinstance(node, _Call)

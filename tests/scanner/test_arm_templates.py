@@ -600,3 +600,20 @@ def test_the_instances_of_a_copy_loop_are_one_row_naming_the_others(tmp_path: Pa
     assert "storageAccounts/st2" in out.output
     data = orjson.loads(CliRunner().invoke(app, ["scan", str(path), "-f", "json"]).output)
     assert len([f for f in data["findings"] if f["rule"]["id"] == "STK-AZ-001"]) == 3
+
+
+def test_a_lookup_by_the_deployment_region_says_so() -> None:
+    """AKS-Construction names its cluster `variables('shortLocationNames')[parameters('location')]`,
+    the location defaulting to the resource group's: only the deployment knows it, and the name
+    said "no such property or index", as if the template were wrong."""
+    scope = Scope.of(
+        {
+            "parameters": {"location": {"type": "string", "defaultValue": "[resourceGroup().location]"}},
+            "variables": {"short": {"westeurope": "weu"}},
+        }
+    )
+    name = concrete(scope.resolve("[format('aks-{0}', variables('short')[parameters('location')])]"))
+    assert name.endswith(
+        "variables('short')[parameters('location')]: depends on the region the template is deployed to]"
+    )
+    assert concrete(scope.resolve("[variables('short')['eastus']]")).endswith("no such property or index]")
