@@ -267,6 +267,8 @@ class Scope:
     #: > 0 while evaluating what the deployment may not evaluate (both branches of an ``if`` on an
     #: unknown condition): a missing declaration met there is not the template's fault for certain
     _speculating: list[int] = field(default_factory=lambda: [0])
+    #: the variables of the lambdas being applied, innermost last (``lambdaVariables('x')``)
+    _frames: list[dict[str, Any]] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -290,7 +292,7 @@ class Scope:
             self.parameter_defs, self.variable_defs, self.values, self.template_uri, {**self.copy_index}
         )
         inner._params, inner._vars = self._params, self._vars
-        inner.undeclared, inner._speculating = self.undeclared, self._speculating
+        inner.undeclared, inner._speculating, inner._frames = self.undeclared, self._speculating, self._frames
         inner.copy_index[""] = index
         inner.copy_index[name.lower()] = index
         return inner
@@ -437,7 +439,7 @@ class Scope:
             return lazy(self, node)
         args = [self._eval(a) for a in node.args]
         if name == "reference":
-            shown = ", ".join(f"'{a}'" if isinstance(a, str) else repr(a) for a in args)
+            shown = ", ".join(_shown_argument(a) for a in args)
             return Unknown(f"reference({shown})")
         if name.startswith("list") or name in _DEPLOY_TIME:
             return Unknown(node.text)
@@ -470,7 +472,23 @@ _BUILDERS = frozenset({"createobject", "createarray"})
 #: functions whose answer moves the members of objects and arrays without reading them: an unknown
 #: member stays an unknown member (an argument that is itself unknown still makes the answer
 #: unknown). Every other function given a value holding an unknown member answers unknown.
-_KEEP_LEAVES = frozenset({"union", "concat", "array", "first", "last", "take", "skip", "length", "empty"})
+_KEEP_LEAVES = frozenset(
+    {
+        "union",
+        "concat",
+        "array",
+        "first",
+        "last",
+        "take",
+        "skip",
+        "length",
+        "empty",
+        "items",
+        "objectkeys",
+        "tryget",
+    }
+    | {"flatten", "shallowmerge"}
+)
 
 
 def unknown_in(value: Any) -> Unknown | None:
@@ -483,6 +501,13 @@ def unknown_in(value: Any) -> Unknown | None:
         if found is not None:
             return found
     return None
+
+
+def _shown_argument(value: Any) -> str:
+    """An argument of ``reference()`` as its message quotes it (an unknown one by its expression)."""
+    if isinstance(value, str):
+        return f"'{value}'"
+    return value.text.split(": ", 1)[0] if isinstance(value, Unknown) else repr(value)
 
 
 def _if(scope: Scope, node: _Call) -> Any:
@@ -529,12 +554,155 @@ def _copy_index(scope: Scope, node: _Call) -> Any:
     return scope.copy_index[loop] + offset
 
 
+# --- lambdas: filter(), map(), reduce(), sort(), toObject(), mapValues(), groupBy() ---------------------
+# (what Bicep's `map`/`filter` and the verified modules compile to). The lambda's body is evaluated
+# for each element with its variables bound; an answer that depends on an unknown value is unknown.
+
+
+def _lambda(node: Any, arity: int) -> tuple[list[str], Any] | None:
+    """A ``lambda('x', …, body)`` argument with at least ``arity`` variables: (names, body)."""
+    if not (isinstance(node, _Call) and node.name == "lambda" and len(node.args) > arity):
+        return None
+    names = [a.value for a in node.args[:-1] if isinstance(a, _Lit) and isinstance(a.value, str)]
+    return (names, node.args[-1]) if len(names) == len(node.args) - 1 else None
+
+
+def _apply(scope: Scope, fn: tuple[list[str], Any], *values: Any) -> Any:
+    names, body = fn
+    scope._frames.append({n.lower(): v for n, v in zip(names, values, strict=False)})
+    try:
+        return scope._eval(body)
+    finally:
+        scope._frames.pop()
+
+
+def _lambda_variable(scope: Scope, node: _Call) -> Any:
+    name = scope._eval(node.args[0]) if node.args else None
+    for frame in reversed(scope._frames):
+        if isinstance(name, str) and name.lower() in frame:
+            return frame[name.lower()]
+    return Unknown(f"{node.text}: outside its lambda")
+
+
+def _over(
+    scope: Scope, node: _Call, arity: int, args: int = 2
+) -> tuple[Any, tuple[list[str], Any]] | Unknown:
+    """The collection a lambda function iterates and its lambda, or why not."""
+    fn = _lambda(node.args[-1], arity) if len(node.args) == args else None
+    if fn is None:
+        return Unknown(f"{node.text} (a lambda stockade does not read)")
+    items = scope._eval(node.args[0])
+    if isinstance(items, Unknown):
+        return items
+    return items, fn
+
+
+def _map(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 1)
+    if isinstance(got, Unknown) or not isinstance(got[0], list):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    items, fn = got
+    return [_apply(scope, fn, x, i) for i, x in enumerate(items)]
+
+
+def _filter(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 1)
+    if isinstance(got, Unknown) or not isinstance(got[0], list):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    items, fn = got
+    out = []
+    for i, x in enumerate(items):
+        keep = _apply(scope, fn, x, i)
+        if unknown_in(keep) is not None:
+            return unknown_in(keep)
+        if keep is True:
+            out.append(x)
+    return out
+
+
+def _reduce(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 2, args=3)
+    if isinstance(got, Unknown) or not isinstance(got[0], list):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    items, fn = got
+    acc = scope._eval(node.args[1])
+    for i, x in enumerate(items):
+        acc = _apply(scope, fn, acc, x, i)
+    return acc
+
+
+def _sort(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 2)
+    if isinstance(got, Unknown) or not isinstance(got[0], list):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    items, fn = got
+    out: list[Any] = []
+    for x in items:  # insertion: the lambda says whether its first argument goes before the second
+        at = len(out)
+        for j, y in enumerate(out):
+            before = _apply(scope, fn, x, y)
+            if unknown_in(before) is not None:
+                return unknown_in(before)
+            if before is True:
+                at = j
+                break
+        out.insert(at, x)
+    return out
+
+
+def _to_object(scope: Scope, node: _Call) -> Any:
+    key_fn = _lambda(node.args[1], 1) if len(node.args) in (2, 3) else None
+    value_fn = _lambda(node.args[2], 1) if len(node.args) == 3 else None
+    if key_fn is None or (len(node.args) == 3 and value_fn is None):
+        return Unknown(f"{node.text} (a lambda stockade does not read)")
+    items = scope._eval(node.args[0])
+    if isinstance(items, Unknown) or not isinstance(items, list):
+        return items if isinstance(items, Unknown) else Unknown(f"{node.text}: not an array")
+    out: dict[str, Any] = {}
+    for x in items:
+        key = _apply(scope, key_fn, x)
+        if not isinstance(key, str):
+            return key if isinstance(key, Unknown) else Unknown(f"{node.text}: a key that is not a string")
+        out[key] = _apply(scope, value_fn, x) if value_fn is not None else x
+    return out
+
+
+def _map_values(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 1)
+    if isinstance(got, Unknown) or not isinstance(got[0], Mapping):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an object")
+    values, fn = got
+    return {k: _apply(scope, fn, v) for k, v in values.items()}
+
+
+def _group_by(scope: Scope, node: _Call) -> Any:
+    got = _over(scope, node, 1)
+    if isinstance(got, Unknown) or not isinstance(got[0], list):
+        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    items, fn = got
+    out: dict[str, list[Any]] = {}
+    for x in items:
+        key = _apply(scope, fn, x)
+        if not isinstance(key, str):
+            return key if isinstance(key, Unknown) else Unknown(f"{node.text}: a key that is not a string")
+        out.setdefault(key, []).append(x)
+    return out
+
+
 _LAZY: dict[str, Callable[[Scope, _Call], Any]] = {
     "if": _if,
     "and": _and_or(False),
     "or": _and_or(True),
     "coalesce": _coalesce,
     "copyindex": _copy_index,
+    "map": _map,
+    "filter": _filter,
+    "reduce": _reduce,
+    "sort": _sort,
+    "toobject": _to_object,
+    "mapvalues": _map_values,
+    "groupby": _group_by,
+    "lambdavariables": _lambda_variable,
 }
 
 
@@ -682,12 +850,36 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "createobject": lambda s, a: {str(a[i]): a[i + 1] for i in range(0, len(a) - 1, 2)},
     "union": lambda s, a: _union(a),
     "intersection": lambda s, a: [x for x in a[0] if all(x in o for o in a[1:])],
+    "items": lambda s, a: [{"key": k, "value": a[0][k]} for k in sorted(a[0], key=str.lower)],
+    "objectkeys": lambda s, a: list(a[0]),
+    "tryget": lambda s, a: _try_get(a[0], a[1:]),
+    "join": lambda s, a: str(a[1]).join(_to_string(x) for x in a[0]),
+    "flatten": lambda s, a: [x for inner in a[0] for x in inner],
+    "shallowmerge": lambda s, a: {k: v for o in a[0] for k, v in o.items()},
+    "lastindexof": lambda s, a: str(a[0]).lower().rfind(str(a[1]).lower()),
     "true": lambda s, a: True,
     "false": lambda s, a: False,
     "null": lambda s, a: None,
     "uri": lambda s, a: str(a[0]).rsplit("/", 1)[0] + "/" + str(a[1]).lstrip("/"),
     "uricomponent": lambda s, a: str(a[0]),
 }
+
+
+def _try_get(value: Any, keys: list[Any]) -> Any:
+    """``tryGet(value, key, …)``: the member, or null where there is none."""
+    for key in keys:
+        if isinstance(value, Mapping) and isinstance(key, str):
+            try:
+                value = _lookup(value, key)
+            except KeyError:
+                return None
+        elif isinstance(value, list) and isinstance(key, int) and not isinstance(key, bool):
+            if not -len(value) <= key < len(value):
+                return None
+            value = value[key]
+        else:
+            return None
+    return value
 
 
 def concrete(value: Any) -> Any:

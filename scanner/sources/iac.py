@@ -450,6 +450,12 @@ def _nested(
         yield from _linked(props, link, scope, name, path, at)
         return
     template = props.get("template")
+    if isinstance(template, str):  # an expression: the template another resource holds
+        template = scope.resolve(template)
+        if isinstance(template, Unknown):
+            unknown = f"set by an expression stockade cannot evaluate: {template.text}"
+            yield at.gap(path, f"deployment {name}: its template is {unknown}; not judged")
+            return
     if not isinstance(template, Mapping):
         yield at.gap(path, f"deployment {name}: no inline template; not judged")
         return
