@@ -355,13 +355,15 @@ class Scope:
             except KeyError:
                 self._missing(f"parameters('{name}')")
                 return Unknown(f"parameters('{name}'): the template declares no such parameter")
-            if not isinstance(spec, Mapping) or "defaultValue" not in spec:
+            nullable = isinstance(spec, Mapping) and spec.get("nullable") is True
+            if not isinstance(spec, Mapping) or ("defaultValue" not in spec and not nullable):
                 return Unknown(f"parameters('{name}'): no defaultValue and no value in a parameters file")
             if key in self._busy:
                 return Unknown(f"parameters('{name}'): its default refers to itself")
             self._busy.add(key)
             try:
-                value = self.resolve(spec["defaultValue"])
+                # a nullable parameter (Bicep's `param x string?`) not given is null
+                value = self.resolve(spec["defaultValue"]) if "defaultValue" in spec else None
             finally:
                 self._busy.discard(key)
         self._params[key] = value
@@ -459,7 +461,7 @@ class Scope:
             return Unknown(f"{node.text} (a function stockade does not evaluate)")
         try:
             return fn(self, args)
-        except (ExpressionError, ValueError, TypeError, IndexError, KeyError) as exc:
+        except Exception as exc:  # arguments of a type the function does not take: what ARM refuses too
             return Unknown(f"{node.text} ({type(exc).__name__})")
 
 
@@ -854,8 +856,8 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "objectkeys": lambda s, a: list(a[0]),
     "tryget": lambda s, a: _try_get(a[0], a[1:]),
     "join": lambda s, a: str(a[1]).join(_to_string(x) for x in a[0]),
-    "flatten": lambda s, a: [x for inner in a[0] for x in inner],
-    "shallowmerge": lambda s, a: {k: v for o in a[0] for k, v in o.items()},
+    "flatten": lambda s, a: _whole(a[0]) or [x for inner in a[0] for x in inner],
+    "shallowmerge": lambda s, a: _whole(a[0]) or {k: v for o in a[0] for k, v in o.items()},
     "lastindexof": lambda s, a: str(a[0]).lower().rfind(str(a[1]).lower()),
     "true": lambda s, a: True,
     "false": lambda s, a: False,
@@ -865,9 +867,17 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
 }
 
 
+def _whole(members: list[Any]) -> Unknown | None:
+    """The first member of ``members`` that is itself unknown (an object or array only the deployment
+    gives, whose members a function reads), or None."""
+    return next((m for m in members if isinstance(m, Unknown)), None)
+
+
 def _try_get(value: Any, keys: list[Any]) -> Any:
     """``tryGet(value, key, …)``: the member, or null where there is none."""
     for key in keys:
+        if isinstance(value, Unknown):
+            return value
         if isinstance(value, Mapping) and isinstance(key, str):
             try:
                 value = _lookup(value, key)

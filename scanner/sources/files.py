@@ -287,5 +287,14 @@ def read_file(path: Path) -> list[Item]:
         return [InputError(str(path), "not UTF-8 text")]
     except OSError as exc:
         return [InputError(str(path), f"cannot read: {exc.strerror or exc}")]
-    items = list(parse_text(text, str(path), json_file=path.suffix.lower() == ".json"))
+    try:
+        items = list(parse_text(text, str(path), json_file=path.suffix.lower() == ".json"))
+    except RecursionError:
+        return [InputError(str(path), "nested too deeply to read")]
+    except Exception as exc:  # a reader's fault on this file: said, and the other files still read
+        return [
+            InputError(
+                str(path), f"stockade could not read it ({type(exc).__name__}); please report this file"
+            )
+        ]
     return items or [Skipped(str(path), "no Kubernetes object in it")]

@@ -699,6 +699,9 @@ def test_lambdas_over_what_only_the_deployment_knows() -> None:
         f"[map({ref}, lambda('i', 1))]",
         "[lambdaVariables('nowhere')]",
         "[map(createArray(1), 'not a lambda')]",
+        f"[shallowMerge(createArray({ref}, createObject('a', 1)))]",  # crashed the scan
+        f"[flatten(createArray({ref}))]",
+        f"[tryGet({ref}, 'a')]",
     ):
         assert str(concrete(scope.resolve(text))).startswith(UNKNOWN_PREFIX), text
     mapped = concrete(
@@ -734,3 +737,37 @@ def test_a_deployment_whose_template_another_resource_holds_says_which(tmp_path:
         "deployment invoke: its template is set by an expression stockade cannot evaluate: "
         "reference(parameters('prefix'), '2018-05-01').policyRule.then.details.template; not judged"
     )
+
+
+def test_a_nullable_parameter_not_given_is_null() -> None:
+    """Azure Verified Modules declare optional parameters `"nullable": true` with no default (Bicep's
+    `param x array?`): null, not unknown. Every copy loop over one (private endpoints, role
+    assignments) was an input error, its resources unjudged."""
+    scope = Scope.of(
+        {"parameters": {"endpoints": {"type": "array", "nullable": True}, "name": {"type": "string"}}}
+    )
+    assert scope.resolve("[length(coalesce(parameters('endpoints'), createArray()))]") == 0
+    assert scope.resolve("[parameters('endpoints')]") is None
+    assert concrete(scope.resolve("[parameters('name')]")).startswith(UNKNOWN_PREFIX)
+
+
+def test_a_reader_fault_on_one_file_is_said_and_the_others_are_read(tmp_path: Path, monkeypatch: Any) -> None:
+    """A fault in a reader (an ARM function meeting a value it did not expect crashed the whole scan
+    with a traceback on Azure Verified Modules' storage account) is one file's input error."""
+    from stockade.scanner.sources import files
+
+    good, bad = tmp_path / "a.json", tmp_path / "b.json"
+    good.write_bytes(_storage_template(name="st"))
+    bad.write_bytes(_storage_template(name="bad"))
+    real = files.parse_text
+
+    def parse(text: str, name: str, **kw: Any) -> Any:
+        if name.endswith("b.json"):
+            raise AttributeError("'Unknown' object has no attribute 'items'")
+        return real(text, name, **kw)
+
+    monkeypatch.setattr(files, "parse_text", parse)
+    result = _scan(good, bad)
+    assert {f.resource.name for f in result.findings} == {"st"}
+    (error,) = result.errors
+    assert error.message == "stockade could not read it (AttributeError); please report this file"

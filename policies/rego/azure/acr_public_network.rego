@@ -36,7 +36,7 @@ deny contains v if {
 	not closed
 	lower(default_action) != "deny"
 	v := {
-		"msg": sprintf("container registry allows public network access (publicNetworkAccess %s, networkRuleSet.defaultAction %s)", [access, default_action]),
+		"msg": sprintf("container registry allows public network access (publicNetworkAccess %s, networkRuleSet.defaultAction %s)", [arm.shown_prop(["publicNetworkAccess"], "Enabled"), arm.shown_prop(["networkRuleSet", "defaultAction"], "Allow")]),
 		"path": arm.path(["publicNetworkAccess"]),
 		"details": {"publicNetworkAccess": access, "defaultAction": default_action},
 	}

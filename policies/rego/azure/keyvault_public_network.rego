@@ -36,7 +36,7 @@ deny contains v if {
 	not closed
 	lower(default_action) != "deny"
 	v := {
-		"msg": sprintf("key vault allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [access, default_action]),
+		"msg": sprintf("key vault allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [arm.shown_prop(["publicNetworkAccess"], "Enabled"), arm.shown_prop(["networkAcls", "defaultAction"], "Allow")]),
 		"path": arm.path(["publicNetworkAccess"]),
 		"details": {"publicNetworkAccess": access, "defaultAction": default_action},
 	}

@@ -22,11 +22,6 @@ access := arm.prop(["publicNetworkAccess"], "Enabled")
 
 default_action := arm.prop(["networkAcls", "defaultAction"], "Allow")
 
-# what the account writes, and what an unset field means: "not set (Allow)"
-written(path, value) := sprintf("not set (%s)", [value]) if object.get(arm.props, path, null) == null
-
-written(path, value) := value if object.get(arm.props, path, null) != null
-
 rules := array.concat(arm.list(["networkAcls", "ipRules"]), arm.list(["networkAcls", "virtualNetworkRules"]))
 
 closed if access == "Disabled"
@@ -40,7 +35,7 @@ deny contains v if {
 	not closed
 	default_action != "Deny"
 	v := {
-		"msg": sprintf("storage account allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [written(["publicNetworkAccess"], access), written(["networkAcls", "defaultAction"], default_action)]),
+		"msg": sprintf("storage account allows public network access (publicNetworkAccess %s, networkAcls.defaultAction %s)", [arm.shown_prop(["publicNetworkAccess"], "Enabled"), arm.shown_prop(["networkAcls", "defaultAction"], "Allow")]),
 		"path": arm.path(["publicNetworkAccess"]),
 		"details": {"publicNetworkAccess": access, "defaultAction": default_action},
 	}

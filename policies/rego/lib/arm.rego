@@ -15,6 +15,15 @@ prop(path, fallback) := v if {
 	v != null
 } else := fallback
 
+# How a message shows a properties field: its value, or what an absent (null) one means, "not set
+# (Allow)", so that a message never states as written what the resource leaves out.
+shown_prop(path, fallback) := sprintf("not set (%v)", [fallback]) if object.get(props, path, null) == null
+
+shown_prop(path, fallback) := v if {
+	v := object.get(props, path, null)
+	v != null
+}
+
 # Where a properties field is, for findings.
 path(suffix) := array.concat(["properties"], suffix)
 
