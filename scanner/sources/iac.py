@@ -424,7 +424,8 @@ def _instances(
         if obj is None:
             continue
         if isinstance(obj.get("properties"), str) and obj["properties"].startswith(UNKNOWN_PREFIX):
-            yield at.gap(path, f"{obj['type']} {obj['name']}: properties {obj['properties']}; not judged")
+            if obj["type"].lower() in _READ_TYPES:  # a type no rule reads is no gap
+                yield at.gap(path, f"{obj['type']} {obj['name']}: properties {obj['properties']}; not judged")
             continue
         yield Resource(obj, at.origin(path, obj["id"]))
         for j, child in enumerate(raw.get("resources") or []):

@@ -771,3 +771,18 @@ def test_a_reader_fault_on_one_file_is_said_and_the_others_are_read(tmp_path: Pa
     assert {f.resource.name for f in result.findings} == {"st"}
     (error,) = result.errors
     assert error.message == "stockade could not read it (AttributeError); please report this file"
+
+
+def test_what_no_rule_reads_is_no_gap(tmp_path: Path) -> None:
+    """Azure Verified Modules' data collection rules and Sentinel connectors take their whole
+    properties from a required parameter: no rule reads those types, so that is nothing unjudged."""
+    rule = {
+        "type": "Microsoft.Insights/dataCollectionRules",
+        "name": "dcr",
+        "properties": "[parameters('p')]",
+    }
+    account = {"type": "Microsoft.Storage/storageAccounts", "name": "st", "properties": "[parameters('p')]"}
+    path = tmp_path / "t.json"
+    path.write_bytes(_template([rule, account], parameters={"p": {"type": "object"}}))
+    (error,) = _scan(path).errors
+    assert error.message.startswith("Microsoft.Storage/storageAccounts st: properties [unknown:")
