@@ -180,6 +180,18 @@ class _Parser:
         return node
 
 
+def _typed(spec: Any, types: Mapping[str, Any], depth: int = 0) -> Any:
+    """A parameter's declaration with the user-defined type it names (``"$ref":
+    "#/definitions/roleAssignmentType"``, languageVersion 2.0) written in: its ``nullable``."""
+    ref = spec.get("$ref") if isinstance(spec, Mapping) else None
+    if not isinstance(ref, str) or not ref.startswith("#/definitions/") or depth > 8:
+        return spec
+    named = types.get(ref.removeprefix("#/definitions/"))
+    if not isinstance(named, Mapping):
+        return spec
+    return {**_typed(named, types, depth + 1), **{k: v for k, v in spec.items() if k != "$ref"}}
+
+
 def is_expression(value: Any) -> bool:
     return (
         isinstance(value, str)
@@ -279,6 +291,9 @@ class Scope:
     ) -> Scope:
         params = template.get("parameters")
         variables = template.get("variables")
+        types = template.get("definitions")
+        if isinstance(params, Mapping) and isinstance(types, Mapping):
+            params = {name: _typed(spec, types) for name, spec in params.items()}
         return cls(
             params if isinstance(params, Mapping) else {},
             variables if isinstance(variables, Mapping) else {},
@@ -346,7 +361,9 @@ class Scope:
             given = None
             found = False
         else:
-            found = True
+            # null given for a parameter with a default is the default (a module's optional value
+            # passed on as `tryGet(…)` of what the caller left out)
+            found = given is not None or not self._has_default(name)
         if found:
             value = given
         else:
@@ -368,6 +385,13 @@ class Scope:
                 self._busy.discard(key)
         self._params[key] = value
         return value
+
+    def _has_default(self, name: str) -> bool:
+        try:
+            spec = _lookup(self.parameter_defs, name)
+        except KeyError:
+            return False
+        return isinstance(spec, Mapping) and "defaultValue" in spec
 
     def _missing(self, reference: str) -> None:
         if not self._speculating[0]:

@@ -302,6 +302,8 @@ def _parameter_values(parameters: Mapping[str, Any], where: str) -> dict[str, An
             values[key] = entry["value"]
         elif isinstance(entry, Mapping) and "reference" in entry:
             values[key] = Unknown(f"parameters('{key}'): a Key Vault reference in {where}")
+        elif isinstance(entry, Unknown):  # the whole {"value": …} given by an expression
+            values[key] = Unknown(f"parameters('{key}') in {where}: {entry.text}")
         else:
             values[key] = Unknown(f"parameters('{key}'): no value in {where}")
     return values
@@ -451,7 +453,10 @@ def _nested(
         yield from _linked(props, link, scope, name, path, at)
         return
     template = props.get("template")
-    if isinstance(template, str):  # an expression: the template another resource holds
+    # a template an expression gives (a variable holding a loaded template, its expressions written
+    # `[[…]`) is deployed as a template of its own: its expressions read its own parameters
+    from_expression = isinstance(template, str)
+    if isinstance(template, str):  # an expression: the template a variable or another resource holds
         template = scope.resolve(template)
         if isinstance(template, Unknown):
             unknown = f"set by an expression stockade cannot evaluate: {template.text}"
@@ -461,7 +466,9 @@ def _nested(
         yield at.gap(path, f"deployment {name}: no inline template; not judged")
         return
     options = props.get("expressionEvaluationOptions")
-    inner = isinstance(options, Mapping) and str(options.get("scope") or "").lower() == "inner"
+    inner = from_expression or (
+        isinstance(options, Mapping) and str(options.get("scope") or "").lower() == "inner"
+    )
     if inner:
         passed = scope.resolve(props.get("parameters") or {})
         values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
