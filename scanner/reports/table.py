@@ -126,7 +126,7 @@ def _summary(result: Result, rows: int) -> Text:
         f" from {count(result.files, 'file')}" if result.files else ""
     )
     if result.skipped:
-        scope += f" ({len(result.skipped)} without Kubernetes objects skipped)"
+        scope += f" ({len(result.skipped)} skipped: nothing to judge in them)"
     if active:
         severities = Counter(f.rule.severity for f in active)
         by_severity = ", ".join(

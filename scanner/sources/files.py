@@ -274,6 +274,11 @@ def _unsupported(name: str) -> str | None:
     return next((why for suffix, why in UNSUPPORTED.items() if name.endswith(suffix)), None)
 
 
+#: why a file that parsed is skipped: neither a Kubernetes object nor an Azure resource of a type a
+#: rule reads (an ARM template of other resources, a JSON settings file)
+NOTHING_TO_JUDGE = "nothing to judge in it (no Kubernetes object, no Azure resource stockade reads)"
+
+
 def read_file(path: Path) -> list[Item]:
     """Every object of one file, or an error saying why (and where) the file could not be read."""
     if why := _unsupported(path.name):
@@ -297,4 +302,6 @@ def read_file(path: Path) -> list[Item]:
                 str(path), f"stockade could not read it ({type(exc).__name__}); please report this file"
             )
         ]
-    return items or [Skipped(str(path), "no Kubernetes object in it")]
+    return items or [
+        Skipped(str(path), "nothing to judge in it (no Kubernetes object, no Azure resource stockade reads)")
+    ]
