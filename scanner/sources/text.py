@@ -41,11 +41,17 @@ def looks_like_kubernetes(text: str, *, json_file: bool = False) -> bool:
     return both or (not json_file and _K8S_LINE.search(text) is not None)
 
 
-def go_template_line(text: str, error_line: int | None) -> int | None:
-    """The line of the Go template action (``{{ … }}``) that broke a file's YAML: on the line the
-    error names or the :data:`_ACTION_REACH` lines before it (anywhere when it names none). None when
-    no action is there: the file is broken YAML, not a template (an Argo Workflow's
-    ``{{inputs.parameters.x}}`` in a string elsewhere does not excuse a syntax error)."""
+#: a placeholder a script fills in before the file is YAML (``image: {IMAGE_REGISTRY}/spark:4``, the
+#: spark-operator's examples): where a value starts with one, YAML reads a flow mapping and breaks
+_PLACEHOLDER = re.compile(r"(?:^|:\s|-\s)\s*\{[A-Z][A-Z0-9_]*\}[^\s,}]")
+
+
+def template_line(text: str, error_line: int | None) -> tuple[int, str] | None:
+    """The line, and the kind, of the template text that broke a file's YAML: a Go template action
+    (``{{ … }}``) or a ``{PLACEHOLDER}`` a script fills in, on the line the error names or the
+    :data:`_ACTION_REACH` lines before it (anywhere when it names none). None when there is none:
+    the file is broken YAML, not a template (an Argo Workflow's ``{{inputs.parameters.x}}`` in a
+    string elsewhere does not excuse a syntax error)."""
     lines = text.splitlines()
     if error_line is None:
         candidates = range(len(lines))
@@ -54,7 +60,9 @@ def go_template_line(text: str, error_line: int | None) -> int | None:
         candidates = range(max(0, last - 1 - _ACTION_REACH), last)
     for i in candidates:
         if _GO_ACTION.search(lines[i]):
-            return i + 1
+            return i + 1, "go"
+        if _PLACEHOLDER.search(lines[i]):
+            return i + 1, "placeholder"
     return None
 
 
@@ -107,14 +115,20 @@ def parse_text(
             origin = Origin(file=name, document=index, line=line, locator=lazy_file.locator(index))
             yield from _objects(doc, origin)
     except YAMLSyntaxError as exc:
-        action = go_template_line(text, exc.line)
-        if action is not None:
+        found = template_line(text, exc.line)
+        if found is not None and found[1] == "go":
             # helm renders a chart's templates (a directory with Chart.yaml); these are another
             # program's (an operator's embedded manifests, a krew plugin, a benchmark's generator)
             yield Skipped(
                 name,
-                f"a Go template ({{{{ … }}}} at line {action}), YAML only once rendered: "
+                f"a Go template ({{{{ … }}}} at line {found[0]}), YAML only once rendered: "
                 "scan what renders it (helm template, the program's output)",
+            )
+        elif found is not None:
+            yield Skipped(
+                name,
+                f"a template ({{PLACEHOLDER}} at line {found[0]}), YAML only once a script fills it in: "
+                "scan the filled-in file",
             )
         elif looks_like_kubernetes(text):
             yield InputError(name, exc.message, exc.line)

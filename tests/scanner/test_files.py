@@ -205,6 +205,23 @@ def test_go_templates_are_skipped_not_errors(tmp_path: Path) -> None:
     assert Path(error.file).name == "workflow.yaml" and error.line == 16
 
 
+def test_placeholder_templates_are_skipped_not_errors(tmp_path: Path) -> None:
+    """The spark-operator's examples write `image: {IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/spark:4` for a
+    script to fill in: YAML reads a flow mapping there and breaks, and the scan exited 2. Skipped
+    with what to scan instead; a `{NAME}` YAML reads (a one-key flow mapping) stays what it is."""
+    from stockade.scanner.sources.base import Skipped
+
+    app = (
+        "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nmetadata:\n  name: spark-pi\n"
+        "spec:\n  type: Scala\n  image: {IMAGE_REGISTRY}/{IMAGE_REPOSITORY}/spark:4.0.4\n  mode: cluster\n"
+    )
+    (item,) = list(parse_text(app, "spark-pi.yaml"))
+    assert isinstance(item, Skipped) and item.reason.startswith("a template ({PLACEHOLDER} at line 7)")
+    broken = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [a\n"
+    (error,) = list(parse_text(broken, "pod.yaml"))
+    assert isinstance(error, InputError)
+
+
 def test_helm_output_reads_a_key_written_twice_as_helm_does() -> None:
     """A template that writes a key twice (a label its helper already sets: kubeflow's
     kserve-models-web-app chart, whereabouts, the NVIDIA DRA driver) installs with `helm install`,
