@@ -403,9 +403,9 @@ def _instances(
     loop = raw.get("copy")
     if isinstance(loop, Mapping):
         count = scope.resolve(loop.get("count"))
-        if _unjudged(raw):
-            return  # nothing of it is judged, however many there are (a loop of resource groups)
         if isinstance(count, Unknown) or not isinstance(count, int) or isinstance(count, bool):
+            if _unjudged(raw):
+                return  # nothing of it is judged, however many there are (a loop of resource groups)
             shown = count.text if isinstance(count, Unknown) else repr(count)
             yield at.gap(
                 path,
