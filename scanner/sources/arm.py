@@ -220,10 +220,20 @@ def _placeholder(kind: str, args: list[Any]) -> str:
     return f"{kind}-{digest[:8]}" if kind == "uniquestring" else f"guid-{digest[:8]}-{digest[8:12]}"
 
 
+def _is_type(text: str) -> bool:
+    """Whether an argument of ``resourceId`` is the resource type (``Microsoft.Storage/…``)."""
+    return not text.startswith(UNKNOWN_PREFIX) and "/" in text and "." in text.split("/", 1)[0]
+
+
+def _typed_id(args: list[Any]) -> bool:
+    """Whether ``resourceId``'s type is known, the unknown arguments after it (names) or before it."""
+    return any(isinstance(a, str) and _is_type(a) for a in args)
+
+
 def resource_id(args: list[Any]) -> str:
     """``resourceId([subscription], [group], type, name…)`` as ``/providers/<type>/<names…>``."""
     strs = [str(a) for a in args]
-    kinds = [i for i, a in enumerate(strs) if "/" in a and "." in a.split("/", 1)[0]]
+    kinds = [i for i, a in enumerate(strs) if _is_type(a)]
     if not kinds:
         raise ExpressionError("resourceId without a resource type")
     at = kinds[-1]
@@ -343,6 +353,27 @@ class Scope:
                 continue
             out[name] = [self.looping(name, i).resolve(loop.get("input")) for i in range(count)]
         return out
+
+    def spelled(self, value: Any) -> Any:
+        """``value`` resolved, and where it is a ``format()`` or string ``concat()`` with arguments only
+        the deployment gives, the text it builds with those arguments written as markers
+        (``Microsoft.Storage/storageAccounts/[unknown: …]``): what a role assignment's ``scope``
+        says of the kind of resource it is. Only for a final value, never inside an expression (a
+        comparison with such text would be decided where it is not)."""
+        resolved = self.resolve(value)
+        if not isinstance(resolved, Unknown) or not (isinstance(value, str) and is_expression(value)):
+            return resolved
+        try:
+            node = _Parser(value[1:-1]).parse()
+        except ExpressionError:
+            return resolved
+        if not isinstance(node, _Call) or node.name not in ("format", "concat"):
+            return resolved
+        args = [self._eval(a) for a in node.args]
+        if not all(isinstance(a, str | int | Unknown) and not isinstance(a, bool) for a in args):
+            return resolved
+        shown = [marker(a) if isinstance(a, Unknown) else a for a in args]
+        return _format(str(shown[0]), shown[1:]) if node.name == "format" else "".join(map(str, shown))
 
     def evaluate(self, text: str) -> Any:
         try:
@@ -469,6 +500,8 @@ class Scope:
             return Unknown(f"reference({shown})")
         if name.startswith("list") or name in _DEPLOY_TIME:
             return Unknown(node.text)
+        if name in _IDS and any(isinstance(a, Unknown) for a in args) and _typed_id(args):
+            args = [marker(a) if isinstance(a, Unknown) else a for a in args]
         if name in _BUILDERS:
             # the values it is given are kept, known or not: one unknown leaf (a subnet id from
             # reference()) leaves the rest of the object it builds known and judged
@@ -512,9 +545,15 @@ _KEEP_LEAVES = frozenset(
         "items",
         "objectkeys",
         "tryget",
+        "flatten",
+        "shallowmerge",
+        "contains",  # an object's keys, or an array's members compared (an unknown one may match)
     }
-    | {"flatten", "shallowmerge"}
 )
+#: functions that build a resource id: a name only the deployment gives is written as its marker, as
+#: the declaration of a resource so named has it (iac.arm_id), so that what refers to the resource (a
+#: private endpoint's target, a role assignment's scope) is known to refer to it
+_IDS = frozenset({"resourceid", "subscriptionresourceid", "tenantresourceid", "extensionresourceid"})
 
 
 def unknown_in(value: Any) -> Unknown | None:
@@ -738,12 +777,16 @@ def _equals(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-def _contains(container: Any, item: Any) -> bool:
+def _contains(container: Any, item: Any) -> Any:
+    if isinstance(item, Unknown):
+        return item
     if isinstance(container, str):
         return _to_string(item) in container
-    if isinstance(container, Mapping):
+    if isinstance(container, Mapping):  # its keys: known whatever its values are
         return str(item).lower() in {k.lower() for k in container}
-    return item in container
+    if item in container:
+        return True
+    return unknown_in(container) or False  # an unknown member may be it
 
 
 def _empty(value: Any) -> bool:

@@ -592,12 +592,53 @@ def _template_resource(
     if arm_type({"type": kind}) is None:
         return None
     skip = ("resources", "dependsOn", "copy", "condition", "name", "type")
-    obj = {k: concrete(scope.resolve(v)) for k, v in raw.items() if k not in skip}
+    obj = {k: concrete(scope.resolve(v)) for k, v in raw.items() if k not in skip and k != "scope"}
+    if "scope" in raw:  # an extension resource's target: its kind, known where only its name is not
+        obj["scope"] = concrete(scope.spelled(raw["scope"]))
     obj["type"], obj["name"] = kind, rname
     obj["id"] = arm_id(kind, rname)
     if kind == VNET:
         _name_subnets(obj)
+    if kind == MANAGED_CLUSTER:
+        _automatic(obj)
     return obj
+
+
+#: what AKS sets on a cluster of the Automatic SKU where a template leaves it out (AKS Automatic:
+#: Azure CNI Overlay powered by Cilium, Entra ID with Azure RBAC and no local accounts, OIDC issuer
+#: and workload identity, Image Cleaner); the live audit reads them as AKS reports them
+_AUTOMATIC: tuple[tuple[tuple[str, ...], Any], ...] = (
+    (("networkProfile", "networkPolicy"), "cilium"),
+    (("networkProfile", "networkDataplane"), "cilium"),
+    (("aadProfile", "managed"), True),
+    (("aadProfile", "enableAzureRBAC"), True),
+    (("disableLocalAccounts",), True),
+    (("oidcIssuerProfile", "enabled"), True),
+    (("securityProfile", "workloadIdentity", "enabled"), True),
+    (("securityProfile", "imageCleaner", "enabled"), True),
+)
+
+
+def _automatic(cluster: dict[str, Any]) -> None:
+    """An AKS Automatic cluster's properties with what AKS sets where the template sets nothing."""
+    sku = cluster.get("sku")
+    props = cluster.get("properties")
+    if not (isinstance(sku, Mapping) and str(sku.get("name") or "").lower() == "automatic"):
+        return
+    if not isinstance(props, dict):
+        return
+    for path, value in _AUTOMATIC:
+        at: dict[str, Any] = props
+        for key in path[:-1]:
+            inner = at.get(key)
+            if inner is None:
+                inner = at[key] = {}
+            if not isinstance(inner, dict):
+                break
+            at = inner
+        else:
+            if at.get(path[-1]) is None:
+                at[path[-1]] = value
 
 
 def _name_subnets(vnet: dict[str, Any]) -> None:

@@ -814,3 +814,66 @@ def test_module_parameters_as_resource_manager_binds_them() -> None:
 
     (value,) = _parameter_values({"p": Scope.of({}).resolve("[reference('x').y]")}, "deployment d").values()
     assert value.text == "parameters('p') in deployment d: reference('x').y"
+
+
+_VAULT_ID = "[resourceId('Microsoft.KeyVault/vaults', parameters('name'))]"
+_BLOB_CONTRIBUTOR = "/providers/Microsoft.Authorization/roleDefinitions/ba92f5b4-2d11-453d-a403-e96b0029c9fe"
+
+
+def test_what_refers_to_a_resource_only_the_deployment_names_is_known_to(tmp_path: Path) -> None:
+    """Azure Verified Modules' patterns (review of avm/ptn): a key vault named by a required parameter
+    and its private endpoint targeting `resourceId(…, parameters('name'))` was "no Approved private
+    endpoint (none)"; a role assignment scoped `format('Microsoft.Storage/storageAccounts/{0}', …)`
+    was "granted at a scope set by an expression, so it reaches every account in it"; an AKS
+    Automatic cluster was judged as a Base one; `contains()` of an object with an unknown value
+    was unknown. Each now as Resource Manager and AKS have it."""
+    vault = {
+        "type": "Microsoft.KeyVault/vaults",
+        "name": "[parameters('name')]",
+        "properties": {
+            "publicNetworkAccess": "Disabled",
+            "tenantId": "t",
+            "sku": {"name": "standard", "family": "A"},
+        },
+    }
+    endpoint = {
+        "type": "Microsoft.Network/privateEndpoints",
+        "name": "pe",
+        "properties": {
+            "privateLinkServiceConnections": [
+                {
+                    "name": "c",
+                    "properties": {
+                        "privateLinkServiceId": _VAULT_ID,
+                        "groupIds": ["vault"],
+                        "privateLinkServiceConnectionState": {"status": "Approved"},
+                    },
+                }
+            ]
+        },
+    }
+    grant = {
+        "type": "Microsoft.Authorization/roleAssignments",
+        "name": "g",
+        "scope": "[format('Microsoft.Storage/storageAccounts/{0}', parameters('name'))]",
+        "properties": {
+            "roleDefinitionId": _BLOB_CONTRIBUTOR,
+            "principalId": "p",
+        },
+    }
+    automatic = {
+        "type": "Microsoft.ContainerService/managedClusters",
+        "name": "auto",
+        "sku": {"name": "Automatic", "tier": "Standard"},
+        "condition": "[contains(createObject('a', reference('x').y), 'a')]",
+        "properties": {"agentPoolProfiles": [{"name": "system", "mode": "System"}]},
+    }
+    path = tmp_path / "t.json"
+    path.write_bytes(_template([vault, endpoint, grant, automatic], parameters={"name": {"type": "string"}}))
+    result = _scan(path)
+    rules = {(f.resource.kind.split("/")[-1], f.rule.id) for f in result.findings}
+    assert ("vaults", "STK-AZ-019") not in rules and ("vaults", "STK-AZ-018") not in rules
+    assert ("roleAssignments", "STK-AZ-041") not in rules
+    auto = {rule for kind, rule in rules if kind == "managedClusters"}
+    assert auto and not auto & {"STK-AZ-011", "STK-AZ-012", "STK-AZ-013", "STK-AZ-014", "STK-AZ-034"}, auto
+    assert "STK-AZ-010" in auto  # its API server is still public

@@ -5,6 +5,7 @@
 #   managedNetwork.isolationMode AllowOnlyApprovedOutbound: with Disabled (unset) the computes use
 #   no managed network, with AllowInternetOutbound they can send training data and weights anywhere.
 #   REST property of Microsoft.MachineLearningServices/workspaces, api-version 2024-04-01.
+#   A project (kind Project) is reached through its hub: the hub is judged.
 # custom:
 #   id: STK-AZ-025
 #   severity: high
@@ -21,6 +22,7 @@ import rego.v1
 mode := arm.prop(["managedNetwork", "isolationMode"], "Disabled")
 
 deny contains v if {
+	not arm.hub_project
 	lower(mode) != "allowonlyapprovedoutbound"
 	v := {
 		"msg": sprintf("machine learning workspace's managed network is not limited to approved outbound (isolationMode %s)", [mode]),

@@ -6,6 +6,7 @@
 #   the resource's own privateEndpointConnections (live, Resource Graph: they carry the approval
 #   state), else the private endpoints declared beside it in the same template or plan. REST
 #   properties of Microsoft.MachineLearningServices/workspaces, api-version 2024-04-01.
+#   A project (kind Project) is reached through its hub: the hub is judged.
 # custom:
 #   id: STK-AZ-026
 #   severity: high
@@ -22,6 +23,7 @@ import rego.v1
 statuses := object.get(input, ["facts", "privateLink", "statuses"], [])
 
 deny contains v if {
+	not arm.hub_project
 	not "Approved" in statuses
 	v := {
 		"msg": sprintf("machine learning workspace has no Approved private endpoint (%s)", [describe]),

@@ -4,6 +4,7 @@
 #   A workspace that holds datasets, models and endpoints must have publicNetworkAccess Disabled, so
 #   that only private endpoints reach it. Unset means Enabled (as the built-in policy counts it).
 #   REST property of Microsoft.MachineLearningServices/workspaces, api-version 2024-04-01.
+#   A project (kind Project) is reached through its hub: the hub is judged.
 # custom:
 #   id: STK-AZ-024
 #   severity: high
@@ -20,6 +21,7 @@ import rego.v1
 access := arm.prop(["publicNetworkAccess"], "Enabled")
 
 deny contains v if {
+	not arm.hub_project
 	lower(access) != "disabled"
 	v := {
 		"msg": sprintf("machine learning workspace allows public network access (publicNetworkAccess %s)", [access]),

@@ -18,3 +18,8 @@ test_enabled_denied if {
 	some v in rule.deny with input as ws({"publicNetworkAccess": "Enabled"})
 	v.path == ["properties", "publicNetworkAccess"]
 }
+
+test_a_hub_project_is_judged_through_its_hub if {
+	count(rule.deny) == 0 with input as {"object": {"type": "Microsoft.MachineLearningServices/workspaces", "kind": "Project", "properties": {"hubResourceId": "/x"}}}
+	count(rule.deny) == 1 with input as {"object": {"type": "Microsoft.MachineLearningServices/workspaces", "kind": "Hub", "properties": {}}}
+}

@@ -66,3 +66,7 @@ list(path) := v if {
 	v := prop(path, [])
 	is_array(v)
 } else := [prop(path, [])]
+
+# An Azure AI Foundry project (a workspace of kind Project): its hub's managed network, private
+# endpoints and public network access are what reach it, so the hub is judged, not the project.
+hub_project if lower(object.get(input.object, "kind", "")) == "project"
