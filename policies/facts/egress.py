@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING, Any
 
 from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY, Inventory
 from stockade.policies.facts.netpol import sets
+from stockade.policies.kinds.ray import operator_network_policy
 from stockade.policies.kinds.workloads import pod_template
 
 if TYPE_CHECKING:
@@ -189,6 +190,11 @@ def facts(
     )
     egress = [p for p in policies if p.egress is not None]
     selecting = _selecting(egress, labels)
+    created = operator_network_policy(obj, pod)  # what KubeRay creates for a Ray cluster's pods
+    if created is not None:
+        from stockade.policies.facts.netpol import k8s
+
+        selecting.append(k8s.parse(created))
     default_deny = any(
         not p.pod_selector.get("matchLabels") and not p.pod_selector.get("matchExpressions") for p in egress
     )

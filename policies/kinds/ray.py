@@ -1,0 +1,93 @@
+"""What KubeRay creates beside a Ray cluster's pods that decides how they are judged.
+
+A RayClusterSpec (a RayCluster's ``spec``, a RayJob's ``spec.rayClusterSpec``, a RayService's
+``spec.rayClusterConfig``) with ``networkPolicy`` makes KubeRay's NetworkPolicy controller
+(ray-operator/controllers/ray/networkpolicy_controller.go) create one NetworkPolicy for the head pod
+(``<cluster>-head``) and one per worker group (``<cluster>-workers-<group>``); KubeRay refuses the
+object when the feature gate is off, so a cluster that declares one runs with them. Under ``DenyAll``
+(the default mode) or ``DenyAllEgress`` each selects its pods for Egress and allows egress to the
+pods of the same Ray cluster (``ray.io/cluster``), then the ``egressRules`` of ``head``, of the
+group's ``workerGroups`` entry, else of ``worker`` (raycluster_types.go NetworkPolicyConfig).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+#: what a RayClusterSpec is under, by the kind holding it
+_SPEC = {
+    "RayCluster": ("spec",),
+    "RayJob": ("spec", "rayClusterSpec"),
+    "RayService": ("spec", "rayClusterConfig"),
+}
+_EGRESS_MODES = frozenset({"DenyAll", "DenyAllEgress"})
+#: the name a RayJob's or RayService's cluster gets is generated when it runs
+GENERATED = "<generated>"
+
+
+def operator_network_policy(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The NetworkPolicy KubeRay creates for the pods of ``pod`` (a pod spec of ``obj``, with its
+    ``path``) when it isolates them for egress, or None."""
+    prefix = _SPEC.get(str(obj.get("kind") or ""))
+    if prefix is None or not str(obj.get("apiVersion") or "").startswith("ray.io/"):
+        return None
+    spec = _at(obj, prefix)
+    config = spec.get("networkPolicy") if isinstance(spec, Mapping) else None
+    if not isinstance(config, Mapping):
+        return None
+    mode = config.get("mode") or "DenyAll"  # +kubebuilder:default=DenyAll
+    if mode not in _EGRESS_MODES:
+        return None
+    path = list(pod.get("path") or ())
+    role = _role(path, len(prefix))
+    if role is None:
+        return None
+    md = obj.get("metadata") or {}
+    cluster = str(md.get("name") or "") if prefix == ("spec",) else GENERATED
+    if role == "head":
+        custom = config.get("head")
+        selector = {"ray.io/cluster": cluster, "ray.io/node-type": "head"}
+        name = f"{cluster}-head"
+    else:
+        group = str(_at(spec, ("workerGroupSpecs", role, "groupName")) or "")
+        custom = next(
+            (
+                g
+                for g in config.get("workerGroups") or ()
+                if isinstance(g, Mapping) and g.get("groupName") == group
+            ),
+            config.get("worker"),
+        )
+        selector = {"ray.io/cluster": cluster, "ray.io/node-type": "worker", "ray.io/group": group}
+        name = f"{cluster}-workers-{group}"
+    egress: list[Any] = [{"to": [{"podSelector": {"matchLabels": {"ray.io/cluster": cluster}}}]}]
+    if isinstance(custom, Mapping):
+        egress += [r for r in custom.get("egressRules") or () if isinstance(r, Mapping)]
+    return {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "NetworkPolicy",
+        "metadata": {"name": name, "namespace": md.get("namespace")},
+        "spec": {"podSelector": {"matchLabels": selector}, "policyTypes": ["Egress"], "egress": egress},
+    }
+
+
+def _role(path: Sequence[Any], depth: int) -> str | int | None:
+    """ "head", a worker group's index, or None: where ``path`` (a pod template's) sits under the spec."""
+    rest = list(path[depth:])
+    if rest[:1] == ["headGroupSpec"]:
+        return "head"
+    if rest[:1] == ["workerGroupSpecs"] and len(rest) > 1 and isinstance(rest[1], int):
+        return rest[1]
+    return None
+
+
+def _at(value: Any, path: Sequence[str | int]) -> Any:
+    for key in path:
+        if isinstance(key, int) and isinstance(value, list) and 0 <= key < len(value):
+            value = value[key]
+        elif isinstance(key, str) and isinstance(value, Mapping):
+            value = value.get(key)
+        else:
+            return None
+    return value
