@@ -91,3 +91,45 @@ def _at(value: Any, path: Sequence[str | int]) -> Any:
         else:
             return None
     return value
+
+
+#: the container KubeRay adds to the head pod of an autoscaling cluster (common/pod.go
+#: BuildAutoscalerContainer): its name and the resources it gets unless autoscalerOptions says
+AUTOSCALER = "autoscaler"
+_AUTOSCALER_RESOURCES = {
+    "limits": {"cpu": "500m", "memory": "512Mi"},
+    "requests": {"cpu": "500m", "memory": "512Mi"},
+}
+_AUTOSCALER_ENV = ("RAY_CLUSTER_NAME", "RAY_CLUSTER_NAMESPACE", "RAY_HEAD_POD_NAME", "KUBERAY_CRD_VER")
+_START = (
+    "ray kuberay-autoscaler --cluster-name $(RAY_CLUSTER_NAME) --cluster-namespace $(RAY_CLUSTER_NAMESPACE)"
+)
+
+
+def with_autoscaler(
+    obj: Mapping[str, Any], spec_path: Sequence[str], pod_spec: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The head pod spec with the autoscaler container KubeRay adds when the RayClusterSpec at
+    ``spec_path`` of ``obj`` has ``enableInTreeAutoscaling: true`` (DefaultHeadPodTemplate): the
+    head container's image, the default resources, then ``autoscalerOptions`` (image, pull policy,
+    resources, env, envFrom, volume mounts, securityContext, command, args) as mergeAutoscalerOverrides
+    applies them."""
+    cluster = _at(obj, spec_path)
+    options = cluster.get("autoscalerOptions") if isinstance(cluster, Mapping) else None
+    options = options if isinstance(options, Mapping) else {}
+    containers = [c for c in pod_spec.get("containers") or () if isinstance(c, Mapping)]
+    container: dict[str, Any] = {
+        "name": AUTOSCALER,
+        "image": containers[0].get("image") if containers else None,
+        "imagePullPolicy": "IfNotPresent",
+        "env": [{"name": n} for n in _AUTOSCALER_ENV],
+        "args": [_START],
+        "resources": _AUTOSCALER_RESOURCES,
+    }
+    for key in ("resources", "image", "imagePullPolicy", "securityContext", "command", "args"):
+        if options.get(key) is not None:
+            container[key] = options[key]
+    for key in ("env", "envFrom", "volumeMounts"):
+        if isinstance(options.get(key), list) and options[key]:
+            container[key] = [*container.get(key, ()), *options[key]]
+    return {**pod_spec, "containers": [*(pod_spec.get("containers") or ()), container]}

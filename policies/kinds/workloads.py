@@ -34,7 +34,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from stockade.policies.kinds import spark
+from stockade.policies.kinds import ray, spark
 from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, object_kind
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
@@ -202,6 +202,9 @@ def _pod(
             key: {**_mapping(own.get(key)), **_mapping(node.get(key))} for key in ("labels", "annotations")
         }
         spec, spec_path, metadata_path = node, list(path), list(path)
+    when = pod_path.account.when
+    if pod_path.account.by == "KubeRay" and when and _field(obj, when) is True:
+        spec = ray.with_autoscaler(obj, when[:-1], spec)  # the sidecar KubeRay adds to the head pod
     account = _account(obj, pod_path, spec)
     if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
         account["field"] = [*path, "serviceAccount"]

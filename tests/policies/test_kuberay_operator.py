@@ -1,8 +1,9 @@
-"""A Ray cluster's `spec.networkPolicy`: the NetworkPolicies KubeRay creates for its pods
-(ray-operator/controllers/ray/networkpolicy_controller.go, `stockade.policies.kinds.ray`) decide its
-egress. KubeRay's own sample `ray-cluster.network-policy-deny-all.yaml` was "no NetworkPolicy selects
-these pods for egress" (the review of the whole kuberay repository). Real parts: the scan pipeline
-with the bundled library."""
+"""What the KubeRay operator adds beside and into a Ray cluster's pods (`stockade.policies.kinds.ray`),
+found missing by a review of the whole kuberay repository: the NetworkPolicies a `spec.networkPolicy`
+makes it create (ray-operator/controllers/ray/networkpolicy_controller.go; KubeRay's own deny-all
+sample was "no NetworkPolicy selects these pods for egress"), and the autoscaler container it adds to
+the head pod of an autoscaling cluster (common/pod.go BuildAutoscalerContainer: never judged, so two
+autoscaling heads read as one without it). Real parts: the scan pipeline with the bundled library."""
 
 from __future__ import annotations
 
@@ -67,3 +68,52 @@ def test_the_created_policy_is_kuberays() -> None:
     policy = operator_network_policy(job, worker)
     assert policy is not None and policy["metadata"]["name"] == f"{GENERATED}-workers-cpu"
     assert policy["spec"]["egress"][1] == {"to": []}
+
+
+_HARDENED = {
+    "allowPrivilegeEscalation": False,
+    "runAsNonRoot": True,
+    "capabilities": {"drop": ["ALL"]},
+    "seccompProfile": {"type": "RuntimeDefault"},
+    "readOnlyRootFilesystem": True,
+}
+
+
+def _cluster(**spec: object) -> dict[str, object]:
+    head = {"name": "ray-head", "image": "rayproject/ray:2.9.0", "securityContext": _HARDENED}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayCluster",
+        "metadata": {"name": "auto", "namespace": "ml"},
+        "spec": {**spec, "headGroupSpec": {"template": {"spec": {"containers": [head]}}}},
+    }
+
+
+def test_the_autoscaler_kuberay_adds_to_the_head_pod_is_judged(tmp_path: Path) -> None:
+    from stockade.policies.kinds.workloads import WorkloadKinds
+
+    kinds = WorkloadKinds()
+    (head,) = kinds.pods(_cluster(enableInTreeAutoscaling=False))
+    assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head"]
+    options = {
+        "securityContext": _HARDENED,
+        "image": "mirror.example/ray:2.9.0",
+        "env": [{"name": "X", "value": "1"}],
+    }
+    (head,) = kinds.pods(_cluster(enableInTreeAutoscaling=True, autoscalerOptions=options))
+    _, sidecar = head["spec"]["containers"]
+    assert sidecar["name"] == "autoscaler" and sidecar["image"] == "mirror.example/ray:2.9.0"
+    assert sidecar["securityContext"] == _HARDENED and sidecar["env"][-1] == {"name": "X", "value": "1"}
+    assert sidecar["resources"]["limits"] == {"cpu": "500m", "memory": "512Mi"}
+    (head,) = kinds.pods(_cluster(enableInTreeAutoscaling=True))
+    assert head["spec"]["containers"][1]["image"] == "rayproject/ray:2.9.0"  # the head's, by default
+    # through the scan: the hardened head passes, its default sidecar does not
+    path = tmp_path / "auto.yaml"
+    path.write_bytes(orjson.dumps(_cluster(enableInTreeAutoscaling=True)))
+    out = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+    messages = {
+        f["message"] for f in orjson.loads(out.stdout)["findings"] if f["rule"]["id"] == "STK-POD-102"
+    }
+    assert messages == {
+        'container "autoscaler" must set securityContext.allowPrivilegeEscalation=false (it is unset)'
+    }
