@@ -37,6 +37,9 @@ FAMILIES: dict[str, str] = {
     **{f"STK-IMG-{n:03d}": "images" for n in range(1, 5)},
     # missing requests and limits
     **{f"STK-RES-{n:03d}": "resources" for n in range(1, 4)},
+    # the ServiceAccount a pod template runs as and the token it mounts: a template that names no
+    # account runs as "default" with its token mounted (two rows per Ray head and worker group before)
+    **{f"STK-SA-{n:03d}": "service-account" for n in (1, 2, 4, 5)},
 }
 #: lines of a group's text before "… and N more"
 MAX_LINES = 6

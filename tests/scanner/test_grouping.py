@@ -170,3 +170,27 @@ def test_placeholder_images_are_one_row_for_the_run(tmp_path: Path) -> None:
     assert len(_rule_rows(table, "STK-IMG-005")) == 1, table
     words = " ".join(table.split())
     assert "the same for DaemonSet/gpu/b (" in words and "DaemonSet/other/c (" in words
+
+
+DEFAULT_ACCOUNT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: apps}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: web, image: "nginx:1.27"}]
+"""
+
+
+def test_the_default_account_and_its_mounted_token_are_one_row(tmp_path: Path) -> None:
+    """A pod template that names no ServiceAccount runs as "default" with its token mounted: one
+    mistake, one row (the review of the whole kuberay repository counted ~300 rows of the pair, two per
+    Ray head and worker group). JSON keeps both findings."""
+    table, data = _scan(tmp_path, DEFAULT_ACCOUNT)
+    ids = {f["rule"]["id"] for f in data["findings"]}  # type: ignore[index]
+    assert {"STK-SA-001", "STK-SA-002"} <= ids
+    rows = [r for r in _rows(table) if "STK-SA" in r]
+    assert len(rows) == 1 and "+1" in rows[0], rows
