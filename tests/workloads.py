@@ -37,10 +37,20 @@ def at(obj: Any, path: Sequence[str | int]) -> Any:
     return obj
 
 
+def _written(obj: Any, path: Sequence[str | int]) -> bool:
+    try:
+        at(obj, path)
+    except (KeyError, IndexError, TypeError):
+        return False
+    return True
+
+
 def with_violations_in_last_pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
     """A copy of a workload object whose last pod spec runs a privileged container on the host network."""
     out = copy.deepcopy(obj)
-    last = DEFAULT_WORKLOADS.pods(out)[-1]
+    # the last pod spec written in the object (not one an operator builds where none is: a RayJob's
+    # default submitter)
+    last = [p for p in DEFAULT_WORKLOADS.pods(out) if _written(out, p["specPath"])][-1]
     spec = at(out, last["specPath"])
     # a SparkPodSpec's own containers are its sidecars, which follow the Spark container
     spark = DEFAULT_WORKLOADS.info(out).pods[-1].form == "spark"  # type: ignore[union-attr]
@@ -68,7 +78,7 @@ def clean_pod_spec() -> dict[str, Any]:
 
 def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) -> None:
     if not path:
-        if form == "template":
+        if form in ("template", "ray-submitter"):  # a PodTemplateSpec
             node.setdefault("metadata", {"labels": {"app": "w"}})
             node.setdefault("spec", clean_pod_spec())
         elif form == "spark":  # a SparkPodSpec: the operator builds the container from its fields

@@ -23,8 +23,10 @@ from typing import Any, Literal, NamedTuple, cast
 #: - "component": PodSpec fields inline beside ``labels``/``annotations`` that the controller adds to
 #:   the object's own (KServe's predictor/transformer/explainer and ServingRuntime specs);
 #: - "spark": a spark-operator SparkPodSpec (``spec.driver``, ``spec.executor``), from which
-#:   spark-submit and the operator's webhook build the pod (``stockade.policies.kinds.spark``).
-PodForm = Literal["template", "spec", "component", "spark"]
+#:   spark-submit and the operator's webhook build the pod (``stockade.policies.kinds.spark``);
+#: - "ray-submitter": a RayJob's submitterPodTemplate, or, where it has none and submits from a Job
+#:   (K8sJobMode, the default), the submitter pod KubeRay builds (``stockade.policies.kinds.ray``).
+PodForm = Literal["template", "spec", "component", "spark", "ray-submitter"]
 
 #: One segment of a pod path: a field name, or ``*`` for every item of a list / value of a map.
 WILDCARD = "*"
@@ -156,7 +158,7 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         "RayJob",
         True,
         True,
-        (*_ray("spec.rayClusterSpec"), _T("spec.submitterPodTemplate")),
+        (*_ray("spec.rayClusterSpec"), pod_path("spec.submitterPodTemplate", "ray-submitter")),
     ),
     KindInfo("ray.io", "v1", "rayservices", "RayService", True, True, _ray("spec.rayClusterConfig")),
     KindInfo(
@@ -166,7 +168,10 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         "RayCronJob",
         True,
         True,
-        (*_ray("spec.jobTemplate.rayClusterSpec"), _T("spec.jobTemplate.submitterPodTemplate")),
+        (
+            *_ray("spec.jobTemplate.rayClusterSpec"),
+            pod_path("spec.jobTemplate.submitterPodTemplate", "ray-submitter"),
+        ),
     ),
     # kubeflow/training-operator pkg/apis/kubeflow.org/v1 (MPIJob: kubeflow/mpi-operator v2beta1)
     _kubeflow("PyTorchJob", "pytorchReplicaSpecs"),

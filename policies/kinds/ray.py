@@ -133,3 +133,39 @@ def with_autoscaler(
         if isinstance(options.get(key), list) and options[key]:
             container[key] = [*container.get(key, ()), *options[key]]
     return {**pod_spec, "containers": [*(pod_spec.get("containers") or ()), container]}
+
+
+#: the container KubeRay submits a RayJob from (utils.SubmitterContainerName, common/job.go
+#: GetDefaultSubmitterContainer): the head's image, and these resources
+SUBMITTER = "ray-job-submitter"
+_SUBMITTER_RESOURCES = {
+    "limits": {"cpu": "1", "memory": "1Gi"},
+    "requests": {"cpu": "500m", "memory": "200Mi"},
+}
+
+
+def submitter_container(job_spec: Mapping[str, Any]) -> dict[str, Any]:
+    """The submitter container KubeRay builds for a RayJobSpec (``job_spec``)."""
+    head = _at(job_spec, ("rayClusterSpec", "headGroupSpec", "template", "spec", "containers", 0))
+    image = head.get("image") if isinstance(head, Mapping) else None
+    return {"name": SUBMITTER, "image": image, "resources": _SUBMITTER_RESOURCES}
+
+
+def default_submitter(job_spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The submitter pod spec of a RayJobSpec that submits from a Job (K8sJobMode, the default)
+    and has no submitterPodTemplate (common/job.go GetSubmitterTemplate), or None."""
+    if job_spec.get("submitterPodTemplate") is not None:
+        return None
+    if (job_spec.get("submissionMode") or "K8sJobMode") != "K8sJobMode":
+        return None
+    if not isinstance(job_spec.get("rayClusterSpec"), Mapping):
+        return None  # a job on an existing cluster (clusterSelector): its head image is not here
+    return {"containers": [submitter_container(job_spec)], "restartPolicy": "Never"}
+
+
+def sidecar_submitter(job_spec: Any) -> dict[str, Any] | None:
+    """The submitter container KubeRay adds to the head pod of a RayJobSpec in SidecarMode
+    (rayjob_controller.go getSubmitterContainer), or None."""
+    if not isinstance(job_spec, Mapping) or job_spec.get("submissionMode") != "SidecarMode":
+        return None
+    return submitter_container(job_spec)

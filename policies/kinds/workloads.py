@@ -129,6 +129,10 @@ class WorkloadKinds:
             ):
                 # a role left out still runs, with the application's defaults (its executors)
                 found = [({}, pod_path.path, pod_path.path[-1])]
+            if not found and pod_path.form == "ray-submitter":
+                job = _field(obj, pod_path.path[:-1])
+                if isinstance(job, Mapping) and ray.default_submitter(job) is not None:
+                    found = [({}, pod_path.path, pod_path.path[-1])]  # the submitter KubeRay builds
             for node, path, label in found:
                 out.append(
                     _pod(obj, node, pod_path, path, label if named else "", high_risk, info.namespaced)
@@ -186,7 +190,12 @@ def _pod(
     high_risk: bool,
     namespaced: bool = True,
 ) -> dict[str, Any]:
-    if pod_path.form == "template":
+    spec: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    if pod_path.form == "ray-submitter" and not node:
+        spec = ray.default_submitter(_mapping(_field(obj, tuple(path[:-1])))) or {}
+        metadata, spec_path, metadata_path = {}, list(path), list(path)
+    elif pod_path.form in ("template", "ray-submitter"):
         spec, metadata = _mapping(node.get("spec")), _mapping(node.get("metadata"))
         spec_path, metadata_path = [*path, "spec"], [*path, "metadata"]
     elif pod_path.form == "spec":
@@ -205,6 +214,10 @@ def _pod(
     when = pod_path.account.when
     if pod_path.account.by == "KubeRay" and when and _field(obj, when) is True:
         spec = ray.with_autoscaler(obj, when[:-1], spec)  # the sidecar KubeRay adds to the head pod
+    if pod_path.account.by == "KubeRay" and when:  # a RayJob's head: its submitter in SidecarMode
+        sidecar = ray.sidecar_submitter(_field(obj, when[:-2]))
+        if sidecar is not None:
+            spec = {**spec, "containers": [*(spec.get("containers") or ()), sidecar]}
     account = _account(obj, pod_path, spec)
     if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
         account["field"] = [*path, "serviceAccount"]

@@ -117,3 +117,35 @@ def test_the_autoscaler_kuberay_adds_to_the_head_pod_is_judged(tmp_path: Path) -
     assert messages == {
         'container "autoscaler" must set securityContext.allowPrivilegeEscalation=false (it is unset)'
     }
+
+
+def _job(**spec: object) -> dict[str, object]:
+    head = {"name": "ray-head", "image": "rayproject/ray:2.9.0", "securityContext": _HARDENED}
+    cluster = {"headGroupSpec": {"template": {"spec": {"containers": [head]}}}}
+    return {
+        "apiVersion": "ray.io/v1",
+        "kind": "RayJob",
+        "metadata": {"name": "job", "namespace": "ml"},
+        "spec": {"entrypoint": "python x.py", "rayClusterSpec": cluster, **spec},
+    }
+
+
+def test_the_submitter_kuberay_builds_for_a_ray_job_is_judged() -> None:
+    """30 of kuberay's 35 RayJob samples name no submitterPodTemplate: KubeRay submits them from a
+    Job it builds (common/job.go GetSubmitterTemplate: the head's image, no securityContext, the
+    default ServiceAccount), or, in SidecarMode, from a container it adds to the head pod."""
+    from stockade.policies.kinds.workloads import WorkloadKinds
+
+    kinds = WorkloadKinds()
+    head, submitter = kinds.pods(_job())
+    assert submitter["template"] == "submitterPodTemplate"
+    (container,) = submitter["spec"]["containers"]
+    assert container["name"] == "ray-job-submitter" and container["image"] == "rayproject/ray:2.9.0"
+    assert container["resources"]["limits"] == {"cpu": "1", "memory": "1Gi"}
+    assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head"]
+    own = {"spec": {"containers": [{"name": "mine", "image": "x:1"}]}}
+    assert kinds.pods(_job(submitterPodTemplate=own))[1]["spec"]["containers"][0]["name"] == "mine"
+    for mode in ("HTTPMode", "InteractiveMode"):
+        assert len(kinds.pods(_job(submissionMode=mode))) == 1  # no submitter pod
+    (head,) = kinds.pods(_job(submissionMode="SidecarMode"))
+    assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head", "ray-job-submitter"]
