@@ -649,31 +649,35 @@ def _lambda_variable(scope: Scope, node: _Call) -> Any:
     return Unknown(f"{node.text}: outside its lambda")
 
 
-def _over(
-    scope: Scope, node: _Call, arity: int, args: int = 2
-) -> tuple[Any, tuple[list[str], Any]] | Unknown:
-    """The collection a lambda function iterates and its lambda, or why not."""
+_Fn = tuple[list[str], Any]  # a lambda's variable names and body
+
+
+def _over(scope: Scope, node: _Call, arity: int, args: int = 2, of: type = list) -> tuple[Any, _Fn] | Unknown:
+    """The collection a lambda function iterates (an array, or an object where ``of`` says so) and
+    its lambda, or why not."""
     fn = _lambda(node.args[-1], arity) if len(node.args) == args else None
     if fn is None:
         return Unknown(f"{node.text} (a lambda stockade does not read)")
     items = scope._eval(node.args[0])
     if isinstance(items, Unknown):
         return items
+    if not isinstance(items, Mapping if of is dict else list):
+        return Unknown(f"{node.text}: not an {'object' if of is dict else 'array'}")
     return items, fn
 
 
 def _map(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 1)
-    if isinstance(got, Unknown) or not isinstance(got[0], list):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    if isinstance(got, Unknown):
+        return got
     items, fn = got
     return [_apply(scope, fn, x, i) for i, x in enumerate(items)]
 
 
 def _filter(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 1)
-    if isinstance(got, Unknown) or not isinstance(got[0], list):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    if isinstance(got, Unknown):
+        return got
     items, fn = got
     out = []
     for i, x in enumerate(items):
@@ -687,8 +691,8 @@ def _filter(scope: Scope, node: _Call) -> Any:
 
 def _reduce(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 2, args=3)
-    if isinstance(got, Unknown) or not isinstance(got[0], list):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    if isinstance(got, Unknown):
+        return got
     items, fn = got
     acc = scope._eval(node.args[1])
     for i, x in enumerate(items):
@@ -698,8 +702,8 @@ def _reduce(scope: Scope, node: _Call) -> Any:
 
 def _sort(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 2)
-    if isinstance(got, Unknown) or not isinstance(got[0], list):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    if isinstance(got, Unknown):
+        return got
     items, fn = got
     out: list[Any] = []
     for x in items:  # insertion: the lambda says whether its first argument goes before the second
@@ -716,40 +720,48 @@ def _sort(scope: Scope, node: _Call) -> Any:
 
 
 def _to_object(scope: Scope, node: _Call) -> Any:
-    key_fn = _lambda(node.args[1], 1) if len(node.args) in (2, 3) else None
     value_fn = _lambda(node.args[2], 1) if len(node.args) == 3 else None
-    if key_fn is None or (len(node.args) == 3 and value_fn is None):
+    if len(node.args) == 3 and value_fn is None:
         return Unknown(f"{node.text} (a lambda stockade does not read)")
-    items = scope._eval(node.args[0])
-    if isinstance(items, Unknown) or not isinstance(items, list):
-        return items if isinstance(items, Unknown) else Unknown(f"{node.text}: not an array")
+    got = _over(scope, _Call(node.name, node.args[:2], node.text), 1)  # the array and the key lambda
+    if isinstance(got, Unknown):
+        return got
+    items, key_fn = got
     out: dict[str, Any] = {}
     for x in items:
-        key = _apply(scope, key_fn, x)
-        if not isinstance(key, str):
-            return key if isinstance(key, Unknown) else Unknown(f"{node.text}: a key that is not a string")
+        key = _key(scope, key_fn, x, node)
+        if isinstance(key, Unknown):
+            return key
         out[key] = _apply(scope, value_fn, x) if value_fn is not None else x
     return out
 
 
+def _key(scope: Scope, fn: _Fn, item: Any, node: _Call) -> str | Unknown:
+    """The key a lambda gives ``item`` (``toObject``, ``groupBy``), or why it gives none."""
+    key = _apply(scope, fn, item)
+    if isinstance(key, str | Unknown):
+        return key
+    return Unknown(f"{node.text}: a key that is not a string")
+
+
 def _map_values(scope: Scope, node: _Call) -> Any:
-    got = _over(scope, node, 1)
-    if isinstance(got, Unknown) or not isinstance(got[0], Mapping):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an object")
+    got = _over(scope, node, 1, of=dict)
+    if isinstance(got, Unknown):
+        return got
     values, fn = got
     return {k: _apply(scope, fn, v) for k, v in values.items()}
 
 
 def _group_by(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 1)
-    if isinstance(got, Unknown) or not isinstance(got[0], list):
-        return got if isinstance(got, Unknown) else Unknown(f"{node.text}: not an array")
+    if isinstance(got, Unknown):
+        return got
     items, fn = got
     out: dict[str, list[Any]] = {}
     for x in items:
-        key = _apply(scope, fn, x)
-        if not isinstance(key, str):
-            return key if isinstance(key, Unknown) else Unknown(f"{node.text}: a key that is not a string")
+        key = _key(scope, fn, x, node)
+        if isinstance(key, Unknown):
+            return key
         out.setdefault(key, []).append(x)
     return out
 

@@ -185,47 +185,56 @@ def _template(resources: list[dict[str, Any]], **extra: Any) -> bytes:
 UNKNOWN = "set by an expression stockade cannot evaluate"
 
 
+def _output_of(deployment: str, output: str) -> str:
+    """An expression only the deployment decides: another deployment's output."""
+    return f"reference(resourceId('Microsoft.Resources/deployments', '{deployment}')).outputs.{output}.value"
+
+
+def _scan_template(tmp_path: Path, resources: list[dict[str, Any]], **extra: Any) -> Result:
+    """``resources`` written as a template's (``extra``: its parameters, variables…), scanned."""
+    path = tmp_path / "t.json"
+    path.write_bytes(_template(resources, **extra))
+    return _scan(path)
+
+
 def test_values_stockade_cannot_evaluate_are_the_worst_case_and_say_so(tmp_path: Path) -> None:
     ref = "[reference(resourceId('Microsoft.Resources/deployments', 'settings')).outputs.{0}.value]"
-    path = tmp_path / "t.json"
-    path.write_bytes(
-        _template(
-            [
-                {
-                    "type": "Microsoft.Storage/storageAccounts",
-                    "name": "st",
-                    "properties": {
-                        "publicNetworkAccess": "Disabled",
-                        "allowBlobPublicAccess": ref.format("blob"),
-                        "allowSharedKeyAccess": "[parameters('sharedKey')]",
-                        "supportsHttpsTrafficOnly": ref.format("https"),
-                        "isSftpEnabled": "[listKeys('x', '2021').sftp]",
-                        "minimumTlsVersion": "TLS1_2",
-                    },
+    result = _scan_template(
+        tmp_path,
+        [
+            {
+                "type": "Microsoft.Storage/storageAccounts",
+                "name": "st",
+                "properties": {
+                    "publicNetworkAccess": "Disabled",
+                    "allowBlobPublicAccess": ref.format("blob"),
+                    "allowSharedKeyAccess": "[parameters('sharedKey')]",
+                    "supportsHttpsTrafficOnly": ref.format("https"),
+                    "isSftpEnabled": "[listKeys('x', '2021').sftp]",
+                    "minimumTlsVersion": "TLS1_2",
                 },
-                {
-                    "type": "Microsoft.Storage/storageAccounts/blobServices/containers",
-                    "name": "st/default/models",
-                    "properties": {"publicAccess": ref.format("access")},
+            },
+            {
+                "type": "Microsoft.Storage/storageAccounts/blobServices/containers",
+                "name": "st/default/models",
+                "properties": {"publicAccess": ref.format("access")},
+            },
+            {
+                "type": "Microsoft.ContainerService/managedClusters",
+                "name": "aks",
+                "properties": {
+                    "enableRBAC": True,
+                    "disableLocalAccounts": ref.format("local"),
+                    "aadProfile": {"managed": True, "enableAzureRBAC": ref.format("rbac")},
+                    "apiServerAccessProfile": {"authorizedIPRanges": ref.format("ranges")},
+                    "agentPoolProfiles": [
+                        {"name": "gpu", "vmSize": "Standard_NC6", "enableNodePublicIP": ref.format("ip")}
+                    ],
                 },
-                {
-                    "type": "Microsoft.ContainerService/managedClusters",
-                    "name": "aks",
-                    "properties": {
-                        "enableRBAC": True,
-                        "disableLocalAccounts": ref.format("local"),
-                        "aadProfile": {"managed": True, "enableAzureRBAC": ref.format("rbac")},
-                        "apiServerAccessProfile": {"authorizedIPRanges": ref.format("ranges")},
-                        "agentPoolProfiles": [
-                            {"name": "gpu", "vmSize": "Standard_NC6", "enableNodePublicIP": ref.format("ip")}
-                        ],
-                    },
-                },
-            ],
-            parameters={"sharedKey": {"type": "bool"}},
-        )
+            },
+        ],
+        parameters={"sharedKey": {"type": "bool"}},
     )
-    result = _scan(path)
     by_rule = {f.rule.id: f for f in result.findings}
     for rule in ("STK-AZ-002", "STK-AZ-003", "STK-AZ-007", "STK-AZ-008", "STK-AZ-009"):
         assert UNKNOWN in by_rule[rule].message, rule
@@ -373,7 +382,7 @@ def test_an_unknown_member_leaves_the_rest_of_what_is_built_known() -> None:
     from another deployment's outputs. Only that member is unknown; functions that read a value
     holding it (``string``, ``equals``, ``concat`` of strings) answer unknown."""
     scope = Scope.of({"parameters": {"vnet": {"type": "bool", "defaultValue": True}}})
-    subnet = "reference(resourceId('Microsoft.Resources/deployments', 'net')).outputs.subnet.value"
+    subnet = _output_of("net", "subnet")
     props = scope.resolve(
         "[union(createObject('disableLocalAccounts', true(), 'agentPoolProfiles', concat(array(createObject("
         f"'name', 'sys', 'vnetSubnetID', if(not(empty(if(parameters('vnet'), {subnet}, ''))), 'set', null())"
@@ -398,25 +407,22 @@ def test_an_unknown_member_leaves_the_rest_of_what_is_built_known() -> None:
 
 
 def test_a_cluster_whose_properties_hold_one_unknown_member_is_judged(tmp_path: Path) -> None:
-    subnet = "reference(resourceId('Microsoft.Resources/deployments', 'net')).outputs.subnet.value"
-    path = tmp_path / "t.json"
-    path.write_bytes(
-        _template(
-            [
-                {
-                    "type": "Microsoft.ContainerService/managedClusters",
-                    "name": "aks",
-                    "properties": (
-                        "[union(createObject('enableRBAC', true(), 'disableLocalAccounts', false(), "
-                        "'networkProfile', createObject('networkPolicy', ''), 'agentPoolProfiles', "
-                        f"createArray(createObject('name', 'sys', 'vnetSubnetID', {subnet}))), "
-                        "createObject())]"
-                    ),
-                }
-            ]
-        )
+    subnet = _output_of("net", "subnet")
+    result = _scan_template(
+        tmp_path,
+        [
+            {
+                "type": "Microsoft.ContainerService/managedClusters",
+                "name": "aks",
+                "properties": (
+                    "[union(createObject('enableRBAC', true(), 'disableLocalAccounts', false(), "
+                    "'networkProfile', createObject('networkPolicy', ''), 'agentPoolProfiles', "
+                    f"createArray(createObject('name', 'sys', 'vnetSubnetID', {subnet}))), "
+                    "createObject())]"
+                ),
+            }
+        ],
     )
-    result = _scan(path)
     assert not result.errors, result.errors
     by_rule = {f.rule.id: f for f in result.findings}
     assert "local accounts are enabled" in by_rule["STK-AZ-011"].message

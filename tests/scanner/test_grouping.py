@@ -172,17 +172,11 @@ def test_placeholder_images_are_one_row_for_the_run(tmp_path: Path) -> None:
     assert "the same for DaemonSet/gpu/b (" in words and "DaemonSet/other/c (" in words
 
 
-DEFAULT_ACCOUNT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: apps}
-spec:
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}}
-    spec:
-      containers: [{name: web, image: "nginx:1.27"}]
-"""
+#: a Pod that names no ServiceAccount
+DEFAULT_ACCOUNT = (
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: apps}\n"
+    "spec: {containers: [{name: web, image: nginx:1.27}]}\n"
+)
 
 
 def test_the_default_account_and_its_mounted_token_are_one_row(tmp_path: Path) -> None:
