@@ -23,6 +23,7 @@ worst case and quote: "set by an expression stockade cannot evaluate: …".
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -79,6 +80,15 @@ class Unknown:
 
 def marker(value: Unknown) -> str:
     return f"{UNKNOWN_PREFIX}{value.text}]"
+
+
+#: function calls one template file may take (with its nested and linked templates): the largest
+#: Azure Verified Module pattern (ai-platform/baseline, 1 MB) takes under 6,000; one built to never
+#: finish stops there, its values unknown
+EVALUATIONS = 500_000
+#: Resource Manager's limits: instances of a copy loop, and integers of range()
+MAX_COPIES = 800
+MAX_RANGE = 10_000
 
 
 class ExpressionError(ValueError):
@@ -291,6 +301,9 @@ class Scope:
     _speculating: list[int] = field(default_factory=lambda: [0])
     #: the variables of the lambdas being applied, innermost last (``lambdaVariables('x')``)
     _frames: list[dict[str, Any]] = field(default_factory=list)
+    #: function calls left for the template file this scope is part of (shared by its nested
+    #: templates): a template built to never finish (lambdas over ranges of ranges) stops, unknown
+    budget: list[int] = field(default_factory=lambda: [EVALUATIONS])
 
     @classmethod
     def of(
@@ -298,6 +311,7 @@ class Scope:
         template: Mapping[str, Any],
         values: Mapping[str, Any] | None = None,
         template_uri: str | None = None,
+        budget: list[int] | None = None,
     ) -> Scope:
         params = template.get("parameters")
         variables = template.get("variables")
@@ -309,6 +323,7 @@ class Scope:
             variables if isinstance(variables, Mapping) else {},
             dict(values or {}),
             template_uri=template_uri,
+            budget=budget if budget is not None else [EVALUATIONS],
         )
 
     def looping(self, name: str, index: int) -> Scope:
@@ -318,6 +333,7 @@ class Scope:
         )
         inner._params, inner._vars = self._params, self._vars
         inner.undeclared, inner._speculating, inner._frames = self.undeclared, self._speculating, self._frames
+        inner.budget = self.budget
         inner.copy_index[""] = index
         inner.copy_index[name.lower()] = index
         return inner
@@ -348,7 +364,7 @@ class Scope:
         for loop in loops:
             name = str(loop.get("name") or "")
             count = self.resolve(loop.get("count"))
-            if not isinstance(count, int) or isinstance(count, bool):
+            if not isinstance(count, int) or isinstance(count, bool) or count > MAX_COPIES:
                 out[name] = Unknown(f"copy count of {name}: {loop.get('count')!r}")
                 continue
             out[name] = [self.looping(name, i).resolve(loop.get("input")) for i in range(count)]
@@ -490,6 +506,9 @@ class Scope:
         return self._call(node)
 
     def _call(self, node: _Call) -> Any:
+        self.budget[0] -= 1
+        if self.budget[0] < 0:
+            return Unknown(f"{node.text} (past {EVALUATIONS:,} function calls in this template)")
         name = node.name
         lazy = _LAZY.get(name)
         if lazy is not None:
@@ -634,6 +653,9 @@ def _lambda(node: Any, arity: int) -> tuple[list[str], Any] | None:
 
 def _apply(scope: Scope, fn: tuple[list[str], Any], *values: Any) -> Any:
     names, body = fn
+    scope.budget[0] -= 1  # an application costs a call, whatever its body
+    if scope.budget[0] < 0:
+        return Unknown(f"a lambda (past {EVALUATIONS:,} function calls in this template)")
     scope._frames.append({n.lower(): v for n, v in zip(names, values, strict=False)})
     try:
         return scope._eval(body)
@@ -700,23 +722,33 @@ def _reduce(scope: Scope, node: _Call) -> Any:
     return acc
 
 
+class _Undecided(Exception):
+    """A comparison a lambda cannot decide (an unknown answer): the sort's answer is unknown."""
+
+    def __init__(self, unknown: Unknown) -> None:
+        self.unknown = unknown
+
+
 def _sort(scope: Scope, node: _Call) -> Any:
     got = _over(scope, node, 2)
     if isinstance(got, Unknown):
         return got
     items, fn = got
-    out: list[Any] = []
-    for x in items:  # insertion: the lambda says whether its first argument goes before the second
-        at = len(out)
-        for j, y in enumerate(out):
-            before = _apply(scope, fn, x, y)
-            if unknown_in(before) is not None:
-                return unknown_in(before)
-            if before is True:
-                at = j
-                break
-        out.insert(at, x)
-    return out
+
+    def before(x: Any, y: Any) -> bool:
+        answer = _apply(scope, fn, x, y)
+        unknown = unknown_in(answer)
+        if unknown is not None:
+            raise _Undecided(unknown)
+        return answer is True
+
+    def compare(x: Any, y: Any) -> int:  # the lambda says whether its first argument goes first
+        return -1 if before(x, y) else 1 if before(y, x) else 0
+
+    try:
+        return sorted(items, key=functools.cmp_to_key(compare))
+    except _Undecided as undecided:
+        return undecided.unknown
 
 
 def _to_object(scope: Scope, node: _Call) -> Any:
@@ -899,7 +931,9 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "indexof": lambda s, a: str(a[0]).lower().find(str(a[1]).lower()),
     "take": lambda s, a: a[0][: max(a[1], 0)],
     "skip": lambda s, a: a[0][max(a[1], 0) :],
-    "padleft": lambda s, a: _to_string(a[0]).rjust(a[1], str(a[2]) if len(a) > 2 else " "),
+    "padleft": lambda s, a: _to_string(a[0]).rjust(
+        _at_most(a[1], MAX_RANGE), str(a[2]) if len(a) > 2 else " "
+    ),
     "min": lambda s, a: min(a[0] if len(a) == 1 and isinstance(a[0], list) else a),
     "max": lambda s, a: max(a[0] if len(a) == 1 and isinstance(a[0], list) else a),
     "add": lambda s, a: a[0] + a[1],
@@ -907,7 +941,7 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "mul": lambda s, a: a[0] * a[1],
     "div": lambda s, a: int(a[0] / a[1]),
     "mod": lambda s, a: a[0] % a[1],
-    "range": lambda s, a: list(range(a[0], a[0] + a[1])),
+    "range": lambda s, a: list(range(a[0], a[0] + _at_most(a[1], MAX_RANGE))),
     "resourceid": lambda s, a: resource_id(a),
     "subscriptionresourceid": lambda s, a: resource_id(a),
     "tenantresourceid": lambda s, a: resource_id(a),
@@ -944,6 +978,13 @@ _FUNCTIONS: dict[str, Callable[[Scope, list[Any]], Any]] = {
     "uri": lambda s, a: str(a[0]).rsplit("/", 1)[0] + "/" + str(a[1]).lstrip("/"),
     "uricomponent": lambda s, a: str(a[0]),
 }
+
+
+def _at_most(count: Any, limit: int) -> int:
+    """``count``, refused past what Resource Manager accepts (an unknown value, not a hang)."""
+    if not isinstance(count, int) or isinstance(count, bool) or count > limit:
+        raise ValueError(f"more than {limit}")
+    return count
 
 
 def _whole(members: list[Any]) -> Unknown | None:

@@ -85,7 +85,7 @@ from stockade.policies.model import (
     Resource,
     arm_type,
 )
-from stockade.scanner.sources.arm import Scope, Unknown, concrete, marker
+from stockade.scanner.sources.arm import EVALUATIONS, MAX_COPIES, Scope, Unknown, concrete, marker
 from stockade.scanner.sources.base import MAX_FILE_BYTES, Skipped
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
@@ -319,6 +319,8 @@ class _Deploying:
     chain: tuple[Path, ...] = ()
     #: linked templates read so far from the outermost template (shared down the chain)
     reads: list[int] = field(default_factory=lambda: [0])
+    #: function calls left for the outermost template and all it links (``Scope.budget``)
+    budget: list[int] = field(default_factory=lambda: [EVALUATIONS])
 
     @property
     def uri(self) -> str | None:
@@ -351,7 +353,7 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
             yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return
         values = _parameter_values(given["parameters"], params_file.name)
-    scope = Scope.of(value, values, at.uri)
+    scope = Scope.of(value, values, at.uri, at.budget)
     yield from _deploy(value, scope, (), at)
     yield from _undeclared(scope, (), "the template", at)
 
@@ -403,6 +405,11 @@ def _instances(
     loop = raw.get("copy")
     if isinstance(loop, Mapping):
         count = scope.resolve(loop.get("count"))
+        if isinstance(count, int) and not isinstance(count, bool) and count > MAX_COPIES:
+            yield at.gap(
+                path, f"{raw['type']}: copy count {count} is past Resource Manager's {MAX_COPIES}; not judged"
+            )
+            return
         if isinstance(count, Unknown) or not isinstance(count, int) or isinstance(count, bool):
             if _unjudged(raw):
                 return  # nothing of it is judged, however many there are (a loop of resource groups)
@@ -472,7 +479,7 @@ def _nested(
     if inner:
         passed = scope.resolve(props.get("parameters") or {})
         values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
-        child = Scope.of(template, values)
+        child = Scope.of(template, values, scope.template_uri, scope.budget)
     else:
         child = scope  # outer (the default): the parent's parameters and variables
     yield from _deploy(template, child, (*path, "properties", "template"), at)
@@ -529,8 +536,8 @@ def _linked(
         )
     passed = scope.resolve(props.get("parameters") or {})
     values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
-    inner = _Deploying(shown, lazy, (*at.chain, Path(at.file).resolve()), at.reads)
-    child = Scope.of(template, values, inner.uri)
+    inner = _Deploying(shown, lazy, (*at.chain, Path(at.file).resolve()), at.reads, at.budget)
+    child = Scope.of(template, values, inner.uri, at.budget)
     yield from _deploy(template, child, (), inner)
     yield from _undeclared(child, (), "the linked template", inner)
 

@@ -883,3 +883,35 @@ def test_what_refers_to_a_resource_only_the_deployment_names_is_known_to(tmp_pat
     auto = {rule for kind, rule in rules if kind == "managedClusters"}
     assert auto and not auto & {"STK-AZ-011", "STK-AZ-012", "STK-AZ-013", "STK-AZ-014", "STK-AZ-034"}, auto
     assert "STK-AZ-010" in auto  # its API server is still public
+
+
+def test_a_template_built_to_never_finish_stops_unknown(tmp_path: Path) -> None:
+    """A hostile template (one scanned in CI from an untrusted pull request): a copy count of 10^8,
+    range() of 2*10^8 integers, lambdas over ranges of ranges (10^8 applications, 5.7 GB), a
+    padLeft to a billion characters. Resource Manager refuses past 800 copies and 10,000 integers;
+    a template's function calls are bounded (arm.EVALUATIONS, shared with its nested templates).
+    Each is a gap or an unknown value, at the cost of the file's length."""
+
+    account = {
+        "type": "Microsoft.Storage/storageAccounts",
+        "name": "st",
+        "properties": {
+            "x": "[map(range(0, 10000), lambda('i', map(range(0, 10000), lambda('j', 1))))]",
+            "y": "[length(range(0, 200000000))]",
+            "z": "[padLeft('a', 1000000000, 'x')]",
+        },
+    }
+    copies = {**account, "name": "[concat('st', copyIndex())]", "copy": {"name": "c", "count": 100000000}}
+    result = _scan_template(tmp_path, [account, copies])
+    (error,) = result.errors
+    assert error.message.endswith("copy count 100000000 is past Resource Manager's 800; not judged")
+    (found,) = {f.resource.name for f in result.findings}
+    assert found == "st"
+    scope = Scope.of({})
+    for text in ("[range(0, 10001)]", "[padLeft('a', 10001)]"):
+        assert concrete(scope.resolve(text)).startswith(UNKNOWN_PREFIX), text
+    assert len(scope.resolve("[range(0, 10000)]")) == 10000
+    spent = Scope.of({})  # 10^6 applications: the budget runs out half way, the rest is unknown
+    value = spent.resolve("[map(range(0, 1000), lambda('i', map(range(0, 1000), lambda('j', 1))))]")
+    assert spent.budget[0] < 0 and value[0] == [1] * 1000
+    assert str(concrete(value[-1])).startswith(UNKNOWN_PREFIX)
