@@ -479,7 +479,7 @@ def _nested(
     if inner:
         passed = scope.resolve(props.get("parameters") or {})
         values = _parameter_values(passed if isinstance(passed, Mapping) else {}, f"deployment {name}")
-        child = Scope.of(template, values, scope.template_uri, scope.budget)
+        child = Scope.of(template, values, None, scope.budget)  # inline: it has no templateLink
     else:
         child = scope  # outer (the default): the parent's parameters and variables
     yield from _deploy(template, child, (*path, "properties", "template"), at)
