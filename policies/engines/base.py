@@ -68,6 +68,7 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
     else:
         found = [engine.evaluate(kind, inp) for kind, inp in inputs]
         whole = []
+    found = [_placed(vs, inp) for vs, (_, inp) in zip(found, inputs, strict=True)]
     labels = [(inp.get("pod") or {}).get("template") or None for _, inp in inputs]
     if len(found) == 1:
         own = [dataclasses.replace(v, template=labels[0]) for v in found[0]] if labels[0] else found[0]
@@ -87,6 +88,22 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
             seen.add(key)
             out.append(v if shared else dataclasses.replace(v, template=label))
     return out + whole
+
+
+def _placed(found: list[Violation], inp: Mapping[str, Any]) -> list[Violation]:
+    """``found`` with the paths into a container an operator adds (``input.pod.injected``: KubeRay's
+    autoscaler) moved to the field of the object that configures it (``spec.autoscalerOptions``)."""
+    pod = inp.get("pod")
+    if not isinstance(pod, Mapping) or not pod.get("injected"):
+        return found
+    injected = pod["injected"]
+    spec_path = tuple(pod.get("specPath") or ())
+    moved = {(*spec_path, "containers", i["container"]): tuple(i["at"]) for i in injected}
+    out = []
+    for v in found:
+        head = tuple(v.path[: len(spec_path) + 2])
+        out.append(dataclasses.replace(v, path=(*moved[head], *v.path[len(head) :])) if head in moved else v)
+    return out
 
 
 def enabled_rules(config: Config, library: Library) -> list[str]:

@@ -8,6 +8,7 @@ autoscaling heads read as one without it). Real parts: the scan pipeline with th
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import orjson
 from typer.testing import CliRunner
@@ -149,3 +150,33 @@ def test_the_submitter_kuberay_builds_for_a_ray_job_is_judged() -> None:
         assert len(kinds.pods(_job(submissionMode=mode))) == 1  # no submitter pod
     (head,) = kinds.pods(_job(submissionMode="SidecarMode"))
     assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head", "ray-job-submitter"]
+
+
+def test_findings_on_the_autoscaler_point_at_autoscaler_options_at_every_gate() -> None:
+    """There is no autoscaler in the pod template to point at: its findings point at
+    `spec.autoscalerOptions` (where its securityContext is set), in the scan's engine and in the
+    webhook's engine process alike (a custom kind's pod specs go through `evaluate_inputs` there
+    too, never its one-pod-spec fast path)."""
+    import asyncio
+
+    from stockade.policies.config.settings import Config
+    from stockade.policies.engines.base import evaluate_inputs
+    from stockade.policies.engines.process import ProcessEngine
+    from stockade.policies.evaluate import Evaluator
+    from stockade.policies.model import Resource
+
+    evaluator = Evaluator.default(Config())
+    inputs = evaluator.inputs(Resource(_cluster(enableInTreeAutoscaling=True)))
+    assert len(inputs) == 1 and inputs[0][1]["pod"]["injected"][0]["container"] == 1
+    expected = ("spec", "autoscalerOptions", "securityContext", "allowPrivilegeEscalation")
+
+    def paths(found: list[Any]) -> set[tuple[Any, ...]]:
+        return {v.path for v in found if v.rule.id == "STK-POD-102"}
+
+    assert paths(evaluate_inputs(evaluator.engine, inputs)) == {expected}
+    engine = ProcessEngine(evaluator.engine.library, Config(), (), 10.0)
+    try:
+        assert paths(engine.evaluate_inputs(inputs)) == {expected}
+        assert paths(asyncio.run(engine.evaluate_inputs_async(inputs))) == {expected}
+    finally:
+        engine.close()
