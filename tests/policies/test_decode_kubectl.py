@@ -208,6 +208,7 @@ class Tally:
     equal: int = 0
     both_reject: int = 0
     duplicate_keys: int = 0
+    kubectl_unstable: int = 0
     failures: list[str] = field(default_factory=list)
 
 
@@ -235,7 +236,23 @@ def compare(bodies: list[str]) -> None:
         elif ours[0] == "error" and str(ours[1]).startswith("duplicate key") and theirs[0] == "ok":
             TALLY.duplicate_keys += 1
             continue
+        if _kubectl_unstable(text, name):
+            TALLY.kubectl_unstable += 1
+            continue
         TALLY.failures.append(f"{text}\n  stockade: {ours}\n  kubectl:  {theirs}")
+
+
+def _kubectl_unstable(text: str, name: str, runs: int = 6) -> bool:
+    """Whether kubectl answers ``text`` differently from one run to the next: two keys that become
+    one in its JSON (`0_` and a float both written "0", one merged in by `<<`) are decided by Go's
+    random map order (seen: 3 runs in 12 one way, 9 the other). Then it gives no one answer to
+    compare with, and the document is counted apart, not as a disagreement."""
+    answers = {repr(_normal_answer(kubectl_decode([text]).get(name))) for _ in range(runs)}
+    return len(answers) > 1
+
+
+def _normal_answer(answer: Any) -> Any:
+    return (answer[0], _normal(answer[1])) if answer and answer[0] == "ok" else answer
 
 
 @settings(
@@ -291,8 +308,22 @@ def test_summary(capsys: pytest.CaptureFixture[str]) -> None:
         print(
             f"\nkubectl differential: {TALLY.cases} documents, {TALLY.equal} identical JSON, "
             f"{TALLY.both_reject} refused by both, {TALLY.duplicate_keys} duplicate-key documents refused "
-            f"by stockade only (strict field validation), {len(TALLY.failures)} disagreements"
+            f"by stockade only (strict field validation), {TALLY.kubectl_unstable} kubectl answers "
+            f"differently run to run, {len(TALLY.failures)} disagreements"
         )
     assert not TALLY.failures
     assert TALLY.cases == 0 or TALLY.equal > TALLY.cases / 2
     assert math.isfinite(TALLY.cases)
+
+
+def test_a_document_kubectl_answers_at_random_is_told_apart() -> None:
+    """The document that failed a full run: kubectl's own answer changes from run to run (one way in
+    a quarter of the runs: 60 runs all alike would happen once in 3*10^7)."""
+    body = (
+        "{\"h.7k1p\": {FALSE: &a0 {'0B11': \"s/tzy8\"}, '0.': {38.08: NULL, '-2.648320638769219e+16': &a1 "
+        '{".inf": *a0, 9.609363362248632e-139: *a0, "1.2972162133479e+16": gfas., <<: [*a0, *a0, *a0]}, '
+        "<<: *a1, -5.960464477539063e-08: *a1}}, 0_: -1.8317289022919387e+227, <<: *a1, "
+        "hyz70i6h.: '-036454_3'}"
+    )
+    assert _kubectl_unstable(HEADER.format(name="c00000", body=body), "c00000", runs=60)
+    assert not _kubectl_unstable(HEADER.format(name="c00000", body="{a: 1}"), "c00000")
