@@ -20,9 +20,9 @@ other files are still read. A repository is read as it is:
   does a named file the kustomization of its own directory composes (a pre-commit hook given a
   changed patch checks what the patch produces);
 - FIFOs, devices and sockets are never opened (a FIFO would block the scan forever), files larger
-  than :data:`MAX_FILE_BYTES` are not read, and terraform HCL and Bicep files named explicitly are
-  "unsupported input" errors naming what to scan instead (found in a directory, they are
-  :class:`Skipped` items with the same words: counted, not errors);
+  than :data:`~stockade.scanner.sources.base.MAX_FILE_BYTES` are not read, and terraform HCL and
+  Bicep files named explicitly are "unsupported input" errors naming what to scan instead (found in
+  a directory, they are :class:`Skipped` items with the same words: counted, not errors);
 - ``kind: List`` (and ``*List``) objects are expanded into their items.
 
 Listing files (:meth:`FileSource.targets`) and reading one file (:func:`read_file`) are separate so
@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Literal
 
 from stockade.policies.model import InputError
-from stockade.scanner.sources.base import MAX_FILE_BYTES, Item, Skipped
+from stockade.scanner.sources.base import Item, Skipped, Unreadable, read_text
 from stockade.scanner.sources.render import (
     KUSTOMIZATION_FILES,
     Composition,
@@ -284,24 +284,14 @@ def read_file(path: Path) -> list[Item]:
     if why := _unsupported(path.name):
         return [InputError(str(path), f"unsupported input: {why}")]
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return [InputError(str(path), f"larger than {MAX_FILE_BYTES // 2**20} MiB; not read")]
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return [InputError(str(path), "not UTF-8 text")]
-    except OSError as exc:
-        return [InputError(str(path), f"cannot read: {exc.strerror or exc}")]
+        text = read_text(path)
+    except Unreadable as why:
+        return [InputError(str(path), str(why))]
     try:
         items = list(parse_text(text, str(path), json_file=path.suffix.lower() == ".json"))
     except RecursionError:
         return [InputError(str(path), "nested too deeply to read")]
     except Exception as exc:  # a reader's fault on this file: said, and the other files still read
-        return [
-            InputError(
-                str(path), f"stockade could not read it ({type(exc).__name__}); please report this file"
-            )
-        ]
-    return items or [
-        Skipped(str(path), "nothing to judge in it (no Kubernetes object, no Azure resource stockade reads)")
-    ]
+        fault = f"stockade could not read it ({type(exc).__name__}); please report this file"
+        return [InputError(str(path), fault)]
+    return items or [Skipped(str(path), NOTHING_TO_JUDGE)]

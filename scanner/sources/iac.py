@@ -86,7 +86,7 @@ from stockade.policies.model import (
     arm_type,
 )
 from stockade.scanner.sources.arm import EVALUATIONS, MAX_COPIES, Scope, Unknown, concrete, marker
-from stockade.scanner.sources.base import MAX_FILE_BYTES, Skipped
+from stockade.scanner.sources.base import Skipped, Unreadable, read_text
 
 _ARM_SCHEMA = re.compile(r"deploymentTemplate\.json", re.I)
 #: the types rules judge: an export of them without properties is an input error
@@ -216,6 +216,22 @@ def arm_json(text: str) -> tuple[Any, str] | None:
     return (value, stripped) if detect(value) in ("template", "parameters") else None
 
 
+def read_json(text: str) -> tuple[Any, str]:
+    """A JSON file's value as Resource Manager (and kubectl) read it, with the text positions are read
+    from: past a byte order mark (what Windows editors write; a space in its place keeps every line
+    and column), and, where it is no standard JSON, as an ARM template or parameters file
+    (:func:`arm_json`). Raises the standard reading's ``orjson.JSONDecodeError`` where neither reads it."""
+    if text.startswith("\ufeff"):
+        text = " " + text[1:]
+    try:
+        return orjson.loads(text), text
+    except orjson.JSONDecodeError:
+        commented = arm_json(text)
+        if commented is None:
+            raise
+        return commented
+
+
 def iac_resources(value: Any, name: str, lazy: LazyFile) -> Iterator[Resource | InputError | Skipped] | None:
     """The Azure resources of one parsed JSON file, or None when it is not Azure IaC."""
     shape = detect(value)
@@ -341,14 +357,10 @@ def _template(value: Mapping[str, Any], name: str, lazy: LazyFile) -> Iterator[R
     params_file = _parameters_file_of(name)
     if params_file is not None:
         try:
-            raw = params_file.read_text(encoding="utf-8")
-            given = orjson.loads(raw)
-        except (OSError, ValueError) as exc:  # unreadable, not UTF-8, or not JSON (unless comments)
-            commented = arm_json(raw) if isinstance(exc, orjson.JSONDecodeError) else None
-            if commented is None:
-                yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
-                return
-            given = commented[0]
+            given, _ = read_json(read_text(params_file))
+        except (Unreadable, orjson.JSONDecodeError) as exc:
+            yield InputError(str(params_file), f"parameters of {Path(name).name} not read: {exc}")
+            return
         if not isinstance(given, Mapping) or not isinstance(given.get("parameters"), Mapping):
             yield InputError(str(params_file), 'not an ARM parameters file (no "parameters" object)')
             return
@@ -562,25 +574,14 @@ def _read_template(path: Path) -> tuple[Mapping[str, Any], LazyFile] | str:
     """A linked template's value and text, or why it cannot be read."""
     if path.suffix.lower() != ".json":
         return "not a .json file; not read"
+    if not path.is_file():
+        return "no such file beside the template"
     try:
-        if not path.is_file():
-            return "no such file beside the template"
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return f"larger than {MAX_FILE_BYTES // 2**20} MiB; not read"
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        return "not UTF-8 text"
-    except OSError as exc:
-        return f"cannot read: {exc.strerror or exc}"
-    if text.startswith("\ufeff"):
-        text = " " + text[1:]
-    try:
-        value = orjson.loads(text)
+        value, text = read_json(read_text(path))
+    except Unreadable as why:
+        return str(why)
     except orjson.JSONDecodeError as exc:
-        commented = arm_json(text)
-        if commented is None:
-            return f"invalid JSON (line {exc.lineno}): {exc.msg}"
-        value, text = commented
+        return f"invalid JSON (line {exc.lineno}): {exc.msg}"
     if detect(value) != "template":
         return "not an ARM template"
     return value, LazyFile(text)

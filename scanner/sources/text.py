@@ -74,28 +74,21 @@ def parse_text(
     ``last_key_wins``: YAML read as Helm reads what it renders (a key written twice takes its last
     value), for `helm template`'s output."""
     if json_file:
-        from stockade.scanner.sources.iac import arm_json, iac_resources  # JSON only: YAML is never IaC
+        from stockade.scanner.sources.iac import iac_resources, read_json  # JSON only: YAML is never IaC
 
-        if text.startswith("\ufeff"):
-            # a byte order mark (what Windows editors write): Resource Manager and kubectl read past
-            # it; a space in its place keeps every line and column
-            text = " " + text[1:]
         try:
-            value = orjson.loads(text)
+            value, text = read_json(text)  # an ARM template's comments blanked: every position kept
         except orjson.JSONDecodeError as exc:
-            commented = arm_json(text)  # an ARM template with comments, as Resource Manager reads it
-            if commented is None:
-                if not looks_like_kubernetes(text, json_file=True):
-                    yield Skipped(
-                        name,
-                        "not JSON (JSONC or a template?), and not both an apiVersion and a kind key in it",
-                    )
-                elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
-                    yield InputError(name, TOO_DEEP)
-                else:
-                    yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
-                return
-            value, text = commented  # the comments blanked: every position where it was
+            if not looks_like_kubernetes(text, json_file=True):
+                yield Skipped(
+                    name,
+                    "not JSON (JSONC or a template?), and not both an apiVersion and a kind key in it",
+                )
+            elif exc.msg == "depth limit exceeded":  # orjson's own limit (1,024), far past ours
+                yield InputError(name, TOO_DEEP)
+            else:
+                yield InputError(name, f"invalid JSON: {exc.msg}", exc.lineno)
+            return
         if deeper_than(value):
             # what the YAML decoder says too; the policy engines' encoders stop near 255 levels
             yield InputError(name, TOO_DEEP)
