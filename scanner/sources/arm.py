@@ -23,6 +23,7 @@ worst case and quote: "set by an expression stockade cannot evaluate: …".
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import json
@@ -327,16 +328,11 @@ class Scope:
         )
 
     def looping(self, name: str, index: int) -> Scope:
-        """The same scope inside iteration ``index`` of the copy loop ``name``."""
-        inner = Scope(
-            self.parameter_defs, self.variable_defs, self.values, self.template_uri, {**self.copy_index}
-        )
-        inner._params, inner._vars = self._params, self._vars
-        inner.undeclared, inner._speculating, inner._frames = self.undeclared, self._speculating, self._frames
-        inner.budget = self.budget
-        inner.copy_index[""] = index
-        inner.copy_index[name.lower()] = index
-        return inner
+        """The same scope inside iteration ``index`` of the copy loop ``name``: everything shared (the
+        values resolved, the lambdas applied, the budget…) but the loop's index and the resolutions
+        under way."""
+        loops = {**self.copy_index, "": index, name.lower(): index}
+        return dataclasses.replace(self, copy_index=loops, _busy=set())
 
     # values
 
@@ -403,20 +399,19 @@ class Scope:
         if key in self._params:
             return self._params[key]
         try:
-            given = _lookup(self.values, name)
+            spec: Any = _lookup(self.parameter_defs, name)
         except KeyError:
-            given = None
-            found = False
+            spec = None
+        try:
+            value = _lookup(self.values, name)
+        except KeyError:
+            given = False
         else:
             # null given for a parameter with a default is the default (a module's optional value
             # passed on as `tryGet(…)` of what the caller left out)
-            found = given is not None or not self._has_default(name)
-        if found:
-            value = given
-        else:
-            try:
-                spec = _lookup(self.parameter_defs, name)
-            except KeyError:
+            given = value is not None or not (isinstance(spec, Mapping) and "defaultValue" in spec)
+        if not given:
+            if spec is None:
                 self._missing(f"parameters('{name}')")
                 return Unknown(f"parameters('{name}'): the template declares no such parameter")
             nullable = isinstance(spec, Mapping) and spec.get("nullable") is True
@@ -433,12 +428,10 @@ class Scope:
         self._params[key] = value
         return value
 
-    def _has_default(self, name: str) -> bool:
-        try:
-            spec = _lookup(self.parameter_defs, name)
-        except KeyError:
-            return False
-        return isinstance(spec, Mapping) and "defaultValue" in spec
+    def spent(self) -> bool:
+        """One more function call or lambda application of this template's: past its budget?"""
+        self.budget[0] -= 1
+        return self.budget[0] < 0
 
     def _missing(self, reference: str) -> None:
         if not self._speculating[0]:
@@ -506,8 +499,7 @@ class Scope:
         return self._call(node)
 
     def _call(self, node: _Call) -> Any:
-        self.budget[0] -= 1
-        if self.budget[0] < 0:
+        if self.spent():
             return Unknown(f"{node.text} (past {EVALUATIONS:,} function calls in this template)")
         name = node.name
         lazy = _LAZY.get(name)
@@ -524,12 +516,11 @@ class Scope:
         if name in _BUILDERS:
             # the values it is given are kept, known or not: one unknown leaf (a subnet id from
             # reference()) leaves the rest of the object it builds known and judged
-            keys = args[0::2] if name == "createobject" else []
-            unknown = next((k for k in keys if isinstance(k, Unknown)), None)
+            unknown = _whole(args[0::2] if name == "createobject" else [])
         else:
-            unknown = next((a for a in args if isinstance(a, Unknown)), None)
+            unknown = _whole(args)
             if unknown is None and name not in _KEEP_LEAVES:
-                unknown = next((u for a in args if (u := unknown_in(a)) is not None), None)
+                unknown = unknown_in(args)
         if unknown is not None:
             return unknown
         fn = _FUNCTIONS.get(name)
@@ -653,8 +644,7 @@ def _lambda(node: Any, arity: int) -> tuple[list[str], Any] | None:
 
 def _apply(scope: Scope, fn: tuple[list[str], Any], *values: Any) -> Any:
     names, body = fn
-    scope.budget[0] -= 1  # an application costs a call, whatever its body
-    if scope.budget[0] < 0:
+    if scope.spent():  # an application costs a call, whatever its body
         return Unknown(f"a lambda (past {EVALUATIONS:,} function calls in this template)")
     scope._frames.append({n.lower(): v for n, v in zip(names, values, strict=False)})
     try:
@@ -704,8 +694,9 @@ def _filter(scope: Scope, node: _Call) -> Any:
     out = []
     for i, x in enumerate(items):
         keep = _apply(scope, fn, x, i)
-        if unknown_in(keep) is not None:
-            return unknown_in(keep)
+        unknown = unknown_in(keep)
+        if unknown is not None:
+            return unknown
         if keep is True:
             out.append(x)
     return out
@@ -840,7 +831,7 @@ def _empty(value: Any) -> bool:
 def _concat(args: list[Any]) -> Any:
     if args and all(isinstance(a, list) for a in args):
         return [x for a in args for x in a]
-    inner = next((u for a in args if (u := unknown_in(a)) is not None), None)
+    inner = unknown_in(args)
     return inner if inner is not None else "".join(_to_string(a) for a in args)
 
 
