@@ -106,16 +106,35 @@ _START = (
 )
 
 
-def with_autoscaler(
-    obj: Mapping[str, Any], spec_path: Sequence[str], pod_spec: Mapping[str, Any]
-) -> dict[str, Any]:
-    """The head pod spec with the autoscaler container KubeRay adds when the RayClusterSpec at
-    ``spec_path`` of ``obj`` has ``enableInTreeAutoscaling: true`` (DefaultHeadPodTemplate): the
-    head container's image, the default resources, then ``autoscalerOptions`` (image, pull policy,
-    resources, env, envFrom, volume mounts, securityContext, command, args) as mergeAutoscalerOverrides
-    applies them."""
-    cluster = _at(obj, spec_path)
-    options = cluster.get("autoscalerOptions") if isinstance(cluster, Mapping) else None
+def head_pod(
+    obj: Mapping[str, Any], cluster_path: Sequence[str], pod_spec: Mapping[str, Any]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The head pod spec of the RayClusterSpec at ``cluster_path`` of ``obj`` with the containers
+    KubeRay adds to it, and for each the object field that configures it (``input.pod.injected``:
+    where a finding on it points, since nothing of it is in the template): the autoscaler, and the
+    submitter of a RayJob in SidecarMode."""
+    spec = dict(pod_spec)
+    injected: list[dict[str, Any]] = []
+    cluster = _at(obj, cluster_path)
+    added = [
+        (_autoscaler(cluster, spec), [*cluster_path, "autoscalerOptions"]),
+        (sidecar_submitter(_at(obj, cluster_path[:-1])), [*cluster_path[:-1], "submissionMode"]),
+    ]
+    for container, at in added:
+        if container is not None:
+            spec["containers"] = [*(spec.get("containers") or ()), container]
+            injected.append({"container": len(spec["containers"]) - 1, "at": at})
+    return spec, injected
+
+
+def _autoscaler(cluster: Any, pod_spec: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The autoscaler container KubeRay adds to the head pod of a RayClusterSpec with
+    ``enableInTreeAutoscaling: true`` (DefaultHeadPodTemplate), or None: the head container's image,
+    the default resources, then ``autoscalerOptions`` (image, pull policy, resources, env, envFrom,
+    volume mounts, securityContext, command, args) as mergeAutoscalerOverrides applies them."""
+    if not isinstance(cluster, Mapping) or cluster.get("enableInTreeAutoscaling") is not True:
+        return None
+    options = cluster.get("autoscalerOptions")
     options = options if isinstance(options, Mapping) else {}
     containers = [c for c in pod_spec.get("containers") or () if isinstance(c, Mapping)]
     container: dict[str, Any] = {
@@ -132,7 +151,7 @@ def with_autoscaler(
     for key in ("env", "envFrom", "volumeMounts"):
         if isinstance(options.get(key), list) and options[key]:
             container[key] = [*container.get(key, ()), *options[key]]
-    return {**pod_spec, "containers": [*(pod_spec.get("containers") or ()), container]}
+    return container
 
 
 #: the container KubeRay submits a RayJob from (utils.SubmitterContainerName, common/job.go

@@ -211,18 +211,10 @@ def _pod(
             key: {**_mapping(own.get(key)), **_mapping(node.get(key))} for key in ("labels", "annotations")
         }
         spec, spec_path, metadata_path = node, list(path), list(path)
-    # containers an operator adds, and the field of the object that configures each (where a finding
-    # on one points: there is nothing of it in the pod template to point at)
+    # containers an operator adds, and the field of the object that configures each
     injected: list[dict[str, Any]] = []
-    when = pod_path.account.when
-    if pod_path.account.by == "KubeRay" and when and _field(obj, when) is True:
-        spec = ray.with_autoscaler(obj, when[:-1], spec)  # the sidecar KubeRay adds to the head pod
-        injected.append({"container": len(spec["containers"]) - 1, "at": [*when[:-1], "autoscalerOptions"]})
-    if pod_path.account.by == "KubeRay" and when:  # a RayJob's head: its submitter in SidecarMode
-        sidecar = ray.sidecar_submitter(_field(obj, when[:-2]))
-        if sidecar is not None:
-            spec = {**spec, "containers": [*(spec.get("containers") or ()), sidecar]}
-            injected.append({"container": len(spec["containers"]) - 1, "at": [*when[:-2], "submissionMode"]})
+    if pod_path.account.by == "KubeRay":  # a Ray head: its account is KubeRay's when it autoscales
+        spec, injected = ray.head_pod(obj, path[:-2], spec)  # path: headGroupSpec.template
     account = _account(obj, pod_path, spec)
     if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
         account["field"] = [*path, "serviceAccount"]
