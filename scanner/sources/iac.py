@@ -599,8 +599,8 @@ def _template_resource(
     kind = canonical_type(kind)
     if arm_type({"type": kind}) is None:
         return None
-    skip = ("resources", "dependsOn", "copy", "condition", "name", "type")
-    obj = {k: concrete(scope.resolve(v)) for k, v in raw.items() if k not in skip and k != "scope"}
+    skip = ("resources", "dependsOn", "copy", "condition", "name", "type", "scope")
+    obj = {k: concrete(scope.resolve(v)) for k, v in raw.items() if k not in skip}
     if "scope" in raw:  # an extension resource's target: its kind, known where only its name is not
         obj["scope"] = concrete(scope.spelled(raw["scope"]))
     obj["type"], obj["name"] = kind, rname
