@@ -11,12 +11,14 @@ the ``STK-AZ-*`` rules as ``input.facts``:
         "dnsZones": {"blob": {"zone": "privatelink.blob.core.windows.net", "found": true,
                               "unlinkedVnets": ["/subscriptions/…/virtualnetworks/vnet-aks"]}},
         "clusterVnets": [...],         # VNets of the AKS clusters seen (ids, lower case)
+        "endpointsUnknown": null,      # or why not every endpoint is known (a template's loop not read)
         "complete": true,              # a live audit (absence means absent), not some files
     }
     input.facts.privateLink = {        # for Key Vaults, container registries, Azure ML workspaces and
         "statuses": ["Approved"],      # Azure AI services accounts (PRIVATE_LINK_TYPES): the status of
-        "complete": true,              # each private endpoint connection (own list, else the endpoints
-    }                                  # declared beside it)
+        "endpointsUnknown": null,      # each private endpoint connection (own list, else the endpoints
+        "complete": true,              # declared beside it); unknown as for storage
+    }
     input.facts.federation = {         # for userAssignedIdentities/federatedIdentityCredentials
         "clusterIssuers": ["https://eastus.oic.prod-aks.azure.com/tenant/uid"],  # lower case, no "/"
         "clusters": 1, "issuersKnown": true,   # every AKS cluster read has a concrete issuer URL
@@ -43,7 +45,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from stockade.policies.model import arm_type
+from stockade.policies.model import UNKNOWN_PREFIX, arm_type
 
 if TYPE_CHECKING:
     from stockade.policies.facts.inventory import Inventory
@@ -258,6 +260,16 @@ def _connection_statuses(obj: Mapping[str, Any], kind: str, index: _Index) -> di
     return statuses
 
 
+def _endpoints_unknown(obj: Mapping[str, Any]) -> str | None:
+    """Why the resource's private endpoints are not all known: a template's copy loop that may create
+    them was not read (the ARM reader writes ``privateEndpointConnections`` unknown, saying which);
+    None when they are."""
+    own = _props(obj).get("privateEndpointConnections")
+    if isinstance(own, str) and own.startswith(UNKNOWN_PREFIX):
+        return own[len(UNKNOWN_PREFIX) :].removesuffix("]")
+    return None
+
+
 def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str, Any]:
     index = _index(inventory)
     statuses = _connection_statuses(account, STORAGE_ACCOUNT, index)
@@ -273,6 +285,7 @@ def storage_facts(account: Mapping[str, Any], inventory: Inventory) -> dict[str,
     return {
         "storage": {
             "privateEndpoints": {g: sorted(s) for g, s in sorted(statuses.items())},
+            "endpointsUnknown": _endpoints_unknown(account),
             "dnsZones": dns,
             "clusterVnets": vnets,
             "complete": inventory.complete,
@@ -290,6 +303,7 @@ def private_link_facts(obj: Mapping[str, Any], kind: str, inventory: Inventory) 
     return {
         "privateLink": {
             "statuses": sorted(s for group in statuses.values() for s in group),
+            "endpointsUnknown": _endpoints_unknown(obj),
             "complete": inventory.complete,
         }
     }

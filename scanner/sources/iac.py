@@ -66,6 +66,7 @@ from stockade.policies.facts.azure import (
     MANAGED_CLUSTER,
     ML_WORKSPACE,
     PRIVATE_ENDPOINT,
+    PRIVATE_LINK_TYPES,
     ROLE_ASSIGNMENT,
     ROUTE_TABLE,
     RULE_COLLECTION_GROUP,
@@ -337,6 +338,8 @@ class _Deploying:
     reads: list[int] = field(default_factory=lambda: [0])
     #: function calls left for the outermost template and all it links (``Scope.budget``)
     budget: list[int] = field(default_factory=lambda: [EVALUATIONS])
+    #: resource declarations whose copy loop stockade could not count (their instances unread)
+    uncounted: list[Mapping[str, Any]] = field(default_factory=list)
 
     @property
     def uri(self) -> str | None:
@@ -403,8 +406,51 @@ def _entries(template: Mapping[str, Any], path: JSONPath) -> list[tuple[JSONPath
 def _deploy(
     template: Mapping[str, Any], scope: Scope, path: JSONPath, at: _Deploying
 ) -> Iterator[Resource | InputError]:
+    """The template's resources and gaps, in order. A gap that may create private endpoints (a copy
+    loop stockade cannot count, holding or deploying them) makes the private endpoints of the
+    resources this template deploys (its own and its nested templates') of the types it may target
+    unknown (:func:`_endpoints_unknown`): a storage account is not "without a private endpoint" when
+    a loop of them was not read."""
+    items: list[Resource | InputError] = []
+    own: list[Resource] = []
+    targets: dict[str, str] = {}
     for rpath, raw in _entries(template, path):
-        yield from _instances(raw, scope, rpath, None, at)
+        before, uncounted = len(items), len(at.uncounted)
+        items.extend(_instances(raw, scope, rpath, None, at))
+        own.extend(i for i in items[before:] if isinstance(i, Resource))
+        if any(r is raw for r in at.uncounted[uncounted:]):  # this declaration's own loop, not one inside
+            line = at.lazy.locator(0).line_of(rpath)
+            where = f" at line {line}" if line else ""
+            for kind in _endpoint_targets(raw):
+                targets.setdefault(kind, f"the private endpoints the {raw['type']} loop{where} may create")
+    if targets:
+        for resource in own:
+            _endpoints_unknown(resource, targets)
+    yield from items
+
+
+#: the types whose private endpoints rules count (facts/azure.py), lower case
+_ENDPOINT_TARGETS = tuple(t.lower() for t in (STORAGE_ACCOUNT, *PRIVATE_LINK_TYPES))
+
+
+def _endpoint_targets(raw: Any) -> list[str]:
+    """The types (lower case) whose private endpoints a resource declaration not read may create: none
+    unless its text holds a private endpoint; those its text names, else every one."""
+    text = orjson.dumps(raw).decode().lower()
+    if PRIVATE_ENDPOINT.lower() not in text:
+        return []
+    named = [t for t in _ENDPOINT_TARGETS if t in text]
+    return named or list(_ENDPOINT_TARGETS)
+
+
+def _endpoints_unknown(resource: Resource, targets: Mapping[str, str]) -> None:
+    """Mark ``resource``'s private endpoint connections unknown where a gap may create them."""
+    obj = resource.obj
+    why = targets.get(str(obj.get("type") or "").lower())
+    props = obj.get("properties")
+    if why is None or not isinstance(props, dict) or "privateEndpointConnections" in props:
+        return
+    props["privateEndpointConnections"] = f"{UNKNOWN_PREFIX}{why}]"
 
 
 def _instances(
@@ -426,6 +472,7 @@ def _instances(
             if _unjudged(raw):
                 return  # nothing of it is judged, however many there are (a loop of resource groups)
             shown = count.text if isinstance(count, Unknown) else repr(count)
+            at.uncounted.append(raw)
             yield at.gap(
                 path,
                 f"{raw['type']}: copy count set by an expression stockade cannot evaluate: {shown}; "

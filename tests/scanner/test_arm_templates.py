@@ -915,3 +915,74 @@ def test_a_template_built_to_never_finish_stops_unknown(tmp_path: Path) -> None:
     value = spent.resolve("[map(range(0, 1000), lambda('i', map(range(0, 1000), lambda('j', 1))))]")
     assert spent.budget[0] < 0 and value[0] == [1] * 1000
     assert str(concrete(value[-1])).startswith(UNKNOWN_PREFIX)
+
+
+def _endpoint_loop(target: str, group: str, count: str) -> dict[str, Any]:
+    """A deployment looping over private endpoints for ``target`` (Verified Modules' shape: a nested
+    template holding the privateEndpoints resource, one deployment per endpoint)."""
+    return {
+        "type": "Microsoft.Resources/deployments",
+        "apiVersion": "2022-09-01",
+        "name": "[format('pe-{0}', copyIndex())]",
+        "copy": {"name": "endpoints", "count": count},
+        "properties": {
+            "mode": "Incremental",
+            "template": orjson.loads(
+                _template(
+                    [
+                        {
+                            "type": "Microsoft.Network/privateEndpoints",
+                            "name": "[format('pe-{0}', copyIndex())]",
+                            "properties": {
+                                "privateLinkServiceConnections": [
+                                    {
+                                        "name": "c",
+                                        "properties": {"privateLinkServiceId": target, "groupIds": [group]},
+                                    }
+                                ]
+                            },
+                        }
+                    ]
+                )
+            ),
+        },
+    }
+
+
+def test_private_endpoints_of_a_loop_stockade_cannot_count_are_not_none(tmp_path: Path) -> None:
+    """Azure Verified Modules' ai-platform/baseline: its storage account's private endpoints are a
+    copy loop over a parameter holding `reference('virtualNetwork').outputs…` (a subnet only the
+    deployment knows). The loop is a gap (reported at its line), and the account was "no Approved
+    private endpoint for blob (none)": a wrong fact, since the deployment creates them. Now its
+    message says none was read and which loop was not; a registry in the same template, whose
+    endpoints no unread loop may create, is still "(none)"."""
+    account = {
+        "type": "Microsoft.Storage/storageAccounts",
+        "apiVersion": "2023-05-01",
+        "name": "acct",
+        "kind": "StorageV2",
+        "sku": {"name": "Standard_LRS"},
+        "properties": {"publicNetworkAccess": "Disabled"},
+    }
+    registry = {
+        "type": "Microsoft.ContainerRegistry/registries",
+        "name": "reg",
+        "sku": {"name": "Premium"},
+        "properties": {"publicNetworkAccess": "Disabled"},
+    }
+    loop = _endpoint_loop(
+        "[resourceId('Microsoft.Storage/storageAccounts', 'acct')]",
+        "blob",
+        f"[length({_output_of('vnet', 'subnets')})]",
+    )
+    result = _scan_template(tmp_path, [account, registry, loop])
+    assert any("copy count" in e.message and e.line for e in result.errors), result.errors
+    messages = {f.rule.id: f.message for f in result.findings if "private endpoint" in f.message}
+    blob = messages["STK-AZ-005"]
+    assert "(none)" not in blob and "none read; not judged: the private endpoints" in blob, blob
+    assert "loop at line" in blob
+    assert messages["STK-AZ-021"] == "container registry has no Approved private endpoint (none)"
+    # the same loop with a count the template decides: its endpoint is read, and Approved by default
+    counted = _scan_template(tmp_path, [account, registry, {**loop, "copy": {"name": "e", "count": 1}}])
+    assert not counted.errors
+    assert not [f for f in counted.findings if f.rule.id == "STK-AZ-005"]

@@ -24,12 +24,8 @@ statuses := object.get(input, ["facts", "privateLink", "statuses"], [])
 deny contains v if {
 	not "Approved" in statuses
 	v := {
-		"msg": sprintf("key vault has no Approved private endpoint (%s)", [describe]),
+		"msg": sprintf("key vault has no Approved private endpoint (%s)", [arm.endpoint_text(statuses)]),
 		"path": arm.path(["privateEndpointConnections"]),
 		"details": {"groupId": "vault", "statuses": statuses},
 	}
 }
-
-describe := "none" if count(statuses) == 0
-
-describe := concat(", ", statuses) if count(statuses) > 0

@@ -26,12 +26,8 @@ deny contains v if {
 	not arm.hub_project
 	not "Approved" in statuses
 	v := {
-		"msg": sprintf("machine learning workspace has no Approved private endpoint (%s)", [describe]),
+		"msg": sprintf("machine learning workspace has no Approved private endpoint (%s)", [arm.endpoint_text(statuses)]),
 		"path": arm.path(["privateEndpointConnections"]),
 		"details": {"groupId": "amlworkspace", "statuses": statuses},
 	}
 }
-
-describe := "none" if count(statuses) == 0
-
-describe := concat(", ", statuses) if count(statuses) > 0

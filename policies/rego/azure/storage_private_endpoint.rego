@@ -27,12 +27,8 @@ deny contains v if {
 	statuses := object.get(endpoints, group, [])
 	not "Approved" in statuses
 	v := {
-		"msg": sprintf("storage account has no Approved private endpoint for %s (%s)", [group, describe(statuses)]),
+		"msg": sprintf("storage account has no Approved private endpoint for %s (%s)", [group, arm.endpoint_text(statuses)]),
 		"path": arm.path(["privateEndpointConnections"]),
 		"details": {"subresource": group, "statuses": statuses},
 	}
 }
-
-describe(statuses) := "none" if count(statuses) == 0
-
-describe(statuses) := concat(", ", statuses) if count(statuses) > 0

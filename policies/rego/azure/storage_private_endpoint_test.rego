@@ -42,3 +42,9 @@ test_file_storage_needs_file if {
 test_configured_subresources if {
 	count(rule.deny) == 2 with input as sa("StorageV2", {}, {}) with data.stockade.config.storage.required_subresources as ["blob", "queue"]
 }
+
+test_unread_endpoints_not_none if {
+	inp := object.union(sa("StorageV2", {}, {}), {"facts": {"storage": {"endpointsUnknown": "the loop at line 9"}}})
+	some v in rule.deny with input as inp
+	v.msg == "storage account has no Approved private endpoint for blob (none read; not judged: the loop at line 9)"
+}

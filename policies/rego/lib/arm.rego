@@ -55,6 +55,27 @@ unknown(v) if {
 	startswith(v, "[unknown: set by an expression stockade cannot evaluate: ")
 }
 
+# Why not every private endpoint of the resource is known (input.facts.privateLink or .storage
+# endpointsUnknown: a template's copy loop that may create them was not read, a gap the scan reports
+# at its line); undefined when all are.
+endpoints_unknown := why if {
+	some facts in ["privateLink", "storage"]
+	why := input.facts[facts].endpointsUnknown
+	is_string(why)
+}
+
+# A resource's private endpoint connection statuses for a message: "none" or the statuses, and
+# what was not read ("none read; not judged: …"), never "none" where a loop of them was not read.
+endpoint_text(statuses) := sprintf("%s read; not judged: %s", [endpoint_statuses(statuses), endpoints_unknown]) if {
+	endpoints_unknown
+}
+
+endpoint_text(statuses) := endpoint_statuses(statuses) if not endpoints_unknown
+
+endpoint_statuses(statuses) := "none" if count(statuses) == 0
+
+endpoint_statuses(statuses) := concat(", ", statuses) if count(statuses) > 0
+
 # " (set by an expression stockade cannot evaluate: …)" when the property at path is unknown, else "".
 why(path) := sprintf(" (%s)", [trim_suffix(trim_prefix(v, "[unknown: "), "]")]) if {
 	v := object.get(props, path, null)
