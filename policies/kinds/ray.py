@@ -157,6 +157,9 @@ def _autoscaler(cluster: Any, pod_spec: Mapping[str, Any]) -> dict[str, Any] | N
 #: the container KubeRay submits a RayJob from (utils.SubmitterContainerName, common/job.go
 #: GetDefaultSubmitterContainer): the head's image, and these resources
 SUBMITTER = "ray-job-submitter"
+#: the name of the submitter pod KubeRay builds where a RayJob names no submitterPodTemplate (its
+#: findings' pod template: "RayJob/x, default submitter", not a field the object does not have)
+DEFAULT_SUBMITTER = "default submitter"
 _SUBMITTER_RESOURCES = {
     "limits": {"cpu": "1", "memory": "1Gi"},
     "requests": {"cpu": "500m", "memory": "200Mi"},

@@ -132,7 +132,8 @@ class WorkloadKinds:
             if not found and pod_path.form == "ray-submitter":
                 job = _field(obj, pod_path.path[:-1])
                 if isinstance(job, Mapping) and ray.default_submitter(job) is not None:
-                    found = [({}, pod_path.path, pod_path.path[-1])]  # the submitter KubeRay builds
+                    # the submitter KubeRay builds: named as what it is, the object has no such field
+                    found = [({}, pod_path.path, ray.DEFAULT_SUBMITTER)]
             for node, path, label in found:
                 out.append(
                     _pod(obj, node, pod_path, path, label if named else "", high_risk, info.namespaced)

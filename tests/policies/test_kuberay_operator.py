@@ -139,13 +139,15 @@ def test_the_submitter_kuberay_builds_for_a_ray_job_is_judged() -> None:
 
     kinds = WorkloadKinds()
     head, submitter = kinds.pods(_job())
-    assert submitter["template"] == "submitterPodTemplate"
+    assert submitter["template"] == "default submitter"  # the object has no submitterPodTemplate
     (container,) = submitter["spec"]["containers"]
     assert container["name"] == "ray-job-submitter" and container["image"] == "rayproject/ray:2.9.0"
     assert container["resources"]["limits"] == {"cpu": "1", "memory": "1Gi"}
     assert [c["name"] for c in head["spec"]["containers"]] == ["ray-head"]
     own = {"spec": {"containers": [{"name": "mine", "image": "x:1"}]}}
-    assert kinds.pods(_job(submitterPodTemplate=own))[1]["spec"]["containers"][0]["name"] == "mine"
+    written = kinds.pods(_job(submitterPodTemplate=own))[1]
+    assert written["spec"]["containers"][0]["name"] == "mine"
+    assert written["template"] == "submitterPodTemplate"
     for mode in ("HTTPMode", "InteractiveMode"):
         assert len(kinds.pods(_job(submissionMode=mode))) == 1  # no submitter pod
     (head,) = kinds.pods(_job(submissionMode="SidecarMode"))
