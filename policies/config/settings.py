@@ -503,10 +503,12 @@ class SensitivePort(_Model):
 
 
 class SensitiveImage(_Model):
-    """An interface without authentication of its own, by the images (globs) its pods run."""
+    """An interface without authentication of its own, by the images (globs) its pods run; not where
+    the pods also run one of ``unless`` (an authenticating proxy in front of it)."""
 
     what: str
     images: tuple[Glob, ...]
+    unless: tuple[Glob, ...] = ()
 
 
 class ExposureConfig(_Model):
@@ -549,6 +551,11 @@ class ExposureConfig(_Model):
             what="vLLM OpenAI-compatible server", images=("vllm/vllm-openai*", "*/vllm/vllm-openai*")
         ),
         SensitiveImage(what="Ollama", images=("ollama/ollama*", "*/ollama/ollama*")),
+        SensitiveImage(
+            what="KubeRay API server",
+            images=("kuberay/apiserver*", "*/kuberay/apiserver*"),
+            unless=("kuberay/security-proxy*", "*/kuberay/security-proxy*"),
+        ),
     )
     # Ingress annotations by which the controller authenticates requests (any non-empty value).
     ingress_auth_annotations: tuple[str, ...] = (
@@ -974,6 +981,7 @@ exposure:
   #   - {what: Ray dashboard and Jobs API, port: 8265, names: [dashboard]}
   # sensitive_images:      # where no port tells: the images of the pods a Service selects
   #   - {what: Ray, images: ["rayproject/ray*", "*/rayproject/ray*"]}
+  #   - {what: KubeRay API server, images: ["*/kuberay/apiserver*"], unless: ["*/kuberay/security-proxy*"]}
   ingress_auth_annotations:
   - nginx.ingress.kubernetes.io/auth-url
   - nginx.ingress.kubernetes.io/auth-type

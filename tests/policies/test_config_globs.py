@@ -268,6 +268,9 @@ GLOB_KEYS: dict[str, dict[str, Any]] = {
     "exposure.sensitive_images[].images": {
         "exposure": {"sensitive_images": [{"what": "x", "images": ["P"]}]}
     },
+    "exposure.sensitive_images[].unless": {
+        "exposure": {"sensitive_images": [{"what": "x", "images": ["x"], "unless": ["P"]}]}
+    },
     "credentials.allowed_names": {"credentials": {"allowed_names": ["P"]}},
     "azure.gpu_vm_sizes": {"azure": {"gpu_vm_sizes": ["P"]}},
     "overrides[].rules": {"overrides": [{"rules": ["P"], "action": "warn"}]},

@@ -8,8 +8,10 @@
 #   port (matched by port, targetPort or port name, exposure.sensitive_ports; by name only where the
 #   pods the Service selects are known: a number alone, 8888 or 5000, is every other web server's
 #   too, and their images then say what answers) or, where no port tells, a LoadBalancer or NodePort
-#   Service whose selected pods run such an interface's image (exposure.sensitive_images; the pods
-#   come from the gate's inventory), an Ingress backend on
+#   Service whose selected pods run such an interface's image (exposure.sensitive_images, among them
+#   the KubeRay API server, which creates Ray clusters and jobs for any caller, unless the pods also
+#   run the authenticating proxy its secure deployment adds; the pods come from the gate's
+#   inventory), an Ingress backend on
 #   such a port without an authenticating annotation of the ingress controller
 #   (exposure.ingress_auth_annotations: nginx auth-url/auth-type, ALB auth-type, Traefik middlewares,
 #   ...), or a Ray head Service of type LoadBalancer or NodePort (a RayCluster's, RayJob's or
@@ -64,9 +66,9 @@ deny contains v if {
 deny contains v if {
 	service_type in {"LoadBalancer", "NodePort"}
 	count(exposed_ports) == 0
-	images := {img | some img in selected_images; count(exposure.image_interfaces(img)) > 0}
+	images := {img | some img in selected_images; count(exposure.image_interfaces(img, selected_images)) > 0}
 	count(images) > 0
-	whats := {w | some img in images; some w in exposure.image_interfaces(img)}
+	whats := {w | some img in images; some w in exposure.image_interfaces(img, selected_images)}
 	v := {
 		"msg": sprintf("%s Service exposes the %s (pods running %s) outside the cluster, and it has no authentication of its own", [service_type, concat(" / ", sort(whats)), concat(", ", sort(images))]),
 		"path": ["spec", "type"],

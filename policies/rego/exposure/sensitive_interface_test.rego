@@ -83,11 +83,16 @@ test_selected_images_not_reported_twice_or_for_cluster_ip if {
 
 # kuberay's apiserver: a NodePort on 8888 (its HTTP port, named "http") to pods running
 # kuberay/apiserver. By number alone it was "the Jupyter"; the pods are known, and no Jupyter image
-# is among them, so the port does not say Jupyter answers there.
+# is among them, so the port does not say Jupyter answers there: the image says the KubeRay API
+# server does (it creates Ray clusters and jobs for any caller), unless KubeRay's security proxy
+# runs in the pods (apiserver/deploy/base/secure: the Service targets the proxy, which wants a token).
 test_a_port_number_alone_yields_to_the_known_pods if {
 	ports := [{"name": "http", "port": 8888, "targetPort": 8888}, {"name": "rpc", "port": 8887}]
 	known := {"object": svc("NodePort", ports), "facts": {"exposure": {"selectedImages": ["quay.io/kuberay/apiserver:v1.1.0"]}}}
-	count(sensitive_interface.deny) == 0 with input as known with data.stockade.config as {}
+	ks := sensitive_interface.deny with input as known with data.stockade.config as {}
+	{[k.path, k.details.interfaces] | some k in ks} == {[["spec", "type"], ["KubeRay API server"]]}
+	proxied := {"object": svc("NodePort", ports), "facts": {"exposure": {"selectedImages": ["kuberay/apiserver:nightly", "kuberay/security-proxy:nightly"]}}}
+	count(sensitive_interface.deny) == 0 with input as proxied with data.stockade.config as {}
 	# the pods unknown (the Service alone): the number is all there is
 	alone := {"object": svc("NodePort", ports)}
 	vs := sensitive_interface.deny with input as alone with data.stockade.config as {}

@@ -87,12 +87,24 @@ default_sensitive_images := [
 	{"what": "Argo Workflows server", "images": ["argoproj/argocli*", "*/argoproj/argocli*"]},
 	{"what": "vLLM OpenAI-compatible server", "images": ["vllm/vllm-openai*", "*/vllm/vllm-openai*"]},
 	{"what": "Ollama", "images": ["ollama/ollama*", "*/ollama/ollama*"]},
+	# creates RayClusters and RayJobs for whoever calls it (KubeRay's apiserver/deploy/base/insecure);
+	# its secure deployment puts kuberay/security-proxy in the pod, which requires a token
+	{"what": "KubeRay API server", "images": ["kuberay/apiserver*", "*/kuberay/apiserver*"], "unless": ["kuberay/security-proxy*", "*/kuberay/security-proxy*"]},
 ]
 
 sensitive_images := object.get(data.stockade.config, ["exposure", "sensitive_images"], default_sensitive_images)
 
-image_interfaces(image) := {entry.what |
+# The interfaces an image of the pods behind a Service answers as; not one whose authenticating proxy
+# (its entry's `unless` images) runs in those pods too (`images`: all their images).
+image_interfaces(image, images) := {entry.what |
 	some entry in sensitive_images
 	some pattern in entry.images
 	glob.match(pattern, null, image)
+	not proxied(entry, images)
+}
+
+proxied(entry, images) if {
+	some pattern in object.get(entry, "unless", [])
+	some other in images
+	glob.match(pattern, null, other)
 }
