@@ -433,7 +433,10 @@ class Binding:
         ref = obj.get("roleRef") if isinstance(obj.get("roleRef"), Mapping) else {}
         if kind not in BINDING_KINDS or not md or not ref:
             return None
-        namespace = str(md.get("namespace") or "") if kind == "RoleBinding" else ""
+        # a RoleBinding a manifest writes without a namespace is where kubectl apply puts it, as the
+        # workloads of that manifest are judged ("default"; --namespace writes it): in "" its
+        # ServiceAccount subjects were accounts of a namespace named "", which no workload runs in
+        namespace = str(md.get("namespace") or "default") if kind == "RoleBinding" else ""
         role_kind = str(ref.get("kind") or "")
         if role_kind not in ROLE_KINDS or (kind == "ClusterRoleBinding" and role_kind == "Role"):
             return None
@@ -733,7 +736,7 @@ class RBACGraph:
         md = _metadata(obj)
         name = str(md.get("name") or "")
         if kind == "Role":
-            self.roles[(str(md.get("namespace") or ""), name)] = _rules(obj)
+            self.roles[(str(md.get("namespace") or "default"), name)] = _rules(obj)  # as a RoleBinding's
         elif kind == "ClusterRole":
             self._cluster_roles[name] = obj
         elif kind in BINDING_KINDS:

@@ -317,3 +317,52 @@ def test_a_namespaceless_object_of_a_json_file_is_named_without_a_line(tmp_path:
     )
     result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
     assert f"(first: {path} Pod/p)" in result.stderr and ":None" not in result.stderr
+
+
+def test_a_role_binding_without_a_namespace_binds_where_its_workloads_are_judged(tmp_path: Path) -> None:
+    """kubernetes-sigs/lws' tensorrt-llm example: a Role (pods/exec create), a RoleBinding to
+    ServiceAccount tensorrt-sa (no namespace on either, nor on the subject) and a workload running as
+    tensorrt-sa, all applied with `kubectl apply` into "default". The workload was judged in
+    "default" but the RoleBinding in a namespace named "": its pods were "not an API client"
+    (STK-SA-001, a wrong fact), their account's pods/exec went unreported (STK-RBAC-030), and the
+    binding's escalation read "ServiceAccount /tensorrt-sa" and "(in namespace )"."""
+    docs = [
+        {
+            "apiVersion": RBAC,
+            "kind": "Role",
+            "metadata": {"name": "tensorrt-sa"},
+            "rules": [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["get", "list"]},
+                {"apiGroups": [""], "resources": ["pods/exec"], "verbs": ["create"]},
+            ],
+        },
+        {
+            "apiVersion": RBAC,
+            "kind": "RoleBinding",
+            "metadata": {"name": "tensorrt-sa"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "tensorrt-sa"},
+            "subjects": [{"kind": "ServiceAccount", "name": "tensorrt-sa"}],
+        },
+        {
+            "apiVersion": "apps/v1",
+            "kind": "Deployment",
+            "metadata": {"name": "tensorrt"},
+            "spec": {
+                "template": {
+                    "spec": {
+                        "serviceAccountName": "tensorrt-sa",
+                        "containers": [{"name": "c", "image": "x:1"}],
+                    }
+                }
+            },
+        },
+    ]
+    path = tmp_path / "tensorrt.yaml"
+    path.write_text(yaml.safe_dump_all(docs))
+    result = runner.invoke(app, ["scan", str(path), "-f", "json"])
+    findings = json.loads(result.stdout)["findings"]
+    rules = {(f["rule"]["id"], f["resource"]["kind"]) for f in findings}
+    assert ("STK-RBAC-030", "Deployment") in rules and ("STK-SA-001", "Deployment") not in rules, rules
+    text = " ".join(f["message"] for f in findings)
+    assert "default/tensorrt-sa" in text and " /tensorrt-sa" not in text and "namespace )" not in text
+    assert all(f["resource"].get("namespace") is None for f in findings)  # still shown as written
