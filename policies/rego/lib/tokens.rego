@@ -33,5 +33,13 @@ why := "the pod sets automountServiceAccountToken: true" if {
 	input.pod.spec.automountServiceAccountToken == true
 } else := sprintf("the pod leaves it unset and ServiceAccount %q sets automountServiceAccountToken: true", [sa_name]) if {
 	sa_facts.automountServiceAccountToken == true
-} else := sprintf("neither the pod nor ServiceAccount %q sets automountServiceAccountToken", [sa_name])
+} else := sprintf("neither the pod nor ServiceAccount %q sets automountServiceAccountToken", [sa_name]) if {
+	seen_or_default
+} else := sprintf("the pod leaves automountServiceAccountToken unset and ServiceAccount %q is not among the objects read (its setting is not known)", [sa_name])
+
+# The ServiceAccount's object was read, or it is a namespace's "default" account, which Kubernetes
+# creates without automountServiceAccountToken: what it sets is known either way.
+seen_or_default if sa_facts.known == true
+
+seen_or_default if sa_name == "default"
 

@@ -62,6 +62,17 @@ test_facts_unknown_service_account if {
 	contains(v.msg, "neither the pod nor ServiceAccount \"controller\" sets automountServiceAccountToken")
 }
 
+# a named ServiceAccount whose object was not read: what it sets is not known, and the message says
+# so; "default" is created by Kubernetes without the field (kubeflow/trainer's runtimes, review)
+test_an_account_not_read_is_not_said_to_set_nothing if {
+	unseen := {"serviceAccount": object.union(sa(true, null).serviceAccount, {"known": false, "exists": null})}
+	some v in deny({"serviceAccountName": "controller"}, unseen, [])
+	contains(v.msg, "the pod leaves automountServiceAccountToken unset and ServiceAccount \"controller\" is not among the objects read (its setting is not known)")
+	default_unseen := {"serviceAccount": object.union(unseen.serviceAccount, {"name": "default"})}
+	some w in deny({}, default_unseen, [])
+	contains(w.msg, "neither the pod nor ServiceAccount \"default\" sets automountServiceAccountToken")
+}
+
 test_deprecated_service_account_field_named if {
 	some v in deny({"serviceAccount": "legacy"}, {}, [])
 	contains(v.msg, "ServiceAccount \"legacy\"")
