@@ -51,7 +51,15 @@ from stockade.policies.model import (
 from stockade.scanner.notes import scan_notes
 from stockade.scanner.result import Result
 from stockade.scanner.sources.base import Item, Skipped
-from stockade.scanner.sources.files import Chart, FileSource, read_file, render_chart
+from stockade.scanner.sources.files import (
+    Chart,
+    FileSource,
+    bases_to_render,
+    failed_render,
+    read_file,
+    render_chart,
+    same_failure,
+)
 
 if TYPE_CHECKING:  # worker processes are imported when a scan is large enough to use them
     from concurrent.futures import Executor
@@ -248,13 +256,35 @@ def _rendered(found: Sequence[Item | Chart], workers: int) -> list[Item]:
     decodes while another's tool runs); every thread has ended when this returns, before any worker
     process is forked."""
     charts = [t for t in found if isinstance(t, Chart)]
+    renders = _render_all(charts, workers)
+    out = [item for t in found for item in (renders[t] if isinstance(t, Chart) else (t,))]
+    # the local bases of a kustomization that failed to build, which nothing that built covers: each
+    # rendered on its own (and so on, where one of them fails too)
+    done = {t.directory.resolve() for t in charts}
+    failed = [t for t in charts if failed_render(t, renders[t])]
+    built = [t for t in charts if not failed_render(t, renders[t])]
+    while failed:
+        pairs = bases_to_render(failed, built, done)
+        bases = [base for _, base in pairs]
+        more = _render_all(bases, workers)
+        for parent, base in pairs:
+            # a base that fails for the cause its parent's error already names is not a second error
+            said = renders[parent]
+            out.extend(item for item in more[base] if not same_failure(item, said))
+        renders.update(more)
+        failed = [t for t in bases if failed_render(t, more[t])]
+        built += [t for t in bases if t not in failed]
+    return out
+
+
+def _render_all(charts: Sequence[Chart], workers: int) -> dict[Chart, list[Item]]:
     rendered: Iterator[list[Item]] = (list(render_chart(chart)) for chart in charts)
     if workers > 1 and len(charts) > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(max_workers=min(workers, len(charts)), thread_name_prefix="render") as pool:
             rendered = iter(list(pool.map(lambda chart: list(render_chart(chart)), charts)))
-    return [item for t in found for item in (next(rendered) if isinstance(t, Chart) else (t,))]
+    return dict(zip(charts, rendered, strict=True))
 
 
 def scan(

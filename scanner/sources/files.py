@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import sys
 from collections.abc import Iterator, Sequence
@@ -267,6 +268,66 @@ def render_chart(target: Rendered) -> Iterator[Item]:
         yield from KustomizeSource(str(target.directory), target.kubectl, found=True)
     else:
         yield from HelmSource(str(target.directory), found=True, namespace=target.namespace)
+
+
+def failed_render(target: Rendered, items: Sequence[Item]) -> bool:
+    """Whether ``items``, a kustomization's render, is its build's failure (one error for it)."""
+    return target.tool == "kustomize" and any(
+        isinstance(i, InputError) and i.file == str(target.directory) for i in items
+    )
+
+
+def bases_to_render(
+    failed: Sequence[Rendered], built: Sequence[Rendered], done: set[Path]
+) -> list[tuple[Rendered, Rendered]]:
+    """The kustomizations the ``failed`` builds build on that nothing ``built`` builds on (directly or
+    through its bases), to render on their own: a failed overlay (a remote base out of reach, a
+    generator's missing file) left every object of its local bases unjudged (kubeflow/trainer:
+    its runtimes, its controller and RBAC). Components are not built alone; ``done`` (resolved
+    directories rendered or queued) is extended with what is returned, each base with the failed
+    kustomization that led to it."""
+    covered: set[Path] = set()
+    todo = [t.directory.resolve() for t in built if t.tool == "kustomize"]
+    while todo:
+        c = composition(todo.pop())
+        for base in c.directories if c is not None else ():
+            if base not in covered:
+                covered.add(base)
+                todo.append(base)
+    out = []
+    for t in failed:
+        c = composition(t.directory)
+        for base in sorted(c.directories) if c is not None else ():
+            if base in covered or base in done:
+                continue
+            done.add(base)
+            own = composition(base)
+            if own is not None and not own.component:
+                out.append((t, Rendered(_shown(base), "kustomize", t.kubectl)))
+    return out
+
+
+def same_failure(base: Item, parent: Sequence[Item]) -> bool:
+    """Whether a base's build error (``base``) is the failure its failed parent's error already
+    names (the parent's chain runs through the base to the same cause): one cause, one line."""
+    if not isinstance(base, InputError):
+        return False
+    text = _BASES_NOTE.sub("", base.message)
+    parts = text.split(": ", 2)
+    cause = parts[-1] if len(parts) == 3 and parts[1].startswith("via ") else text.split(": ", 1)[-1]
+    return any(isinstance(p, InputError) and cause in p.message for p in parent)
+
+
+#: what a failed build's error adds about the kustomizations it builds on (render._unscanned)
+_BASES_NOTE = re.compile(r" \((?:so )?the (?:\d+ )?kustomizations? it builds on, .*\)$")
+
+
+def _shown(directory: Path) -> Path:
+    """A resolved directory as the scan names paths: relative to the working directory below it."""
+    try:
+        return directory.relative_to(Path.cwd().resolve())
+    except ValueError:
+        return directory
 
 
 def _unsupported(name: str) -> str | None:

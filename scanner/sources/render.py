@@ -164,7 +164,8 @@ class KustomizeSource:
                 try:
                     text = _build(cmd, self.directory, self.directory)
                 except RenderError as exc:
-                    yield InputError(self.directory, str(exc).split(": ", 1)[1] + _unscanned(self.directory))
+                    detail = str(exc).split(": ", 1)[1] + _unscanned(self.directory, alone=self.found)
+                    yield InputError(self.directory, detail)
                     return
                 yield from _at_line_1(parse_text(text, fallback))
                 return
@@ -178,9 +179,11 @@ class KustomizeSource:
 MAX_BASES_NAMED = 3
 
 
-def _unscanned(directory: str) -> str:
-    """What a failed build leaves unscanned, for its error: the kustomizations it builds on are not
-    rendered alone (kubeflow/manifests' example: half of Kubeflow, silently)."""
+def _unscanned(directory: str, *, alone: bool = False) -> str:
+    """What a failed build leaves unscanned, for its error: the kustomizations it builds on (half of
+    Kubeflow in kubeflow/manifests' example). ``alone``: a scanned tree's kustomization, whose bases
+    the scan renders without it where no kustomization that built covers them
+    (``files.bases_to_render``)."""
     c = composition(Path(directory))
     if c is None or not c.directories:
         return ""
@@ -189,6 +192,9 @@ def _unscanned(directory: str) -> str:
     if len(names) > MAX_BASES_NAMED:
         shown += f" and {len(names) - MAX_BASES_NAMED} more"
     what = f"the {len(names)} kustomizations" if len(names) > 1 else "the kustomization"
+    if alone:
+        verb, they = ("are", "they build") if len(names) > 1 else ("is", "it builds")
+        return f" ({what} it builds on, {shown}, {verb} scanned without it where {they})"
     return f" (so {what} it builds on, {shown}, were not scanned: name one to scan it)"
 
 

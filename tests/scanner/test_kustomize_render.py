@@ -201,12 +201,47 @@ def test_a_failure_deep_in_the_bases_names_the_chain_and_its_cause(tmp_path: Pat
     assert "deprecated" not in message and len(message) < 900
     assert f"via ../{long}default → ../{long}manager: " in message
     cause = f"lstat config/{long}manager/.env: no such file or directory"
-    # and what the failure leaves unscanned: the kustomizations the root builds on are not rendered
-    # alone (kubeflow/manifests' example: 27 of them, half of Kubeflow, said nowhere)
+    # and what the failure leaves: the kustomization the root builds on is built without it, and
+    # fails for the same cause, which is not a second error (nor is its own base's)
     assert message.endswith(
-        f"{cause} (so the kustomization it builds on, ../{long}default, were not scanned: "
-        "name one to scan it)"
+        f"{cause} (the kustomization it builds on, ../{long}default, is scanned without it where it builds)"
     )
+
+
+@needs_kubectl
+def test_the_bases_of_a_kustomization_that_fails_are_scanned_without_it(tmp_path: Path) -> None:
+    """kubeflow/trainer: its overlays reach JobSet's and LWS' release manifests by URL, which fail
+    offline, and with them every local base they build on went unjudged (its runtimes, its
+    controller, its RBAC: 12 of its objects judged). A base no kustomization that built covers is
+    now rendered on its own; one another overlay builds is not rendered twice; a base that fails
+    for a cause of its own is its own error."""
+    write(
+        tmp_path,
+        {
+            "overlays/platform/kustomization.yaml": (
+                "resources: [gone.yaml, ../../base/app, ../../base/shared, ../../base/broken]\n"
+            ),
+            "base/broken/kustomization.yaml": "resources: [absent.yaml]\n",
+            "overlays/ok/kustomization.yaml": "resources: [../../base/shared]\nnamespace: ok\n",
+            "base/app/kustomization.yaml": "resources: [deployment.yaml]\nnamespace: app\n",
+            "base/app/deployment.yaml": DEPLOYMENT,
+            "base/shared/kustomization.yaml": "resources: [deployment.yaml]\n",
+            "base/shared/deployment.yaml": DEPLOYMENT.replace("name: web", "name: shared", 1),
+        },
+    )
+    code, doc, _ = scan(".", "--fail-on", "never", cwd=tmp_path)
+    assert code == 2
+    error, broken = doc["errors"]
+    assert error["file"] == "overlays/platform" and "gone.yaml" in error["message"]
+    assert (
+        "(the 3 kustomizations it builds on, ../../base/app, ../../base/broken, ../../base/shared, are"
+        in (error["message"])
+    )
+    assert broken["file"] == "base/broken" and "absent.yaml" in broken["message"]  # a cause of its own
+    judged = {(f["resource"].get("namespace"), f["resource"]["name"]) for f in doc["findings"]}
+    assert ("app", "web") in judged  # rendered alone: nothing else builds on it
+    assert {ns for ns, name in judged if name == "shared"} == {"ok"}  # through the overlay that built
+    assert all(f["location"]["file"].startswith("base/") for f in doc["findings"])
 
 
 def test_a_renderers_error_keeps_its_cause() -> None:
