@@ -44,6 +44,7 @@ from typing import Literal
 from stockade.policies.model import InputError
 from stockade.scanner.sources.base import Item, Skipped, Unreadable, read_text
 from stockade.scanner.sources.render import (
+    CHART_FILE,
     KUSTOMIZATION_FILES,
     Composition,
     HelmSource,
@@ -57,7 +58,6 @@ DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
 STDIN = "-"
 #: Larger files are not read (one pull request must not take a CI runner's memory).
-CHART_FILE = "Chart.yaml"
 UNUSED_BY_KUSTOMIZATION = (
     "in a kustomization's folder but not listed by it (a disabled patch, a file kept aside); "
     "name the file to scan it alone"

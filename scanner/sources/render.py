@@ -23,6 +23,7 @@ read the files a kustomization composes on their own (a patch is not an object).
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shutil
@@ -39,6 +40,8 @@ from stockade.scanner.sources.base import Item
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
+#: what makes a directory a Helm chart
+CHART_FILE = "Chart.yaml"
 #: kubectl's log framing of an error: `E1128 06:05:13.063954 10226 run.go:72] "command failed" err=...`
 _KLOG_RE = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ", re.M)
 
@@ -410,9 +413,100 @@ class HelmSource:
         try:
             text = _run(cmd, self.chart)
         except RenderError as exc:
-            yield InputError(self.chart, str(exc).split(": ", 1)[1])
+            missing = _MISSING_DEPENDENCIES.search(str(exc))
+            if missing is None:
+                yield InputError(self.chart, str(exc).split(": ", 1)[1])
+                return
+            yield from self._without([n.strip() for n in missing.group(1).split(",")], cmd, exc)
             return
         yield from split_helm_output(text, self.chart)
+
+    def _without(self, missing: list[str], cmd: list[str], exc: RenderError) -> Iterator[Item]:
+        """The chart rendered without the dependencies its `charts/` folder lacks (not vendored; `helm
+        dependency build` needs the network), as Helm renders it with them where the values turn
+        them off (their `condition`): such a chart lost nothing. Those the values leave on are
+        not judged, and an error says so; a chart whose Chart.yaml cannot be read stays the error."""
+        chart = Path(self.chart)
+        try:
+            meta = next((v for v, _ in documents((chart / CHART_FILE).read_text(encoding="utf-8"))), None)
+            values = _values([chart / "values.yaml", *map(Path, self.values)])
+        except (OSError, UnicodeDecodeError, DecodeError, ValueError):
+            meta = None
+        deps = meta.get("dependencies") if isinstance(meta, Mapping) else None
+        if not isinstance(meta, dict) or not isinstance(deps, list):
+            yield InputError(self.chart, str(exc).split(": ", 1)[1])
+            return
+        absent = [d for d in deps if isinstance(d, Mapping) and str(d.get("name") or "") in missing]
+        with tempfile.TemporaryDirectory(prefix="stockade-helm-") as tmp:
+            # a copy whose charts/ holds an empty chart of each missing name: Helm checks that a
+            # dependency is there by name (action.CheckDependencies), and an empty one renders nothing
+            copy = Path(tmp, chart.resolve().name)
+            shutil.copytree(chart, copy, ignore=shutil.ignore_patterns(".git"))
+            for dep in absent:
+                name = str(dep["name"])
+                stub = copy / "charts" / name
+                stub.mkdir(parents=True, exist_ok=True)
+                (stub / CHART_FILE).write_text(
+                    f"apiVersion: v2\nname: {json.dumps(name)}\nversion: 0.0.0\n", encoding="utf-8"
+                )
+            try:
+                text = _run([*cmd[:3], str(copy), *cmd[4:]], self.chart)
+            except RenderError as again:
+                yield InputError(self.chart, str(again).split(": ", 1)[1])
+                return
+        yield from split_helm_output(text, self.chart)
+        enabled = [str(d["name"]) for d in absent if _enabled(d, values)]
+        if enabled:
+            several = len(enabled) > 1
+            what, are, them = ("dependencies", "are", "them") if several else ("dependency", "is", "it")
+            yield InputError(
+                self.chart,
+                f"its {what} {', '.join(enabled)} {are} not in charts/ (`helm dependency build` fetches "
+                f"{them}) and its values turn {them} on: rendered and judged without {them}",
+            )
+
+
+#: `helm template`'s error for dependencies a chart's `charts/` folder does not hold
+_MISSING_DEPENDENCIES = re.compile(r"found in Chart\.yaml, but missing in charts/ directory: ([^\n]+?)\s*$")
+
+
+def _values(files: Sequence[Path]) -> dict[str, Any]:
+    """The chart's values.yaml with each values file merged over it (maps deeply, as Helm)."""
+    out: dict[str, Any] = {}
+    for file in files:
+        if not file.is_file():
+            continue
+        doc = next((v for v, _ in documents(file.read_text(encoding="utf-8"))), None)
+        if isinstance(doc, Mapping):
+            out = _merged(out, doc)
+    return out
+
+
+def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(base)
+    for key, value in over.items():
+        old = out.get(key)
+        out[key] = _merged(old, value) if isinstance(old, Mapping) and isinstance(value, Mapping) else value
+    return out
+
+
+def _enabled(dep: Mapping[str, Any], values: Mapping[str, Any]) -> bool:
+    """Whether Helm renders a dependency with these values (chartutil ProcessDependencies): the
+    first path of its `condition` that the values hold as a boolean decides; else its `tags` (any
+    true turns it on, all of them false off); else it is on."""
+    for path in str(dep.get("condition") or "").split(","):
+        node: Any = values
+        for part in path.strip().split(".") if path.strip() else ():
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if isinstance(node, bool) and path.strip():
+            return node
+    given = values.get("tags")
+    tags: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+    named = [t for t in dep.get("tags") or () if isinstance(t, str)]
+    set_tags = [tags[t] for t in named if isinstance(tags.get(t), bool)]
+    if set_tags:
+        return any(set_tags)
+    return True
 
 
 def split_helm_output(text: str, chart: str) -> Iterator[Item]:
