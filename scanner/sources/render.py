@@ -8,11 +8,12 @@ code scanning (SARIF) can place, never at lines of a rendered stream that exist 
 * Kustomize: the overlay is built through a wrapper kustomization (in a temporary folder) that
   references it and asks kustomize for `buildMetadata: [originAnnotations]`; each object's
   `config.kubernetes.io/origin` annotation then names the file it came from, where its document is
-  looked up by kind and name (line 1 of the file when the name was changed by a prefix, a suffix or a
-  patch). The annotation is removed before evaluation (the applied objects do not carry it unless the
-  overlay asks for it itself). Objects a generator made (ConfigMaps, Secrets) point at the
-  kustomization file that configured them; remote resources, and objects without an origin, at the
-  overlay's own kustomization file, line 1.
+  looked up by kind and name (renamed by a prefix or a suffix: the document whose name the built
+  one holds, or the file's one document of the kind; line 1 of the file when none or several
+  fit). The annotation is removed before evaluation (the applied objects do not carry it unless
+  the overlay asks for it itself). Objects a generator made (ConfigMaps, Secrets) point at the
+  kustomization file that configured them; remote resources, and objects without an origin, at
+  the overlay's own kustomization file, line 1.
 
 :func:`composition` reads what one kustomization builds on (the directories of its `resources`,
 `bases` and `components`) and which local files it reads (resources, patches, generators' sources,
@@ -345,14 +346,34 @@ def _to_origin(item: Resource, wrapper: str, directory: str) -> None:
     if "path" in fields:
         md = item.obj.get("metadata")
         name = md.get("name") if isinstance(md, Mapping) else None
-        candidates = _documents(source).get((item.obj.get("kind"), name), [])
-        found = candidates[0] if len(candidates) == 1 else None  # none or several: renamed or ambiguous
+        found = _written(_documents(source), item.obj.get("kind"), name)
     item.origin.file = shown
     item.origin.locator = None
     if found is None:  # no document to resolve fields in: the file's first line
         item.origin.line, item.origin.document, item.origin.prefix = 1, None, ()
     else:  # fields the overlay kept resolve to their lines in the source (read again, as any file)
         item.origin.line, item.origin.document, item.origin.prefix = found.line, found.document, found.prefix
+
+
+def _written(documents: Mapping[tuple[Any, Any], list[Origin]], kind: Any, name: Any) -> Origin | None:
+    """Where the source file writes the object kustomize built as ``kind``/``name``: the one document
+    of that kind and name; else, renamed by a namePrefix or nameSuffix (a kubebuilder project's
+    `production-stack-` on every object), the one whose name is the longest part of the built name;
+    else the file's one document of that kind. None where that is not one document (two objects
+    the name fits, a patch that renamed it)."""
+    exact = documents.get((kind, name), [])
+    if exact:
+        return exact[0] if len(exact) == 1 else None
+    same_kind = {n: found for (k, n), found in documents.items() if k == kind and isinstance(n, str) and n}
+    if isinstance(name, str):
+        parts = sorted((n for n in same_kind if n in name), key=len, reverse=True)
+        if parts and (len(parts) == 1 or len(parts[0]) > len(parts[1])):
+            fits = same_kind[parts[0]]
+            return fits[0] if len(fits) == 1 else None
+    if len(same_kind) == 1:
+        (only,) = same_kind.values()
+        return only[0] if len(only) == 1 else None
+    return None
 
 
 def _documents(source: Path) -> dict[tuple[Any, Any], list[Origin]]:

@@ -465,3 +465,20 @@ def test_a_chart_is_rendered_into_the_namespace_given(tmp_path: Path) -> None:
     assert {f["resource"]["namespace"] for f in given["findings"]} == {"ml"}
     _, plain, _ = scan("chart", "--fail-on", "never", cwd=tmp_path)
     assert {f["resource"]["namespace"] for f in plain["findings"]} == {"default"}
+
+
+def test_a_renamed_object_is_found_by_the_part_of_its_name_its_file_writes() -> None:
+    """kustomize's origin names the file; a namePrefix or nameSuffix changed the name: the document
+    whose name is the longest part of the built one, else the file's one document of the kind,
+    never a guess between two."""
+    from stockade.policies.model import Origin
+    from stockade.scanner.sources.render import _written
+
+    web, api, role = Origin(line=1), Origin(line=20), Origin(line=40)
+    docs = {("Deployment", "web"): [web], ("Deployment", "web-api"): [api], ("Role", "admin"): [role]}
+    assert _written(docs, "Deployment", "web") is web
+    assert _written(docs, "Deployment", "prod-web-api-v2") is api  # the longest part
+    assert _written(docs, "Deployment", "prod-web") is web
+    assert _written(docs, "Role", "prefix-renamed-by-a-patch") is role  # the file's one Role
+    assert _written(docs, "Deployment", "other") is None  # two Deployments, neither fits
+    assert _written({("Deployment", "a"): [web], ("Deployment", "b"): [api]}, "Deployment", "a-b") is None
