@@ -69,7 +69,21 @@ def build_workload(info: KindInfo, items: int = 3) -> dict[str, Any]:
     }
     for pod_path in info.pods:
         _fill(obj, pod_path.path, pod_path.form, items)
+    _groups_of_two(obj)
     return obj
+
+
+def _groups_of_two(node: Any) -> None:
+    """LeaderWorkerSet groups of a leader and a worker: at its default `size` of 1 a group with a
+    leaderTemplate has no worker pod (its workerTemplate makes none)."""
+    if isinstance(node, dict):
+        if "leaderTemplate" in node and "workerTemplate" in node:
+            node.setdefault("size", 2)
+        for value in node.values():
+            _groups_of_two(value)
+    elif isinstance(node, list):
+        for value in node:
+            _groups_of_two(value)
 
 
 def clean_pod_spec() -> dict[str, Any]:

@@ -135,6 +135,8 @@ class WorkloadKinds:
                     # the submitter KubeRay builds: named as what it is, the object has no such field
                     found = [({}, pod_path.path, ray.DEFAULT_SUBMITTER)]
             for node, path, label in found:
+                if _no_workers(obj, path):
+                    continue
                 out.append(
                     _pod(obj, node, pod_path, path, label if named else "", high_risk, info.namespaced)
                 )
@@ -151,6 +153,25 @@ class WorkloadKinds:
             if owner is not None and owner.high_risk:
                 return True
         return False
+
+
+def _no_workers(obj: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
+    """A LeaderWorkerSet's workerTemplate (or a DisaggregatedSet role's) that makes no pod: groups of
+    `size` 1 (its default) with a leaderTemplate, whose workers' StatefulSet the lws controller
+    creates with size - 1 = 0 replicas (pod_controller.go). Without a leaderTemplate the
+    workerTemplate is the leader's too, and judged."""
+    if len(path) < 2 or path[-1] != "workerTemplate" or path[-2] != "leaderWorkerTemplate":
+        return False
+    group: Any = obj
+    for key in path[:-1]:  # through lists too: a DisaggregatedSet's roles[i]
+        if isinstance(key, int) and isinstance(group, list) and 0 <= key < len(group):
+            group = group[key]
+        else:
+            group = group.get(key) if isinstance(group, Mapping) and isinstance(key, str) else None
+    if not isinstance(group, Mapping) or not isinstance(group.get("leaderTemplate"), Mapping):
+        return False
+    size = group.get("size", 1)
+    return size == 1 and not isinstance(size, bool)
 
 
 def _walk(

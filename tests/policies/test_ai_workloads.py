@@ -470,3 +470,58 @@ def test_gatekeeper_constraints_judge_the_whole_custom_resource_once(tmp_path: P
     gk = [f for f in result.findings if f.rule.id.startswith("GK-")]
     assert [(f.message, f.template) for f in gk] == [("3 worker groups", None)]
     assert [f.template for f in result.findings if f.rule.id == "STK-POD-003"] == ["workerGroupSpecs[item-2]"]
+
+
+def test_a_leader_worker_set_group_of_one_has_no_worker_pods() -> None:
+    """kubernetes-sigs/lws' DisaggregatedSet sample: roles of `size: 1` with a leaderTemplate. The lws
+    controller makes their workers' StatefulSet with size - 1 = 0 replicas (pod_controller.go), so
+    no pod is built from their workerTemplate: 18 findings on pods that never run, the leader's
+    own said again. Without a leaderTemplate the workerTemplate is the leader's too, and judged."""
+    template = {"spec": clean_pod_spec()}
+    lws = {
+        "apiVersion": "leaderworkerset.x-k8s.io/v1",
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "w", "namespace": "ml"},
+        "spec": {"leaderWorkerTemplate": {"leaderTemplate": template, "workerTemplate": template}},
+    }
+    names = [p["template"] for p in DEFAULT_WORKLOADS.pods(lws)]
+    assert names == ["leaderWorkerTemplate.leaderTemplate"]
+    lws["spec"]["leaderWorkerTemplate"]["size"] = 4
+    assert len(DEFAULT_WORKLOADS.pods(lws)) == 2
+    del lws["spec"]["leaderWorkerTemplate"]["leaderTemplate"]
+    lws["spec"]["leaderWorkerTemplate"]["size"] = 1
+    assert [p["template"] for p in DEFAULT_WORKLOADS.pods(lws)] == ["leaderWorkerTemplate.workerTemplate"]
+    roles = {
+        "apiVersion": "disaggregatedset.x-k8s.io/v1",
+        "kind": "DisaggregatedSet",
+        "metadata": {"name": "d", "namespace": "ml"},
+        "spec": {
+            "roles": [
+                {
+                    "name": "prefill",
+                    "spec": {
+                        "leaderWorkerTemplate": {
+                            "leaderTemplate": template,
+                            "workerTemplate": template,
+                            "size": 1,
+                        }
+                    },
+                },
+                {
+                    "name": "decode",
+                    "spec": {
+                        "leaderWorkerTemplate": {
+                            "leaderTemplate": template,
+                            "workerTemplate": template,
+                            "size": 2,
+                        }
+                    },
+                },
+            ]
+        },
+    }
+    assert [p["template"] for p in DEFAULT_WORKLOADS.pods(roles)] == [
+        "roles[prefill].leaderWorkerTemplate.leaderTemplate",
+        "roles[decode].leaderWorkerTemplate.leaderTemplate",
+        "roles[decode].leaderWorkerTemplate.workerTemplate",
+    ]
