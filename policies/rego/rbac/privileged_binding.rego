@@ -37,7 +37,7 @@ namespace_ok(b, s) if b.namespace == rbac.subject_namespace(s)
 
 scope_text := "cluster-wide" if {
 	rbac.kind == "ClusterRoleBinding"
-} else := sprintf("in namespace %q", [object.get(rbac.md, "namespace", "")])
+} else := sprintf("in namespace %q", [object.get(rbac.md, "namespace", "default")]) # kubectl apply's, unwritten
 
 deny contains v if {
 	rbac.in_scope

@@ -58,3 +58,11 @@ test_bootstrap_binding_out_of_scope if {
 	count(deny(crb, [])) == 0
 	count(privileged_binding.deny) == 1 with input as {"object": crb} with data.stockade.config as {"scope": {"include_system_rbac": true}}
 }
+
+# a RoleBinding a manifest writes without a namespace (kubernetes-sigs/lws' examples): where kubectl
+# apply puts it, and its ServiceAccount subject with it, never in namespace ""
+test_an_unwritten_namespace_is_default if {
+	unwritten := json.patch(binding("RoleBinding", "b", "cluster-admin", [{"kind": "ServiceAccount", "name": "ci"}]), [{"op": "remove", "path": "/metadata/namespace"}])
+	some v in deny(unwritten, [])
+	v.msg == "RoleBinding \"b\" binds ClusterRole \"cluster-admin\" in namespace \"default\" to ServiceAccount default/ci, which is not a break-glass subject (rbac.break_glass_subjects)"
+}

@@ -72,6 +72,9 @@ test_pod_edits_alone_say_what_they_do if {
 	creates := role("Role", "r", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "patch"]}])
 	ws := deny(creates, false)
 	{w.msg | some w in ws} == {"Role \"r\" grants create pods, patch pods: it runs pods as any ServiceAccount of the namespace, with any volume it may mount"}
+	cluster := role("ClusterRole", "c", [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}])
+	cs := deny(cluster, false)
+	{c.msg | some c in cs} == {"ClusterRole \"c\" grants create pods: it runs pods as any ServiceAccount of each namespace it is granted in, with any volume it may mount"}
 	controller := role("Role", "r", [{"apiGroups": ["", "apps"], "resources": ["pods", "deployments"], "verbs": ["update"]}])
 	xs := deny(controller, false)
 	{x.msg | some x in xs} == {"Role \"r\" grants update deployments.apps, update pods: it runs pods as any ServiceAccount of the namespace, with any volume it may mount"}
