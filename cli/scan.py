@@ -293,6 +293,15 @@ def scan(
             "give --namespace NS for the namespace they are deployed to",
             err=True,
         )
+    if result.out_of_scope:
+        n = len(result.out_of_scope)
+        was, them = ("was", "it") if n == 1 else ("were", "them")
+        typer.echo(
+            f"stockade: note: {count(n, 'object')} in namespaces scope.excluded_namespaces leaves out "
+            f"{was} not judged (first: {result.out_of_scope[0]}); take the namespace out of that list "
+            f"(stockade.yaml) to judge {them}",
+            err=True,
+        )
     if matcher is not None:
         _baseline_outcome(result, cfg, matcher, baseline, write_baseline)
     emit(report, result, output, terminal_colors=format == Format.table)

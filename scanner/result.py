@@ -68,6 +68,9 @@ class Result:
     #: namespaced objects read without metadata.namespace and no --namespace given (scan), as
     #: "file:line Kind/name"; they are judged as in namespace "default", where kubectl would put them
     namespaceless: list[str] = field(default_factory=list)
+    #: objects read but left out by `scope` (excluded namespaces), as "file:line Kind/namespace/name"
+    #: (scan): a scanned repository's kube-system DaemonSet is its authors' object, said not judged
+    out_of_scope: list[str] = field(default_factory=list)
     #: what this run could not evaluate, or controls not configured (:class:`Note`), once each
     notes: list[Note] = field(default_factory=list)
 

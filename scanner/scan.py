@@ -122,6 +122,12 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
     return unnamed
 
 
+def _where(r: Resource) -> str:
+    """ "file:line Kind/namespace/name", as scan notes name an object."""
+    where = f"{r.origin.file}:{r.origin.line}" if r.origin.line is not None else str(r.origin.file)
+    return f"{where} {r.ref().display()}"
+
+
 def can_fork() -> bool:
     import multiprocessing
 
@@ -310,6 +316,9 @@ def scan(
     todo = [r for r in resources if evaluator.in_scope(r)]
     result = Result(tool_version=version, errors=list(errors), rules=dict(evaluator.rules), files=files)
     result.namespaceless = namespaceless
+    if len(todo) < len(resources):
+        judged = {id(r) for r in todo}
+        result.out_of_scope = [_where(r) for r in resources if id(r) not in judged]
     if evaluator.set_inventory(r.obj for r in resources):
         options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
     # the stockade.io/ignore-<RULE> annotations, as `suppressions.scan` allows (by default: honoured)

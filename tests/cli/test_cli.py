@@ -207,3 +207,23 @@ def test_kustomize_locations_survive_prefixes_generators_and_sarif(tmp_path: Pat
         for loc in r["locations"]
     }
     assert uris == {(base / "pod.yaml").as_uri(), (overlay / "kustomization.yaml").as_uri()}, uris
+
+
+def test_objects_scope_leaves_out_are_said_not_judged(tmp_path: Path) -> None:
+    """vllm production-stack's Azure guide ships NVIDIA's device plugin DaemonSet into kube-system,
+    with a hostPath: `scope.excluded_namespaces` (kube-system by default) left it out, and the scan
+    said nothing of it ("No findings in 0 resources"). A note names it; the exit code is the scan's."""
+    path = tmp_path / "ds.yaml"
+    path.write_text(
+        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: dp, namespace: kube-system}\n"
+        "spec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n"
+        "    spec: {containers: [{name: c, image: 'x:1', securityContext: {privileged: true}}]}\n"
+    )
+    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["findings"] == []
+    assert (
+        f"1 object in namespaces scope.excluded_namespaces leaves out was not judged (first: {path}:1 "
+        "DaemonSet/kube-system/dp)"
+    ) in result.stderr
+    judged = CliRunner().invoke(app, ["scan", str(path), "-f", "json", "--namespace", "x"])
+    assert "leaves out" in judged.stderr  # its own namespace, not --namespace's
