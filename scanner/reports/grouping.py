@@ -54,7 +54,9 @@ class Group:
     """Findings on one object that are one problem; `findings[0]` is the most serious."""
 
     findings: tuple[Finding, ...]
-    #: the primary findings of the same group in other files: the same object, the same findings
+    #: the primary findings of the same group in other files: an object of the same name with the
+    #: same findings (a chart and its committed render; or two examples that share a name, lws'
+    #: GPU and TPU vLLM: "the same name", never "the same object", which the findings cannot tell)
     elsewhere: tuple[Finding, ...] = ()
 
     @property
@@ -104,7 +106,7 @@ class Group:
         text = ", ".join(places[:MAX_ELSEWHERE]) + (f" and {more} more {what}" if more > 0 else "")
         if unnamed:
             return [f"the same findings on resources the deployment names, in {text}"]
-        return [f"the same object and findings in {text}" if same else f"the same for {text}"]
+        return [f"the same name and findings in {text}" if same else f"the same for {text}"]
 
     def _lines(self) -> list[str]:
         out = [_cut(self.primary.message)]

@@ -563,7 +563,7 @@ def test_resources_whose_names_only_the_deployment_decides_are_not_the_same_obje
     out = CliRunner().invoke(
         app, ["scan", str(tmp_path / "a.json"), str(tmp_path / "b.json")], env={"COLUMNS": "250"}
     )
-    assert "the same object and findings" not in out.output
+    assert "the same name and findings" not in out.output
     assert "the same findings on resources the deployment names, in" in out.output
 
 

@@ -92,7 +92,7 @@ def test_groups_never_mix_objects_files_or_waived_findings(tmp_path: Path) -> No
     other_file = [replace(f, file="other.yaml", line=(f.line or 0) + 40) for f in findings]
     (both,) = group(findings + other_file)
     assert [f.file for f in both.elsewhere] == ["other.yaml"]
-    assert both.lines()[-1] == f"the same object and findings in other.yaml:{other_file[0].line}"
+    assert both.lines()[-1] == f"the same name and findings in other.yaml:{other_file[0].line}"
     changed = [*other_file[:-1], replace(other_file[-1], message="another message")]
     assert [len(g.elsewhere) for g in group(findings + changed)] == [0, 0]
     # the same file rendered again into another namespace (a kustomize overlay's `namespace:`)
