@@ -53,6 +53,16 @@ from stockade.policies.model import without_bookkeeping
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NAMED_VARIABLE = "value of a credential-named variable"
 NAMED_KEY = "value under a credential-named key"
+#: a credential-named variable whose whole value is `$NAME` or `${NAME}`: not Kubernetes' `$(NAME)`,
+#: so the container would get those characters, unless the manifest is filled in before it is
+#: applied (envsubst, as kubernetes-sigs/lws' guides do with HF_TOKEN; Flux's post-build
+#: substitution): then the applied object holds the credential in plaintext
+SUBSTITUTED = (
+    "a credential-named variable's $NAME, which envsubst or Flux fills in before apply: "
+    "the applied object holds the credential"
+)
+#: `$NAME` or `${NAME}`, the whole value
+_SUBSTITUTION = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*\})")
 DIRECTIVE = "value of a password directive"
 BASIC = "HTTP basic credentials"
 _NAMED = frozenset({NAMED_VARIABLE, NAMED_KEY, DIRECTIVE})
@@ -171,6 +181,11 @@ def _sensitive(name: str) -> bool:
     """Names repeat across a tree (the same variables in every workload): decided once each."""
     words = _CAMEL.sub(r"\1_\2", name).lower().replace("-", "_")
     return bool(_NAME.match(words))
+
+
+def _substituted(value: str) -> bool:
+    """An env var value that is one `$NAME` or `${NAME}` (:data:`SUBSTITUTED`)."""
+    return _SUBSTITUTION.fullmatch(value.strip()) is not None
 
 
 def plausible(value: Any) -> bool:
@@ -623,6 +638,8 @@ def _found(node: Any, data_keys: bool, *, prefilter: bool = False) -> dict[tuple
             if isinstance(text_value, str):
                 if sensitive_name(name := value.get("name")) and plausible(text_value):
                     add((*path, "value"), {NAMED_VARIABLE}, name)
+                elif path[-2:-1] == ["env"] and _substituted(text_value) and sensitive_name(name):
+                    add((*path, "value"), {SUBSTITUTED}, name)
                 elif isinstance(name, str) and _config_text(text_value):
                     text((*path, "value"), text_value, None)
             children: Iterable[tuple[Any, Any]] = value.items()

@@ -630,3 +630,24 @@ def test_the_name_sieve_has_a_word_of_every_name_the_pattern_takes() -> None:
         for spelled in _spellings(word):
             assert credentials._NAME.match(spelled), spelled
             assert credentials._NAME_STEMS.search(spelled), spelled
+
+
+def test_a_credential_variable_filled_in_before_apply_is_reported() -> None:
+    """kubernetes-sigs/lws' guides apply their examples through envsubst: `value: $HF_TOKEN` puts
+    the Hugging Face token into the LeaderWorkerSet in plaintext (8 containers, said nowhere). Only
+    a whole `$NAME` or `${NAME}` under a credential's name in a container's env: Kubernetes' own
+    `$(NAME)` refers to another variable, a ConfigMap's `${NAME}` is often the application's."""
+    container = {
+        "name": "app",
+        "env": [
+            {"name": "HF_TOKEN", "value": "$HF_TOKEN"},
+            {"name": "DB_PASSWORD", "value": " ${DB_PASSWORD} "},
+            {"name": "API_TOKEN", "value": "$(OTHER_TOKEN)"},
+            {"name": "MODEL", "value": "$MODEL"},
+            {"name": "AUTH_TOKEN", "value": "prefix-${TOKEN}"},
+        ],
+    }
+    found = {e["path"][-2]: e for e in _facts(_deployment(container))}
+    assert set(found) == {0, 1}
+    assert found[0]["types"] == [credentials.SUBSTITUTED] and found[0]["name"] == "HF_TOKEN"
+    assert not _facts(_configmap({"password": "${DB_PASSWORD}"}))

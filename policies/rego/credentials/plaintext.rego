@@ -12,7 +12,10 @@
 #   Slack and Google API keys, private keys, JSON Web Tokens, URLs with a password), or a value under a
 #   credential's name (an env var or ConfigMap key whose last word is password, secret, token,
 #   api_key, access_key, connection_string...; references such as $(VAR) or {{ .Values.x }}, paths,
-#   placeholders, decimal numbers and booleans are not credentials). Names listed in
+#   placeholders, decimal numbers and booleans are not credentials; an env var under a credential's
+#   name whose whole value is `$NAME` or `${NAME}`, not Kubernetes' `$(NAME)`, is filled in before
+#   apply, by envsubst or Flux's substitution, and the applied object then holds the credential: it is
+#   reported too). Names listed in
 #   credentials.allowed_names (globs, case-insensitive) are never reported. ConfigMap values and env
 #   var values that are configuration text are read inside: properties and .env (key=value), INI,
 #   embedded YAML and JSON, password directives (redis requirepass, masterauth), Authorization
