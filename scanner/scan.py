@@ -117,15 +117,13 @@ def default_namespaces(resources: Sequence[Resource], namespace: str | None) -> 
             if isinstance(md, dict):
                 md["namespace"] = namespace
                 continue
-        where = f"{r.origin.file}:{r.origin.line}" if r.origin.line is not None else str(r.origin.file)
-        unnamed.append(f"{where} {r.kind}/{r.name}")
+        unnamed.append(f"{_at(r)} {r.kind}/{r.name}")
     return unnamed
 
 
-def _where(r: Resource) -> str:
-    """ "file:line Kind/namespace/name", as scan notes name an object."""
-    where = f"{r.origin.file}:{r.origin.line}" if r.origin.line is not None else str(r.origin.file)
-    return f"{where} {r.ref().display()}"
+def _at(r: Resource) -> str:
+    """Where scan notes say an object is: "file:line", or the file of a JSON one (no lines)."""
+    return f"{r.origin.file}:{r.origin.line}" if r.origin.line is not None else str(r.origin.file)
 
 
 def can_fork() -> bool:
@@ -268,7 +266,7 @@ def _rendered(found: Sequence[Item | Chart], workers: int) -> list[Item]:
     # rendered on its own (and so on, where one of them fails too)
     done = {t.directory.resolve() for t in charts}
     failed = [t for t in charts if failed_render(t, renders[t])]
-    built = [t for t in charts if not failed_render(t, renders[t])]
+    built = [t for t in charts if t not in failed]
     while failed:
         pairs = bases_to_render(failed, built, done)
         bases = [base for _, base in pairs]
@@ -318,7 +316,7 @@ def scan(
     result.namespaceless = namespaceless
     if len(todo) < len(resources):
         judged = {id(r) for r in todo}
-        result.out_of_scope = [_where(r) for r in resources if id(r) not in judged]
+        result.out_of_scope = [f"{_at(r)} {r.ref().display()}" for r in resources if id(r) not in judged]
     if evaluator.set_inventory(r.obj for r in resources):
         options = dataclasses.replace(options, workers=1)  # data.inventory lives in this process
     # the stockade.io/ignore-<RULE> annotations, as `suppressions.scan` allows (by default: honoured)

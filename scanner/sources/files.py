@@ -57,7 +57,6 @@ from stockade.scanner.sources.text import parse_text
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
 STDIN = "-"
-#: Larger files are not read (one pull request must not take a CI runner's memory).
 UNUSED_BY_KUSTOMIZATION = (
     "in a kustomization's folder but not listed by it (a disabled patch, a file kept aside); "
     "name the file to scan it alone"

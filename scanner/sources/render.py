@@ -462,7 +462,9 @@ class HelmSource:
             # a copy whose charts/ holds an empty chart of each missing name: Helm checks that a
             # dependency is there by name (action.CheckDependencies), and an empty one renders nothing
             copy = Path(tmp, chart.resolve().name)
-            shutil.copytree(chart, copy, ignore=shutil.ignore_patterns(".git"))
+            # links copied as links: a link out of the chart (or a loop of them) is Helm's to read,
+            # as in the chart itself, never followed here
+            shutil.copytree(chart, copy, symlinks=True, ignore=shutil.ignore_patterns(".git"))
             for dep in absent:
                 name = str(dep["name"])
                 stub = copy / "charts" / name
