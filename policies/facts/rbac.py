@@ -174,6 +174,16 @@ WORKLOAD_RESOURCES: tuple[tuple[str, str], ...] = (
     ("batch", "jobs"),
     ("batch", "cronjobs"),
 )
+#: Workloads whose pod template the API server does not let an update change (a Job's spec.template
+#: is immutable but for a suspended Job's scheduling directives, which name no account, image or
+#: volume: batch validation, KEP-2926): only their create runs pods (Kueue's controller updates Jobs,
+#: said to "run pods as any ServiceAccount" by a critical STK-RBAC-031)
+TEMPLATE_FIXED: frozenset[tuple[str, str]] = frozenset({("batch", "jobs")})
+
+
+def _pod_writes(group: str, resource: str) -> str:
+    """The verbs on a workload resource that decide the pods it runs (:data:`TEMPLATE_FIXED`)."""
+    return "create" if (group, resource) in TEMPLATE_FIXED else "create update patch"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +212,7 @@ def _p(verbs: str, group: str, *resources: str) -> tuple[Perm, ...]:
 #: policies/rego/lib/rbac.rego (tests/policies/test_rbac_rules.py checks they agree).
 RISKY: dict[str, tuple[Perm, ...]] = {
     "STK-RBAC-002": _p("get list watch", "", "secrets"),
-    "STK-RBAC-003": tuple(p for g, r in WORKLOAD_RESOURCES for p in _p("create update patch", g, r)),
+    "STK-RBAC-003": tuple(p for g, r in WORKLOAD_RESOURCES for p in _p(_pod_writes(g, r), g, r)),
     "STK-RBAC-004": _p("create", "", "persistentvolumes"),
     "STK-RBAC-005": _p("get create", "", "nodes/proxy"),
     "STK-RBAC-006": _p("escalate bind", RBAC_GROUP, "roles", "clusterroles"),
@@ -1285,7 +1295,7 @@ def pod_runner(rule: PolicyRule) -> str | None:
         return "create pods"
     for verbs in (("create",), ("update", "patch")):
         for group, resource in WORKLOAD_RESOURCES:
-            if resource == "pods":
+            if resource == "pods" or verbs[0] not in _pod_writes(group, resource):
                 continue
             for verb in verbs:
                 allowed = (

@@ -819,6 +819,10 @@ def test_a_step_names_the_controller_it_writes() -> None:
     )
     assert pod_runner(rule(["patch"], ["apps"], ["daemonsets"])) == "patch daemonsets.apps, and so pods,"
     assert pod_runner(rule(["create"], ["batch"], ["jobs"])) == "create jobs.batch, and so pods,"
+    # a Job's pod template is immutable: Kueue's update of Jobs runs no pod (its critical
+    # STK-RBAC-031 said so); a CronJob's template is not
+    assert pod_runner(rule(["get", "update", "patch"], ["batch"], ["jobs"])) is None
+    assert pod_runner(rule(["update"], ["batch"], ["cronjobs"])) == "update cronjobs.batch, and so pods,"
 
 
 def test_a_binding_never_lets_its_subject_escalate_to_itself() -> None:

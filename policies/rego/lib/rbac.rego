@@ -96,6 +96,13 @@ workload_resources := [
 
 perm(verbs, group, resources) := {"verbs": verbs, "group": group, "resources": resources}
 
+# The verbs on a workload resource that decide the pods it runs: a Job's pod template is immutable
+# (but for a suspended Job's scheduling directives, which name no account, image or volume), so
+# only its create does (policies/facts/rbac.py TEMPLATE_FIXED; Kueue's controller updates Jobs).
+pod_writes(group, resource) := ["create"] if [group, resource] == ["batch", "jobs"]
+
+pod_writes(group, resource) := ["create", "update", "patch"] if [group, resource] != ["batch", "jobs"]
+
 # The fleet's Kubernetes version (rbac.kubernetes_version, validated "1.30" to "1.35"). From 1.35 a
 # WebSocket session on pods/exec, attach or portforward needs create as well as get
 # (AuthorizePodWebsocketUpgradeCreatePermission, on by default); before, get alone opened one.
@@ -117,7 +124,7 @@ catalogue := {
 	},
 	"STK-RBAC-003": {
 		"why": "runs pods as any ServiceAccount of the namespace, with any volume it may mount",
-		"perms": [perm(["create", "update", "patch"], g, [r]) | some [g, r] in workload_resources],
+		"perms": [perm(pod_writes(g, r), g, [r]) | some [g, r] in workload_resources],
 	},
 	"STK-RBAC-004": {
 		"why": "creates PersistentVolumes, including hostPath volumes onto any node's filesystem",

@@ -79,3 +79,12 @@ test_pod_edits_alone_say_what_they_do if {
 	xs := deny(controller, false)
 	{x.msg | some x in xs} == {"Role \"r\" grants update deployments.apps, update pods: it runs pods as any ServiceAccount of the namespace, with any volume it may mount"}
 }
+
+# Kueue's controller: update and patch on Jobs. A Job's pod template is immutable (a suspended Job's
+# scheduling directives aside), so updating one runs no pod as another account; creating one does.
+test_a_job_update_runs_no_pod if {
+	updates := role("ClusterRole", "kueue", [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["get", "update", "patch"]}])
+	count(deny(updates, false)) == 0
+	creates := role("ClusterRole", "kueue", [{"apiGroups": ["batch"], "resources": ["jobs", "cronjobs"], "verbs": ["create", "update"]}])
+	{v.msg | some v in deny(creates, false)} == {"ClusterRole \"kueue\" grants create cronjobs.batch, create jobs.batch, update cronjobs.batch: it runs pods as any ServiceAccount of each namespace it is granted in, with any volume it may mount"}
+}
