@@ -96,7 +96,7 @@ test_forbidden_patterns_normalised_too if {
 test_path_and_message if {
 	some v in host_path_targets.deny with input as volumes(["/tmp", "/var/lib/kubelet/pods"]) with data.stockade.config as cfg(defaults)
 	v.path == ["spec", "volumes", 1, "hostPath", "path"]
-	v.msg == "volume \"v1\" mounts host path \"/var/lib/kubelet/pods\", which exposes forbidden /var/lib/kubelet"
+	v.msg == "volume \"v1\" mounts host path \"/var/lib/kubelet/pods\", which lies under forbidden /var/lib/kubelet"
 }
 
 test_every_pss_level if {
