@@ -4,7 +4,10 @@ stockade does not reimplement either renderer: `helm template` and `kubectl kust
 `kustomize build`) decide what a chart or overlay produces. Findings point at source files, which
 code scanning (SARIF) can place, never at lines of a rendered stream that exist nowhere:
 
-* Helm: the template file `helm template` names in its `# Source:` comments, at line 1.
+* Helm: the template file `helm template` names in its `# Source:` comments, at line 1. A chart
+  whose dependencies its `charts/` folder lacks (not committed; `helm dependency build` needs the
+  network) is rendered from a copy where an empty chart stands in for each (Helm checks them by
+  name): exactly Helm's render where its values turn them off; an error names those they leave on.
 * Kustomize: the overlay is built through a wrapper kustomization (in a temporary folder) that
   references it and asks kustomize for `buildMetadata: [originAnnotations]`; each object's
   `config.kubernetes.io/origin` annotation then names the file it came from, where its document is
