@@ -275,6 +275,11 @@ DEFAULT_FORBIDDEN_HOST_PATHS = (
     "/run/crio",
     "/var/lib/docker",
     "/var/lib/containerd",
+    # the Container Device Interface's dynamic specs (/etc/cdi is under /etc): a spec written there
+    # adds devices, mounts and hooks the runtime runs on the host to every container that asks for
+    # the device (NVIDIA's Container Toolkit and device plugin generate them)
+    "/var/run/cdi",
+    "/run/cdi",
 )
 
 
@@ -905,7 +910,7 @@ sandbox:
 host_paths:
   forbidden: [/, /proc, /etc, /dev/nvidia*, /var/lib/kubelet, /var/run/docker.sock,
               /run/docker.sock, /var/run/docker, /var/run/containerd, /run/containerd, /var/run/crio,
-              /run/crio, /var/lib/docker, /var/lib/containerd]
+              /run/crio, /var/lib/docker, /var/lib/containerd, /var/run/cdi, /run/cdi]
 
 # Egress is deny-by-default: every workload's pods must be selected by an egress NetworkPolicy,
 # and policies may open only cluster DNS and what `allow` lists (CIDRs, namespaces, FQDNs),

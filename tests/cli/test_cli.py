@@ -227,3 +227,19 @@ def test_objects_scope_leaves_out_are_said_not_judged(tmp_path: Path) -> None:
     ) in result.stderr
     judged = CliRunner().invoke(app, ["scan", str(path), "-f", "json", "--namespace", "x"])
     assert "leaves out" in judged.stderr  # its own namespace, not --namespace's
+
+
+def test_the_container_device_interface_spec_directory_is_forbidden(tmp_path: Path) -> None:
+    """A CDI spec written to /var/run/cdi adds devices, mounts and hooks the runtime runs on the host
+    to every container that asks for the device (kueue review: NVIDIA's device plugin mounts it
+    writable, and only a generic hostPath finding said so, where the Pod Security level reports
+    hostPath at all)."""
+    path = tmp_path / "pod.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: gpu}\nspec:\n"
+        "  containers: [{name: c, image: 'x:1', volumeMounts: [{name: cdi, mountPath: /cdi}]}]\n"
+        "  volumes: [{name: cdi, hostPath: {path: /run/cdi}}]\n"
+    )
+    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+    (found,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"]["id"] == "STK-POD-201"]
+    assert "which is forbidden /run/cdi" in found["message"]

@@ -2,7 +2,9 @@
 # title: HostPath volume exposes a forbidden host path
 # description: >-
 #   A hostPath volume must not expose a path in host_paths.forbidden: the GPU device files
-#   (/dev/nvidia*), container runtime sockets and state (docker, containerd, CRI-O), the kubelet's
+#   (/dev/nvidia*), container runtime sockets and state (docker, containerd, CRI-O), the Container
+#   Device Interface's dynamic specs (/var/run/cdi: a spec written there adds devices, mounts and
+#   host hooks to every container asking for the device), the kubelet's
 #   directory (every pod's secrets and volumes), /proc, /etc or the host's root. Enforced at every Pod
 #   Security level: baseline already rejects hostPath (STK-POD-005), but GPU operator and monitoring
 #   namespaces run "privileged" and still must not reach these. Paths are compared after normalisation
