@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -209,17 +210,22 @@ def test_kustomize_locations_survive_prefixes_generators_and_sarif(tmp_path: Pat
     assert uris == {(base / "pod.yaml").as_uri(), (overlay / "kustomization.yaml").as_uri()}, uris
 
 
+def _scan_written(path: Path, text: str) -> tuple[Path, Any]:
+    """``text`` written to ``path``, scanned to JSON by the CLI."""
+    path.write_text(text)
+    return path, CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
+
+
 def test_objects_scope_leaves_out_are_said_not_judged(tmp_path: Path) -> None:
     """vllm production-stack's Azure guide ships NVIDIA's device plugin DaemonSet into kube-system,
     with a hostPath: `scope.excluded_namespaces` (kube-system by default) left it out, and the scan
     said nothing of it ("No findings in 0 resources"). A note names it; the exit code is the scan's."""
-    path = tmp_path / "ds.yaml"
-    path.write_text(
+    path, result = _scan_written(
+        tmp_path / "ds.yaml",
         "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: dp, namespace: kube-system}\n"
         "spec:\n  selector: {matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n"
-        "    spec: {containers: [{name: c, image: 'x:1', securityContext: {privileged: true}}]}\n"
+        "    spec: {containers: [{name: c, image: 'x:1', securityContext: {privileged: true}}]}\n",
     )
-    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
     assert result.exit_code == 0 and json.loads(result.stdout)["findings"] == []
     assert (
         f"1 object in namespaces scope.excluded_namespaces leaves out was not judged (first: {path}:1 "
@@ -234,12 +240,11 @@ def test_the_container_device_interface_spec_directory_is_forbidden(tmp_path: Pa
     to every container that asks for the device (kueue review: NVIDIA's device plugin mounts it
     writable, and only a generic hostPath finding said so, where the Pod Security level reports
     hostPath at all)."""
-    path = tmp_path / "pod.yaml"
-    path.write_text(
+    _, result = _scan_written(
+        tmp_path / "pod.yaml",
         "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: gpu}\nspec:\n"
         "  containers: [{name: c, image: 'x:1', volumeMounts: [{name: cdi, mountPath: /cdi}]}]\n"
-        "  volumes: [{name: cdi, hostPath: {path: /run/cdi}}]\n"
+        "  volumes: [{name: cdi, hostPath: {path: /run/cdi}}]\n",
     )
-    result = CliRunner().invoke(app, ["scan", str(path), "-f", "json"])
     (found,) = [f for f in json.loads(result.stdout)["findings"] if f["rule"]["id"] == "STK-POD-201"]
     assert "which is forbidden /run/cdi" in found["message"]
