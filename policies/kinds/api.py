@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal, NamedTuple, cast
 
 #: How a pod spec is held (docs/architecture.md, "Contracts": input.pod):
@@ -80,6 +80,19 @@ def pod_path(text: str, form: PodForm = "template", account: Account = OWN_ACCOU
     return PodPath(
         tuple(WILDCARD if t == "[*]" else t for t in re.findall(r"\[\*\]|[^.\[\]]+", text)), form, account
     )
+
+
+def field_at(value: Any, path: Sequence[str | int]) -> Any:
+    """The value at ``path`` in a decoded object (keys of mappings, indexes of lists), None where the
+    path leads nowhere."""
+    for key in path:
+        if isinstance(key, int) and isinstance(value, list) and 0 <= key < len(value):
+            value = value[key]
+        elif isinstance(key, str) and isinstance(value, Mapping):
+            value = value.get(key)
+        else:
+            return None
+    return value
 
 
 class KindInfo(NamedTuple):

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from stockade.policies.kinds.api import field_at
+
 #: what a RayClusterSpec is under, by the kind holding it
 _SPEC = {
     "RayCluster": ("spec",),
@@ -32,7 +34,7 @@ def operator_network_policy(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> d
     prefix = _SPEC.get(str(obj.get("kind") or ""))
     if prefix is None or not str(obj.get("apiVersion") or "").startswith("ray.io/"):
         return None
-    spec = _at(obj, prefix)
+    spec = field_at(obj, prefix)
     config = spec.get("networkPolicy") if isinstance(spec, Mapping) else None
     if not isinstance(config, Mapping):
         return None
@@ -50,7 +52,7 @@ def operator_network_policy(obj: Mapping[str, Any], pod: Mapping[str, Any]) -> d
         selector = {"ray.io/cluster": cluster, "ray.io/node-type": "head"}
         name = f"{cluster}-head"
     else:
-        group = str(_at(spec, ("workerGroupSpecs", role, "groupName")) or "")
+        group = str(field_at(spec, ("workerGroupSpecs", role, "groupName")) or "")
         custom = next(
             (
                 g
@@ -82,17 +84,6 @@ def _role(path: Sequence[Any], depth: int) -> str | int | None:
     return None
 
 
-def _at(value: Any, path: Sequence[str | int]) -> Any:
-    for key in path:
-        if isinstance(key, int) and isinstance(value, list) and 0 <= key < len(value):
-            value = value[key]
-        elif isinstance(key, str) and isinstance(value, Mapping):
-            value = value.get(key)
-        else:
-            return None
-    return value
-
-
 #: the container KubeRay adds to the head pod of an autoscaling cluster (common/pod.go
 #: BuildAutoscalerContainer): its name and the resources it gets unless autoscalerOptions says
 AUTOSCALER = "autoscaler"
@@ -115,10 +106,10 @@ def head_pod(
     submitter of a RayJob in SidecarMode."""
     spec = dict(pod_spec)
     injected: list[dict[str, Any]] = []
-    cluster = _at(obj, cluster_path)
+    cluster = field_at(obj, cluster_path)
     added = [
         (_autoscaler(cluster, spec), [*cluster_path, "autoscalerOptions"]),
-        (sidecar_submitter(_at(obj, cluster_path[:-1])), [*cluster_path[:-1], "submissionMode"]),
+        (sidecar_submitter(field_at(obj, cluster_path[:-1])), [*cluster_path[:-1], "submissionMode"]),
     ]
     for container, at in added:
         if container is not None:
@@ -168,7 +159,7 @@ _SUBMITTER_RESOURCES = {
 
 def submitter_container(job_spec: Mapping[str, Any]) -> dict[str, Any]:
     """The submitter container KubeRay builds for a RayJobSpec (``job_spec``)."""
-    head = _at(job_spec, ("rayClusterSpec", "headGroupSpec", "template", "spec", "containers", 0))
+    head = field_at(job_spec, ("rayClusterSpec", "headGroupSpec", "template", "spec", "containers", 0))
     image = head.get("image") if isinstance(head, Mapping) else None
     return {"name": SUBMITTER, "image": image, "resources": _SUBMITTER_RESOURCES}
 

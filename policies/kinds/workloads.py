@@ -35,7 +35,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from stockade.policies.kinds import ray, spark
-from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, object_kind
+from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, field_at, object_kind
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
 #: evaluated under it, so a kind declared in a configuration gets every pod rule.
@@ -125,12 +125,12 @@ class WorkloadKinds:
             if (
                 not found
                 and pod_path.form == "spark"
-                and isinstance(_field(obj, pod_path.path[:-1]), Mapping)
+                and isinstance(field_at(obj, pod_path.path[:-1]), Mapping)
             ):
                 # a role left out still runs, with the application's defaults (its executors)
                 found = [({}, pod_path.path, pod_path.path[-1])]
             if not found and pod_path.form == "ray-submitter":
-                job = _field(obj, pod_path.path[:-1])
+                job = field_at(obj, pod_path.path[:-1])
                 if isinstance(job, Mapping) and ray.default_submitter(job) is not None:
                     # the submitter KubeRay builds: named as what it is, the object has no such field
                     found = [({}, pod_path.path, ray.DEFAULT_SUBMITTER)]
@@ -162,12 +162,7 @@ def _no_workers(obj: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:
     workerTemplate is the leader's too, and judged."""
     if len(path) < 2 or path[-1] != "workerTemplate" or path[-2] != "leaderWorkerTemplate":
         return False
-    group: Any = obj
-    for key in path[:-1]:  # through lists too: a DisaggregatedSet's roles[i]
-        if isinstance(key, int) and isinstance(group, list) and 0 <= key < len(group):
-            group = group[key]
-        else:
-            group = group.get(key) if isinstance(group, Mapping) and isinstance(key, str) else None
+    group = field_at(obj, path[:-1])  # through lists too: a DisaggregatedSet's roles[i]
     if not isinstance(group, Mapping) or not isinstance(group.get("leaderTemplate"), Mapping):
         return False
     size = group.get("size", 1)
@@ -215,7 +210,7 @@ def _pod(
     spec: Mapping[str, Any]
     metadata: Mapping[str, Any]
     if pod_path.form == "ray-submitter" and not node:
-        spec = ray.default_submitter(_mapping(_field(obj, tuple(path[:-1])))) or {}
+        spec = ray.default_submitter(_mapping(field_at(obj, tuple(path[:-1])))) or {}
         metadata, spec_path, metadata_path = {}, list(path), list(path)
     elif pod_path.form in ("template", "ray-submitter"):
         spec, metadata = _mapping(node.get("spec")), _mapping(node.get("metadata"))
@@ -224,7 +219,7 @@ def _pod(
         spec, metadata = node, _mapping(obj.get("metadata"))
         spec_path, metadata_path = list(path), ["metadata"]
     elif pod_path.form == "spark":  # built from the SparkPodSpec's fields, which findings point at
-        app, role = _mapping(_field(obj, tuple(path[:-1]))), str(path[-1])
+        app, role = _mapping(field_at(obj, tuple(path[:-1]))), str(path[-1])
         spec, metadata = spark.pod_spec(app, role), spark.pod_metadata(obj, app, role)
         spec_path, metadata_path = list(path), list(path)
     else:  # component: the controller adds the component's labels/annotations to the object's
@@ -261,7 +256,7 @@ def _account(obj: Mapping[str, Any], pod_path: PodPath, spec: Mapping[str, Any])
     account = pod_path.account
     if account.source == "inherited":
         return {"source": "inherited", "by": account.by}
-    if account.source == "operator" and _field(obj, account.when) is True:
+    if account.source == "operator" and field_at(obj, account.when) is True:
         own = spec.get("serviceAccountName")
         name = own if isinstance(own, str) and own else ""
         if not name and account.name == "object":
@@ -274,13 +269,6 @@ def _account(obj: Mapping[str, Any], pod_path: PodPath, spec: Mapping[str, Any])
             "apiClient": True,
         }
     return {"source": "pod", "apiClient": True} if account.api_client else {"source": "pod"}
-
-
-def _field(obj: Mapping[str, Any], path: tuple[str, ...]) -> Any:
-    node: Any = obj
-    for key in path:
-        node = node.get(key) if isinstance(node, Mapping) else None
-    return node
 
 
 def check_name(name: str) -> str:
