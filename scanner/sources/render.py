@@ -40,7 +40,7 @@ from typing import Any
 
 from stockade.policies.decoding.decode import DecodeError, documents
 from stockade.policies.model import InputError, Origin, Resource
-from stockade.scanner.sources.base import Item
+from stockade.scanner.sources.base import Item, Unreadable, read_text
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
@@ -245,8 +245,8 @@ def composition(directory: Path) -> Composition | None:
     if file is None:
         return None
     try:
-        doc = next((value for value, _ in documents(file.read_text(encoding="utf-8"))), None)
-    except (OSError, UnicodeDecodeError, DecodeError, ValueError):
+        doc = _first_document(file)
+    except (Unreadable, DecodeError, ValueError):
         return None
     if not isinstance(doc, Mapping):
         return None
@@ -452,9 +452,9 @@ class HelmSource:
         not judged, and an error says so; a chart whose Chart.yaml cannot be read stays the error."""
         chart = Path(self.chart)
         try:
-            meta = next((v for v, _ in documents((chart / CHART_FILE).read_text(encoding="utf-8"))), None)
+            meta = _first_document(chart / CHART_FILE)
             values = _values([chart / "values.yaml", *map(Path, self.values)])
-        except (OSError, UnicodeDecodeError, DecodeError, ValueError):
+        except (Unreadable, DecodeError, ValueError):
             meta = None
         deps = meta.get("dependencies") if isinstance(meta, Mapping) else None
         if not isinstance(meta, dict) or not isinstance(deps, list):
@@ -502,10 +502,16 @@ def _values(files: Sequence[Path]) -> dict[str, Any]:
     for file in files:
         if not file.is_file():
             continue
-        doc = next((v for v, _ in documents(file.read_text(encoding="utf-8"))), None)
+        doc = _first_document(file)
         if isinstance(doc, Mapping):
             out = _merged(out, doc)
     return out
+
+
+def _first_document(file: Path) -> Any:
+    """The first YAML document of a kustomization, Chart.yaml or values file (None for an empty one),
+    read as any scanned file (:func:`base.read_text`: Unreadable, DecodeError or ValueError else)."""
+    return next((value for value, _ in documents(read_text(file))), None)
 
 
 def _merged(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
