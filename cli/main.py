@@ -21,6 +21,7 @@ import typer
 
 from stockade.cli.collector import pause_collector, resume_collector
 from stockade.cli.helptext import tidy
+from stockade.cli.plugins import disable_pydantic_plugins
 
 HELP = "One Rego policy library for AI compute clusters: CI scan, admission webhook, cluster audit."
 HELP_OPTIONS = ["-h", "--help"]
@@ -205,21 +206,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-def _no_pydantic_plugins() -> None:
-    """Build stockade's pydantic models without third-party pydantic plugins, unless the user says
-    otherwise (PYDANTIC_DISABLE_PLUGINS set to any value, even empty, is kept as given).
-
-    pydantic looks for plugins (the `pydantic` entry point group) when it builds the first model,
-    reading the metadata of every installed distribution: about 3 ms with this project's test
-    environment, more in a larger one, paid by every command. A plugin (an observability SDK's)
-    would instrument the validation of stockade.yaml and of the CLI's options, which is not what such
-    a plugin is installed for, and would change nothing stockade decides (docs/ci.md, pre-commit).
-    """
-    import os
-
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
 def _no_engine_backtraces() -> None:
     """No Rust backtrace captured into regorus' errors, unless the user says otherwise
     (RUST_LIB_BACKTRACE kept as given). With RUST_BACKTRACE=1 in the environment, each error of the
@@ -232,7 +218,7 @@ def _no_engine_backtraces() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    _no_pydantic_plugins()
+    disable_pydantic_plugins()  # stockade.cli.run did it before anything was imported, if it ran
     _no_engine_backtraces()
     args = sys.argv[1:] if argv is None else argv
     completing = _completing()
