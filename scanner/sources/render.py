@@ -4,7 +4,8 @@ stockade does not reimplement either renderer: `helm template` and `kubectl kust
 `kustomize build`) decide what a chart or overlay produces. Findings point at source files, which
 code scanning (SARIF) can place, never at lines of a rendered stream that exist nowhere:
 
-* Helm: the template file `helm template` names in its `# Source:` comments, at line 1. A chart
+* Helm: the template file `helm template` names in its `# Source:` comments, at the line that
+  writes the field or where it comes from (scanner/sources/template_lines.py). A chart
   whose dependencies its `charts/` folder lacks (not committed; `helm dependency build` needs the
   network) is rendered from a copy where an empty chart stands in for each (Helm checks them by
   name): exactly Helm's render where its values turn them off; an error names those they leave on.
@@ -41,6 +42,7 @@ from typing import Any
 from stockade.policies.decoding.decode import DecodeError, documents
 from stockade.policies.model import InputError, Origin, Resource
 from stockade.scanner.sources.base import Item, Unreadable, read_text
+from stockade.scanner.sources.template_lines import Document, TemplateLocator, document_for, read_template
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
@@ -545,13 +547,40 @@ def split_helm_output(text: str, chart: str) -> Iterator[Item]:
     """Attribute each rendered document to the template named by its `# Source:` comment. Read as
     `helm install` reads it: a key a template writes twice (a label its helper already sets, a
     common chart bug) takes its last value; what Helm applies is what is judged."""
+    items: list[tuple[Item, bool]] = []  # each with whether its `# Source:` names a template
     for doc in re.split(r"^---\s*$", text, flags=re.M):
         m = _SOURCE_RE.search(doc)
         # `# Source:` paths start at the chart's name (Chart.yaml `name`, not always its folder's):
         # make them paths under the chart's directory.
         name = str(Path(chart, *Path(m.group(1).strip()).parts[1:])) if m else f"{chart} (helm)"
-        for item in parse_text(doc, name, last_key_wins=True):
-            if isinstance(item, Resource):
-                item.origin.line = 1
-                item.origin.locator = None
-            yield item
+        items += ((item, m is not None) for item in parse_text(doc, name, last_key_wins=True))
+    yield from _in_templates(items)
+
+
+def _in_templates(items: list[tuple[Item, bool]]) -> Iterator[Item]:
+    """Each rendered object at the line of its template that writes it, and its fields' lines
+    (scanner/sources/template_lines.py); line 1 where its template document cannot be told."""
+    rendered: dict[tuple[str | None, Any], int] = {}  # objects of a kind each template rendered
+    for item, _ in items:
+        if isinstance(item, Resource):
+            key = (item.origin.file, item.obj.get("kind"))
+            rendered[key] = rendered.get(key, 0) + 1
+    templates: dict[str, list[Document] | None] = {}
+    seen: dict[tuple[str | None, Any], int] = {}
+    for item, sourced in items:
+        if isinstance(item, Resource):
+            origin, kind = item.origin, item.obj.get("kind")
+            _first_line(origin)
+            ordinal = seen.get((origin.file, kind), 0)
+            seen[(origin.file, kind)] = ordinal + 1
+            file = origin.file
+            if sourced and file is not None and origin.prefix == () and file not in templates:
+                templates[file] = read_template(Path(file))
+            documents = templates.get(file) if sourced and file is not None else None
+            written = (
+                document_for(documents, item.obj, ordinal, rendered[(file, kind)]) if documents else None
+            )
+            if written is not None:
+                origin.locator = TemplateLocator(written, item.obj)
+                origin.line = origin.locator.line_of(())
+        yield item

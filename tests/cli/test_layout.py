@@ -190,7 +190,8 @@ def test_a_scan_imports_neither_the_kubernetes_client_nor_the_webhook(tmp_path: 
         check=False,
     )
     assert (
-        "LOADED ['stockade.cli.collector', 'stockade.cli.helptext', 'stockade.cli.main', 'stockade.cli.plugins']" in helped.stdout
+        "LOADED ['stockade.cli.collector', 'stockade.cli.helptext', 'stockade.cli.main', "
+        "'stockade.cli.plugins']" in helped.stdout
     ), helped.stdout + helped.stderr
 
 

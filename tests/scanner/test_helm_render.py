@@ -91,3 +91,64 @@ def test_a_chart_whose_dependencies_are_not_vendored_is_rendered_without_them(
     assert [i.message.split(" is not")[0] for i in items if isinstance(i, InputError)] == [
         "its dependency monitoring"
     ]
+
+
+LINES_VALUES = """\
+securityContext:
+  privileged: true
+proxy:
+  enabled: true
+"""
+LINES_DEPLOYMENT = """\
+{{/*
+The web tier.
+*/}}
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-web
+  labels:
+    {{- include "app.labels" . | nindent 4 }}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers:
+        - name: web
+          image: "nginx:{{ .Chart.AppVersion }}"
+          {{- with .Values.securityContext }}
+          securityContext:
+            {{- toYaml . | nindent 12 }}
+          {{- end }}
+        {{- if .Values.proxy.enabled }}
+        - name: proxy
+          image: envoyproxy/envoy:latest
+        {{- end }}
+"""
+LINES_HELPERS = '{{- define "app.labels" -}}\napp: web\n{{- end }}\n'
+
+
+@needs_helm
+def test_findings_of_a_chart_point_at_the_template_lines_that_write_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every finding of a chart pointed at line 1 of its template (code scanning annotated the
+    file's first line, the reviewer hunted for the field). With the real `helm template`: the
+    image's line, the container a literal name tells apart, the toYaml a securityContext comes
+    through; the whole object at its first line past the template comment."""
+    assert HELM is not None
+    monkeypatch.setenv("PATH", os.pathsep.join([str(Path(HELM).parent), os.environ.get("PATH", "")]))
+    chart = tmp_path / "app"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: app\nversion: 1.0.0\nappVersion: '1.27'\n")
+    (chart / "values.yaml").write_text(LINES_VALUES)
+    (chart / "templates" / "deployment.yaml").write_text(LINES_DEPLOYMENT)
+    (chart / "templates" / "_helpers.tpl").write_text(LINES_HELPERS)
+    (obj,) = [i for i in HelmSource(str(chart), found=True) if isinstance(i, Resource)]
+    containers = ("spec", "template", "spec", "containers")
+    assert obj.origin.line == 4
+    assert obj.origin.line_of((*containers, 0, "image")) == 17
+    assert obj.origin.line_of((*containers, 0, "securityContext", "privileged")) == 20
+    assert obj.origin.line_of((*containers, 1, "image")) == 24
+    assert obj.origin.line_of(("metadata", "labels", "app")) == 9
