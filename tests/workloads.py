@@ -52,10 +52,16 @@ def with_violations_in_last_pod_spec(obj: dict[str, Any]) -> dict[str, Any]:
     # default submitter)
     last = [p for p in DEFAULT_WORKLOADS.pods(out) if _written(out, p["specPath"])][-1]
     spec = at(out, last["specPath"])
-    # a SparkPodSpec's own containers are its sidecars, which follow the Spark container
-    spark = DEFAULT_WORKLOADS.info(out).pods[-1].form == "spark"  # type: ignore[union-attr]
-    spec.setdefault("sidecars" if spark else "containers", []).append(copy.deepcopy(PRIVILEGED))
-    spec["hostNetwork"] = True
+    form = DEFAULT_WORKLOADS.info(out).pods[-1].form  # type: ignore[union-attr]
+    # a SparkPodSpec's and an Argo template's own containers are its sidecars, which follow the
+    # Spark container or the template's main container
+    spec.setdefault("sidecars" if form in ("spark", "argo") else "containers", []).append(
+        copy.deepcopy(PRIVILEGED)
+    )
+    if form == "argo":  # a template has no hostNetwork (its workflow's is every pod's): a patch
+        spec["podSpecPatch"] = '{"hostNetwork": true}'
+    else:
+        spec["hostNetwork"] = True
     return out
 
 
@@ -97,6 +103,8 @@ def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) ->
             node.setdefault("spec", clean_pod_spec())
         elif form == "spark":  # a SparkPodSpec: the operator builds the container from its fields
             node.setdefault("image", clean_pod_spec()["containers"][0]["image"])
+        elif form == "argo":  # an Argo Workflows container template: its pod's one container
+            node.setdefault("container", {"image": clean_pod_spec()["containers"][0]["image"]})
         else:
             node.update(clean_pod_spec())
         return

@@ -91,18 +91,22 @@ def evaluate_inputs(engine: Engine, inputs: Sequence[EngineInput]) -> list[Viola
 
 
 def _placed(found: list[Violation], inp: Mapping[str, Any]) -> list[Violation]:
-    """``found`` with the paths into a container an operator adds (``input.pod.injected``: KubeRay's
-    autoscaler) moved to the field of the object that configures it (``spec.autoscalerOptions``)."""
+    """``found`` with paths into a pod spec an operator builds moved to the field of the object that
+    writes them: a container an operator adds (``input.pod.injected``: KubeRay's autoscaler, moved to
+    ``spec.autoscalerOptions``), and the fields of a pod built from another shape (``input.pod.moved``:
+    an Argo template's ``containers[0]`` is its ``container``, its pod's ``hostNetwork`` the
+    workflow's). The longest path that matches moves."""
     pod = inp.get("pod")
-    if not isinstance(pod, Mapping) or not pod.get("injected"):
+    if not isinstance(pod, Mapping) or not (pod.get("injected") or pod.get("moved")):
         return found
-    injected = pod["injected"]
     spec_path = tuple(pod.get("specPath") or ())
-    moved = {(*spec_path, "containers", i["container"]): tuple(i["at"]) for i in injected}
+    moved = {(*spec_path, "containers", i["container"]): tuple(i["at"]) for i in pod.get("injected") or ()}
+    moved.update({(*spec_path, *m["from"]): tuple(m["at"]) for m in pod.get("moved") or ()})
+    lengths = sorted({len(k) for k in moved}, reverse=True)
     out = []
     for v in found:
-        head = tuple(v.path[: len(spec_path) + 2])
-        out.append(dataclasses.replace(v, path=(*moved[head], *v.path[len(head) :])) if head in moved else v)
+        head = next((tuple(v.path[:n]) for n in lengths if tuple(v.path[:n]) in moved), None)
+        out.append(v if head is None else dataclasses.replace(v, path=(*moved[head], *v.path[len(head) :])))
     return out
 
 

@@ -25,8 +25,10 @@ from typing import Any, Literal, NamedTuple, cast
 #: - "spark": a spark-operator SparkPodSpec (``spec.driver``, ``spec.executor``), from which
 #:   spark-submit and the operator's webhook build the pod (``stockade.policies.kinds.spark``);
 #: - "ray-submitter": a RayJob's submitterPodTemplate, or, where it has none and submits from a Job
-#:   (K8sJobMode, the default), the submitter pod KubeRay builds (``stockade.policies.kinds.ray``).
-PodForm = Literal["template", "spec", "component", "spark", "ray-submitter"]
+#:   (K8sJobMode, the default), the submitter pod KubeRay builds (``stockade.policies.kinds.ray``);
+#: - "argo": an Argo Workflows template (``spec.templates[*]``) that runs containers, from which with
+#:   the workflow spec around it the controller builds one pod (``stockade.policies.kinds.argo``).
+PodForm = Literal["template", "spec", "component", "spark", "ray-submitter", "argo"]
 
 #: One segment of a pod path: a field name, or ``*`` for every item of a list / value of a map.
 WILDCARD = "*"
@@ -365,6 +367,25 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         )
         for kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun")
     ),
+    # argoproj/argo-workflows pkg/apis/workflow/v1alpha1: each template that runs containers is a
+    # pod (workflow/controller/workflowpod.go); the executor uses the pod's account: API clients
+    *(
+        KindInfo(
+            "argoproj.io",
+            "v1alpha1",
+            kind.lower() + "s",
+            kind,
+            kind != "ClusterWorkflowTemplate",
+            True,
+            (pod_path(f"{prefix}.templates[*]", "argo", Account(api_client=True)),),
+        )
+        for kind, prefix in (
+            ("Workflow", "spec"),
+            ("WorkflowTemplate", "spec"),
+            ("ClusterWorkflowTemplate", "spec"),
+            ("CronWorkflow", "spec.workflowSpec"),
+        )
+    ),
     # kubeflow/spark-operator v1beta2 (v1beta1 alike): the driver and executor pods it builds
     KindInfo(
         "sparkoperator.k8s.io",
@@ -411,6 +432,8 @@ _TEMPLATE_KINDS = frozenset(
         "SandboxTemplate",
         "AnalysisTemplate",
         "ClusterAnalysisTemplate",
+        "WorkflowTemplate",
+        "ClusterWorkflowTemplate",
     }
 )
 WORKLOAD_CUSTOM_KINDS = tuple(

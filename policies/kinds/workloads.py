@@ -13,6 +13,8 @@ A rule sees ``input.pod`` whatever kind was submitted::
                                    # it is a Pod such an object owns: it must run in a sandbox
         "namespaced": true,        # false for a cluster-scoped template (ClusterTrainingRuntime):
                                    # its pods' namespace is not known
+        "parameters": "Argo Workflows",  # (only where a controller substitutes `{{...}}` parameters
+                                   # into the pod before it creates it: their values are not known)
         "account": {"source": "pod"},  # who decides the pods' ServiceAccount (the kinds table's
                                    # Account): "pod" (the pod spec, as Kubernetes does); "inherited"
                                    # ({"by": "InferenceService"}: the pod spec has no such field); or
@@ -34,7 +36,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from stockade.policies.kinds import ray, spark
+from stockade.policies.kinds import argo, ray, spark
 from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, field_at, object_kind
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
@@ -122,6 +124,8 @@ class WorkloadKinds:
         out = []
         for pod_path in info.pods:
             found = list(_walk(obj, pod_path.path, (), ()))
+            if pod_path.form == "argo":  # steps, DAG, suspend, resource, ... templates run no pod
+                found = [f for f in found if argo.runs_pod(f[0])]
             if (
                 not found
                 and pod_path.form == "spark"
@@ -209,6 +213,7 @@ def _pod(
 ) -> dict[str, Any]:
     spec: Mapping[str, Any]
     metadata: Mapping[str, Any]
+    moved: list[dict[str, Any]] = []
     if pod_path.form == "ray-submitter" and not node:
         spec = ray.default_submitter(_mapping(field_at(obj, tuple(path[:-1])))) or {}
         metadata, spec_path, metadata_path = {}, list(path), list(path)
@@ -222,6 +227,12 @@ def _pod(
         app, role = _mapping(field_at(obj, tuple(path[:-1]))), str(path[-1])
         spec, metadata = spark.pod_spec(app, role), spark.pod_metadata(obj, app, role)
         spec_path, metadata_path = list(path), list(path)
+    elif pod_path.form == "argo":  # built from the template and the workflow spec around it
+        workflow = _mapping(field_at(obj, tuple(path[:-2])))
+        spec, metadata = argo.pod_spec(workflow, node), argo.pod_metadata(workflow, node)
+        spec_path, metadata_path = list(path), [*path, "metadata"]
+        # where the pod's fields are written (the template, its defaults, the workflow)
+        moved = argo.placements(workflow, node, tuple(path[:-2]), tuple(path))
     else:  # component: the controller adds the component's labels/annotations to the object's
         own = _mapping(obj.get("metadata"))
         metadata = {
@@ -235,6 +246,12 @@ def _pod(
     account = _account(obj, pod_path, spec)
     if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
         account["field"] = [*path, "serviceAccount"]
+    if pod_path.form == "argo":  # the template's, the template defaults', else the workflow's
+        at = argo.account_field(_mapping(field_at(obj, tuple(path[:-2]))), node)
+        if at == "workflow":
+            account["field"] = [*path[:-2], "serviceAccountName"]
+        elif at == "defaults":
+            account["field"] = [*path[:-2], "templateDefaults", "serviceAccountName"]
     pod = {
         "spec": spec,
         "metadata": metadata,
@@ -248,6 +265,10 @@ def _pod(
     }
     if injected:
         pod["injected"] = injected
+    if moved:
+        pod["moved"] = moved
+    if pod_path.form == "argo":  # the controller substitutes `{{...}}` parameters into the pod
+        pod["parameters"] = "Argo Workflows"
     return pod
 
 

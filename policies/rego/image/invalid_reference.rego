@@ -9,8 +9,10 @@
 #   refuses it (InvalidImageName) before any pull. So the image rules do not judge it: no registry,
 #   tag, digest or pull-policy finding describes a placeholder; this note says once that the field
 #   was not checked, so that the rendered manifest (the one that is applied) gets scanned: one note per
-#   pod spec, naming every container and image volume whose image field is not a reference. Severity
-#   info and action audit: reported, never failing a scan or rejecting a request.
+#   pod spec, naming every container and image volume whose image field is not a reference. A pod an
+#   Argo Workflows template runs is built by the workflow controller, which substitutes `{{...}}`
+#   parameters first: such an image is decided when the workflow runs, and the note says that instead.
+#   Severity info and action audit: reported, never failing a scan or rejecting a request.
 # custom:
 #   id: STK-IMG-005
 #   severity: info
@@ -28,7 +30,42 @@ import rego.v1
 
 # One note per pod spec (issue 37): an operator's template holds the same placeholder in every
 # container, and one note says the image fields were not checked; it names each of them.
-found := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources])
+found := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources; not parameter(src.image)])
+
+# An image the controller that builds the pod fills in from a parameter before it creates it
+# (input.pod.parameters names it: Argo Workflows' `{{inputs.parameters.image}}`).
+parameter(image) if {
+	is_string(input.pod.parameters)
+	contains(image, "{{")
+}
+
+decided := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources; parameter(src.image)])
+
+deny contains v if {
+	count(decided) == 1
+	[path, what, name, image] := decided[0]
+	v := {
+		"msg": sprintf(
+			"%s %q image %q: an %s parameter, set when the workflow runs: the image rules did not check it",
+			[what, name, image, input.pod.parameters],
+		),
+		"path": path,
+		"details": {"image": image},
+	}
+}
+
+deny contains v if {
+	count(decided) > 1
+	fields := [sprintf("%s %q image %q", [what, name, image]) | some [_, what, name, image] in decided]
+	v := {
+		"msg": sprintf(
+			"%s: %s parameters, set when the workflow runs: the image rules did not check them",
+			[concat("; ", fields), input.pod.parameters],
+		),
+		"path": decided[0][0],
+		"details": {"image": decided[0][3], "fields": [{"path": path, "image": image} | some [path, _, _, image] in decided]},
+	}
+}
 
 deny contains v if {
 	count(found) == 1

@@ -82,3 +82,23 @@ test_one_note_per_pod_spec if {
 		["spec", "initContainers", 0, "image"],
 	]
 }
+
+# Argo Workflows substitutes its parameters before it creates the pod: not refused by the kubelet,
+# decided when the workflow runs (a plain pod's `{{ }}` is an unrendered template, refused as written).
+test_a_workflow_parameter_is_decided_when_it_runs if {
+	inp := {"pod": {
+		"spec": {"containers": [
+			{"name": "main", "image": "{{inputs.parameters.image}}:{{inputs.parameters.tag}}"},
+			{"name": "side", "image": "FILLED BY THE OPERATOR"},
+		]},
+		"metadata": {},
+		"path": [],
+		"parameters": "Argo Workflows",
+	}}
+	notes := {v.msg | some v in invalid_reference.deny with input as inp}
+	notes == {
+		"container \"main\" image \"{{inputs.parameters.image}}:{{inputs.parameters.tag}}\": an Argo Workflows parameter, set when the workflow runs: the image rules did not check it",
+		"container \"side\" image \"FILLED BY THE OPERATOR\" is not an image reference (a placeholder?): the image rules did not check it, and the kubelet would refuse it (InvalidImageName)",
+	}
+	reported("{{inputs.parameters.image}}")
+}

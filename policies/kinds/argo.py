@@ -1,0 +1,314 @@
+"""The pods Argo Workflows runs for a workflow's templates: what ``input.pod.spec`` is for each.
+
+A Workflow (and a WorkflowTemplate, a ClusterWorkflowTemplate, a CronWorkflow's ``workflowSpec``)
+holds no PodSpec. Each of its templates that runs the user's containers (a ``container``, a
+``script`` or a ``containerSet`` template; steps, DAG, suspend, resource, data, HTTP and plugin
+templates run none) becomes one pod, which the workflow controller builds
+(workflow/controller/workflowpod.go, createWorkflowPod and the functions it calls):
+
+- containers: the template's ``container`` or ``script`` (a container whose ``source`` the
+  executor stages), named ``main`` whatever name it gives, or each of ``containerSet.containers`` (with
+  ``containerSet.volumeMounts`` added to every one), then its ``sidecars``; init containers: its
+  ``initContainers``; a sidecar or init container with ``mirrorVolumeMounts`` gets the main
+  container's mounts (addSidecars, addInitContainers);
+- volumes: the template's own, and those of the workflow's ``volumes`` and ``volumeClaimTemplates``
+  that a container mounts (addVolumeReferences);
+- the template's value, else the workflow's: ``serviceAccountName``, ``securityContext`` (the pod's),
+  ``nodeSelector``, ``affinity``, ``tolerations``, ``schedulerName``, ``priorityClassName`` (the
+  workflow's ``podPriorityClassName``), ``podResources`` (the pod's ``resources``) and
+  ``resourceClaims``; ``automountServiceAccountToken`` only where one of them sets it false
+  (setupServiceAccount);
+- the workflow's only: ``hostNetwork``, ``dnsPolicy``, ``dnsConfig``, ``imagePullSecrets``;
+  ``hostAliases`` the workflow's and the template's;
+- labels and annotations: the workflow's ``podMetadata``, then the template's ``metadata``;
+- ``templateDefaults`` fill in each template first, the template's own values winning (a
+  strategic merge: lists of named items merged by name), type-specific defaults (a default
+  ``container``) only into templates of that type (operator.go mergedTemplateDefaultsInto);
+- a ``podSpecPatch`` (the workflow's, then the template's) is merged over the pod as a strategic
+  merge, where it is literal YAML or JSON; one with ``{{...}}`` parameters is decided at run time
+  and not applied.
+
+Argo's own containers (``init``, ``wait``: the executor image and security context of the
+controller's configuration, not of the workflow) are not in the pod judged, nor is the
+controller's ``mainContainer`` configuration (workflow-controller-configmap), which it merges under
+every main container: a securityContext or resources set there for all workflows is not seen.
+Argo's containers use the pod's ServiceAccount token to report results unless
+``executor.serviceAccountName`` names another, so every workflow pod is an API client (its token
+is needed). Not modelled: a Workflow's
+``workflowTemplateRef`` (its templates are the referenced template's, judged there), the
+scheduling constraints a step inherits from its steps or DAG template (the boundary template).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import yaml
+
+#: the container a template's container or script runs as when it names none (common.MainContainerName)
+MAIN = "main"
+#: the template fields that run the user's containers in a pod
+POD_TYPES = ("container", "script", "containerSet")
+#: every template type (Template.GetType): type-specific defaults apply only to templates of that type
+TYPES = (*POD_TYPES, "resource", "dag", "steps", "suspend", "data", "http", "plugin")
+#: pod fields of the template, else the workflow (template field, workflow field, pod field)
+_EITHER = (
+    ("serviceAccountName", "serviceAccountName", "serviceAccountName"),
+    ("securityContext", "securityContext", "securityContext"),
+    ("nodeSelector", "nodeSelector", "nodeSelector"),
+    ("affinity", "affinity", "affinity"),
+    ("tolerations", "tolerations", "tolerations"),
+    ("schedulerName", "schedulerName", "schedulerName"),
+    ("priorityClassName", "podPriorityClassName", "priorityClassName"),
+    ("podResources", "podResources", "resources"),
+    ("resourceClaims", "resourceClaims", "resourceClaims"),
+)
+#: pod fields of the workflow only
+_WORKFLOW = ("hostNetwork", "dnsPolicy", "dnsConfig", "imagePullSecrets")
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list) else []
+
+
+def _set(value: Any) -> bool:
+    """Whether a field is set as Go reads it (a nil pointer, an empty string, map or list is not)."""
+    return value is not None and value != "" and value != {} and value != []
+
+
+def template_type(template: Mapping[str, Any]) -> str | None:
+    """The template's type: the first of Argo's template fields it sets."""
+    return next((t for t in TYPES if template.get(t) is not None), None)
+
+
+def runs_pod(template: Any) -> bool:
+    """Whether a template runs a pod of the user's containers."""
+    return isinstance(template, Mapping) and template_type(template) in POD_TYPES
+
+
+def with_defaults(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The template with the workflow's ``templateDefaults`` filled in."""
+    defaults = workflow.get("templateDefaults")
+    if not isinstance(defaults, Mapping) or not defaults:
+        return template
+    own = template_type(template)
+    applicable = {k: v for k, v in defaults.items() if k not in TYPES or k == own}
+    merged = merge(applicable, template)
+    return merged if isinstance(merged, Mapping) else template
+
+
+def merge(base: Any, patch: Any) -> Any:
+    """``patch`` over ``base`` as a strategic merge does for these fields: mappings key by key, lists
+    of named items (containers, env, volumes, mounts) item by item by name, anything else replaced.
+    ``None`` in a patch removes the key."""
+    if isinstance(base, Mapping) and isinstance(patch, Mapping):
+        out = dict(base)
+        for key, value in patch.items():
+            if value is None:
+                out.pop(key, None)
+            else:
+                out[key] = merge(base[key], value) if key in base else value
+        return out
+    if isinstance(base, list) and isinstance(patch, list) and _named(base) and _named(patch):
+        by_name = {item["name"]: i for i, item in enumerate(base)}
+        merged = list(base)
+        for item in patch:
+            at = by_name.get(item["name"])
+            if at is None:
+                merged.append(item)
+            else:
+                merged[at] = merge(merged[at], item)
+        return merged
+    return patch
+
+
+def _volume_name(field: str, volume: Any) -> Any:
+    """A volume's name, or a volume claim template's (its metadata's)."""
+    named = _mapping(volume) if field == "volumes" else _mapping(_mapping(volume).get("metadata"))
+    return named.get("name")
+
+
+def _named(items: list[Any]) -> bool:
+    return bool(items) and all(isinstance(i, Mapping) and isinstance(i.get("name"), str) for i in items)
+
+
+def _main_containers(template: Mapping[str, Any]) -> list[dict[str, Any]]:
+    kind = template_type(template)
+    if kind in ("container", "script"):
+        container = dict(_mapping(template.get(kind)))
+        container.pop("source", None)  # a script's text: staged by the executor, not a container field
+        container["name"] = MAIN  # whatever name it gives (createWorkflowPod)
+        return [container]
+    container_set = _mapping(template.get("containerSet"))
+    shared = _list(container_set.get("volumeMounts"))
+    out = []
+    for node in _list(container_set.get("containers")):
+        if isinstance(node, Mapping):
+            container = {k: v for k, v in node.items() if k != "dependencies"}
+            if shared:
+                container["volumeMounts"] = _list(container.get("volumeMounts")) + shared
+            out.append(container)
+    return out
+
+
+def _user(containers: Any, main: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """A template's sidecars or init containers (UserContainer: a container and mirrorVolumeMounts)."""
+    out = []
+    for item in _list(containers):
+        if isinstance(item, Mapping):
+            container = {k: v for k, v in item.items() if k != "mirrorVolumeMounts"}
+            if item.get("mirrorVolumeMounts") is True and main is not None:
+                mirrored = _list(main.get("volumeMounts"))
+                container["volumeMounts"] = _list(container.get("volumeMounts")) + mirrored
+            out.append(container)
+    return out
+
+
+def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
+    """The PodSpec of the pod the workflow spec ``workflow`` runs for ``template``."""
+    template = with_defaults(workflow, template)
+    mains = _main_containers(template)
+    main = next((c for c in mains if c.get("name") == MAIN), None)
+    spec: dict[str, Any] = {"restartPolicy": "Never"}
+    spec["containers"] = [*mains, *_user(template.get("sidecars"), main)]
+    init = _user(template.get("initContainers"), main)
+    if init:
+        spec["initContainers"] = init
+    volumes = [v for v in _list(template.get("volumes")) if isinstance(v, Mapping)]
+    mounted = {
+        m.get("name")
+        for c in (*spec["containers"], *init)
+        for m in _list(_mapping(c).get("volumeMounts"))
+        if isinstance(m, Mapping)
+    }
+    have = {v.get("name") for v in volumes}
+    for volume in _list(workflow.get("volumes")):
+        name = _mapping(volume).get("name")
+        if name in mounted and name not in have:
+            volumes.append(volume)
+            have.add(name)
+    for claim in _list(workflow.get("volumeClaimTemplates")):
+        name = _volume_name("volumeClaimTemplates", claim)
+        if name in mounted and name not in have:
+            volumes.append({"name": name, "persistentVolumeClaim": {"claimName": name}})
+            have.add(name)
+    if volumes:
+        spec["volumes"] = volumes
+    for own, workflows, field in _EITHER:
+        value = template.get(own) if _set(template.get(own)) else workflow.get(workflows)
+        if _set(value):
+            spec[field] = value
+    automount = template.get("automountServiceAccountToken")
+    if automount is None:
+        automount = workflow.get("automountServiceAccountToken")
+    if automount is False:
+        spec["automountServiceAccountToken"] = False
+    for field in _WORKFLOW:
+        if _set(workflow.get(field)):
+            spec[field] = workflow[field]
+    aliases = _list(workflow.get("hostAliases")) + _list(template.get("hostAliases"))
+    if aliases:
+        spec["hostAliases"] = aliases
+    for patch in (workflow.get("podSpecPatch"), template.get("podSpecPatch")):
+        patched = _patch(patch)
+        if patched is not None:
+            spec = merge(spec, patched)
+    return spec
+
+
+def _patch(text: Any) -> Mapping[str, Any] | None:
+    """A podSpecPatch as a mapping, where it is literal (no `{{...}}` parameter decided at run time)."""
+    if not isinstance(text, str) or not text.strip() or "{{" in text:
+        return None
+    try:
+        patch = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return None
+    return patch if isinstance(patch, Mapping) else None
+
+
+def pod_metadata(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
+    """The labels and annotations the pod carries: the workflow's podMetadata, then the template's."""
+    template = with_defaults(workflow, template)
+    pod = _mapping(workflow.get("podMetadata"))
+    own = _mapping(template.get("metadata"))
+    return {key: {**_mapping(pod.get(key)), **_mapping(own.get(key))} for key in ("labels", "annotations")}
+
+
+def account_field(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> str | None:
+    """Which object holds the pod's serviceAccountName: "template", "workflow", or None (default)."""
+    if _set(template.get("serviceAccountName")):
+        return "template"
+    if _set(_mapping(workflow.get("templateDefaults")).get("serviceAccountName")):
+        return "defaults"
+    return "workflow" if _set(workflow.get("serviceAccountName")) else None
+
+
+Path = tuple[str | int, ...]
+
+
+def placements(
+    workflow: Mapping[str, Any], template: Mapping[str, Any], at: Path, tmpl: Path
+) -> list[dict[str, Any]]:
+    """Where the pod spec's fields are written in the object, for findings to point at them: each
+    entry moves the pod path ``from`` (below the pod spec) to the object path ``at``. ``at`` is the
+    workflow spec's path, ``tmpl`` the template's."""
+    own = template
+    template = with_defaults(workflow, own)
+    defaults = _mapping(workflow.get("templateDefaults"))
+    moved: list[dict[str, Any]] = []
+
+    def place(source: Path, target: Path) -> None:
+        moved.append({"from": list(source), "at": list(target)})
+
+    kind = template_type(template)
+    index = 0
+    if kind in ("container", "script"):
+        place(("containers", 0), (*tmpl, kind))
+        index = 1
+    elif kind == "containerSet":
+        for j, _ in enumerate(_list(_mapping(template.get("containerSet")).get("containers"))):
+            place(("containers", j), (*tmpl, "containerSet", "containers", j))
+        index = len(_main_containers(template))
+    for j, _ in enumerate(_list(template.get("sidecars"))):
+        place(("containers", index + j), (*tmpl, "sidecars", j))
+    for j, _ in enumerate(_list(template.get("initContainers"))):
+        place(("initContainers", j), (*tmpl, "initContainers", j))
+    spec = pod_spec(workflow, own)
+    for j, volume in enumerate(_list(spec.get("volumes"))):
+        name = _mapping(volume).get("name")
+        for field, owner, base in (
+            ("volumes", own, tmpl),
+            ("volumes", defaults, (*at, "templateDefaults")),
+            ("volumes", workflow, at),
+            ("volumeClaimTemplates", workflow, at),
+        ):
+            names = [_volume_name(field, v) for v in _list(owner.get(field))]
+            if name in names:
+                place(("volumes", j), (*base, field, names.index(name)))
+                break
+    for field, workflows, pod_field in _EITHER:
+        if _set(own.get(field)):
+            place((pod_field,), (*tmpl, field))
+        elif _set(defaults.get(field)):
+            place((pod_field,), (*at, "templateDefaults", field))
+        elif _set(workflow.get(workflows)):
+            place((pod_field,), (*at, workflows))
+    if own.get("automountServiceAccountToken") is not None:
+        place(("automountServiceAccountToken",), (*tmpl, "automountServiceAccountToken"))
+    elif defaults.get("automountServiceAccountToken") is not None:
+        place(("automountServiceAccountToken",), (*at, "templateDefaults", "automountServiceAccountToken"))
+    elif workflow.get("automountServiceAccountToken") is not None:
+        place(("automountServiceAccountToken",), (*at, "automountServiceAccountToken"))
+    for field in (*_WORKFLOW, "hostAliases"):
+        place((field,), (*at, field))
+    # what a literal podSpecPatch sets is written there (the template's applied last)
+    for patch, path in ((workflow.get("podSpecPatch"), at), (own.get("podSpecPatch"), tmpl)):
+        for field in _patch(patch) or ():
+            place((field,), (*path, "podSpecPatch"))
+    return moved
