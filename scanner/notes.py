@@ -27,7 +27,7 @@ from stockade.policies.config.settings import Config
 from stockade.policies.evaluate import Evaluator, InventoryFacts
 from stockade.policies.facts import aks_cluster, egress
 from stockade.policies.facts.images import image_texts, reference_fact
-from stockade.policies.kinds.workloads import WorkloadKinds
+from stockade.policies.kinds.workloads import WorkloadKinds, group_of, unmodelled_containers
 from stockade.policies.model import Resource, arm_type
 from stockade.scanner.reports.base import count
 from stockade.scanner.result import ClusterStats, Note
@@ -170,8 +170,40 @@ def scan_notes(evaluator: Evaluator, todo: Sequence[Resource], source: Inventory
         egress_note(evaluator, todo, source, pod_lists),
         registry_note(evaluator.config, evaluator.rules, workloads, used),
         cross_layer_note(todo, source),
+        unmodelled_note(todo, pod_lists),
     ]
     return [n for n in notes if n is not None]
+
+
+def unmodelled_note(todo: Sequence[Resource], pod_lists: Sequence[list[dict[str, Any]]]) -> Note | None:
+    """Objects of kinds the kinds table does not hold (and no configuration declares) that write
+    containers some controller runs (a SeldonDeployment's componentSpecs, a TrainJob's trainer): the
+    pod rules never saw them, which a scan without findings must not leave unsaid."""
+    kinds: dict[tuple[str, str], tuple[int, dict[str, None]]] = {}
+    for resource, pods in zip(todo, pod_lists, strict=True):
+        if pods or arm_type(resource.obj) is not None:
+            continue  # judged as pods, or an Azure resource (its containers are Azure's rules')
+        paths = unmodelled_containers(resource.obj)
+        if paths:
+            key = (str(resource.obj.get("kind")), group_of(resource.obj.get("apiVersion")) or "core")
+            n, seen = kinds.get(key, (0, {}))
+            kinds[key] = (n + 1, {**seen, **dict.fromkeys(paths)})
+    if not kinds:
+        return None
+    objects = sum(n for n, _ in kinds.values())
+    listed = [
+        f"{kind} ({group}) at {_listed(list(paths))}" + (f" ({n} objects)" if n > 1 else "")
+        for (kind, group), (n, paths) in sorted(kinds.items())
+    ]
+    return Note(
+        None,
+        f"{count(objects, 'object')} of kinds stockade does not model write containers that a controller "
+        f"runs, and the pod rules did not judge them: {'; '.join(listed[:LISTED])}"
+        + (f"; and {len(listed) - LISTED} more kinds" if len(listed) > LISTED else "")
+        + ". A kind whose objects hold pod specs or pod templates can be declared in stockade.yaml "
+        "`workloads:` (pod_specs, pod_templates) to judge them",
+        objects,
+    )
 
 
 def cross_layer_note(todo: Sequence[Resource], source: InventoryFacts) -> Note | None:

@@ -326,3 +326,48 @@ def pod_template(obj: Mapping[str, Any], kinds: WorkloadKinds = DEFAULT_WORKLOAD
     """The first ``input.pod`` of a workload object (its only one for built-in kinds), else None."""
     pods = kinds.pods(obj)
     return pods[0] if pods else None
+
+
+#: fields that, beside a string ``image``, make a mapping a container (or a container-like spec an
+#: operator turns into one: a TrainJob's ``trainer``)
+_CONTAINER_FIELDS = frozenset(
+    (
+        "command",
+        "args",
+        "env",
+        "envFrom",
+        "resources",
+        "ports",
+        "volumeMounts",
+        "securityContext",
+        "workingDir",
+    )
+)
+#: API groups whose objects hold containers as patterns to match or patch, not as pods to run
+_PATTERN_GROUPS = ("kyverno.io", "gatekeeper.sh")
+#: the walk of one object stops after this many values (an object of any size is read in bounded time)
+_WALK_BUDGET = 20_000
+
+
+def unmodelled_containers(obj: Mapping[str, Any]) -> list[str]:
+    """Where an object of a kind the table does not hold (and no configuration declares) writes
+    containers: the paths (``spec.predictors[*].componentSpecs[*].spec.containers[*]``) of mappings
+    with an ``image`` and a container's fields, which some controller turns into pods that the pod
+    rules never saw. [] for the kinds of admission policies, whose containers are patterns."""
+    group = group_of(obj.get("apiVersion")) or ""
+    if any(group == g or group.endswith("." + g) for g in _PATTERN_GROUPS):
+        return []
+    found: dict[str, None] = {}
+    budget = _WALK_BUDGET
+    stack: list[tuple[Any, str]] = [(v, k) for k, v in obj.items() if k not in ("metadata", "status")]
+    while stack and budget > 0:
+        node, path = stack.pop()
+        budget -= 1
+        if isinstance(node, Mapping):
+            if isinstance(node.get("image"), str) and _CONTAINER_FIELDS & node.keys():
+                found[path] = None
+                continue
+            stack.extend((v, f"{path}.{k}") for k, v in node.items() if isinstance(k, str))
+        elif isinstance(node, list):
+            stack.extend((v, f"{path}[*]") for v in node)
+    return sorted(found)

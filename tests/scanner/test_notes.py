@@ -288,3 +288,84 @@ def test_image_registry_is_the_image_rules_domain_of_valid_references() -> None:
     assert {s: image_registry(s) for s in REFERENCES} == expected
     assert expected["nginx"] == "docker.io" and expected["$VLLM_IMAGE"] is None  # the table means something
     assert image_registry("") is None and image_registry(None) is None
+
+
+# --- containers of kinds not modelled ------------------------------------------------------------------
+
+SELDON = {
+    "apiVersion": "machinelearning.seldon.io/v1",
+    "kind": "SeldonDeployment",
+    "metadata": {"name": "iris", "namespace": "ml"},
+    "spec": {
+        "predictors": [
+            {
+                "name": "default",
+                "componentSpecs": [
+                    {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "classifier",
+                                    "image": "seldonio/sklearn:1.18",
+                                    "securityContext": {"privileged": True},
+                                }
+                            ]
+                        }
+                    }
+                ],
+            }
+        ]
+    },
+}
+TRAIN_JOB = {
+    "apiVersion": "trainer.kubeflow.org/v1alpha1",
+    "kind": "TrainJob",
+    "metadata": {"name": "t", "namespace": "ml"},
+    "spec": {
+        "runtimeRef": {"name": "torch-distributed"},
+        "trainer": {"image": "pytorch:2", "command": ["x"]},
+    },
+}
+KYVERNO = {  # containers in an admission policy are patterns, not pods
+    "apiVersion": "kyverno.io/v1",
+    "kind": "ClusterPolicy",
+    "metadata": {"name": "no-latest"},
+    "spec": {
+        "rules": [{"validate": {"pattern": {"spec": {"containers": [{"image": "!*:latest", "ports": []}]}}}}]
+    },
+}
+
+
+def test_containers_of_kinds_not_modelled_are_said_not_judged(tmp_path: Path) -> None:
+    """A SeldonDeployment whose container is privileged, and a TrainJob's trainer, passed a scan with
+    "No findings" and nothing else said: no rule reads their kinds."""
+    root = write(tmp_path, SELDON, TRAIN_JOB, KYVERNO, deployment("web", "ml", "nginx:1.27"))
+    (note,) = [
+        n for n in scan_json(str(root), "--fail-on", "never")[1]["notes"] if "does not model" in n["message"]
+    ]
+    assert note["rule"] is None and note["count"] == 2
+    assert note["message"].startswith(
+        "2 objects of kinds stockade does not model write containers that a controller runs, and the pod "
+        "rules did not judge them: SeldonDeployment (machinelearning.seldon.io) at "
+        "spec.predictors[*].componentSpecs[*].spec.containers[*]; TrainJob (trainer.kubeflow.org) at "
+        "spec.trainer."
+    )
+    # declared in the configuration, the kind is judged, and no longer noted
+    config = tmp_path / "stockade.yaml"
+    config.write_text(
+        yaml.safe_dump(
+            {
+                "workloads": [
+                    {
+                        "apiVersion": "machinelearning.seldon.io/v1",
+                        "kind": "SeldonDeployment",
+                        "pod_specs": ["spec.predictors[*].componentSpecs[*].spec"],
+                    }
+                ]
+            }
+        )
+    )
+    _, doc = scan_json(str(root), "--config", str(config), "--fail-on", "never")
+    assert [f["rule"]["id"] for f in doc["findings"] if f["resource"]["kind"] == "SeldonDeployment"]
+    (note,) = [n for n in doc["notes"] if "does not model" in n["message"]]
+    assert note["count"] == 1 and "SeldonDeployment" not in note["message"]
