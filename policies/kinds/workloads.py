@@ -213,7 +213,8 @@ def _pod(
 ) -> dict[str, Any]:
     spec: Mapping[str, Any]
     metadata: Mapping[str, Any]
-    moved: list[dict[str, Any]] = []
+    moved: list[dict[str, Any]] = []  # where a built pod's fields are written in the object
+    account_field: list[Any] | None = None  # the object's field naming the account, if not the spec's
     if pod_path.form == "ray-submitter" and not node:
         spec = ray.default_submitter(_mapping(field_at(obj, tuple(path[:-1])))) or {}
         metadata, spec_path, metadata_path = {}, list(path), list(path)
@@ -227,12 +228,19 @@ def _pod(
         app, role = _mapping(field_at(obj, tuple(path[:-1]))), str(path[-1])
         spec, metadata = spark.pod_spec(app, role), spark.pod_metadata(obj, app, role)
         spec_path, metadata_path = list(path), list(path)
+        account_field = [*path, "serviceAccount"]  # the field a SparkPodSpec names its account by
     elif pod_path.form == "argo":  # built from the template and the workflow spec around it
-        workflow = _mapping(field_at(obj, tuple(path[:-2])))
+        workflow_path = tuple(path[:-2])
+        workflow = _mapping(field_at(obj, workflow_path))
         spec, metadata = argo.pod_spec(workflow, node), argo.pod_metadata(workflow, node)
         spec_path, metadata_path = list(path), [*path, "metadata"]
         # where the pod's fields are written (the template, its defaults, the workflow)
-        moved = argo.placements(workflow, node, tuple(path[:-2]), tuple(path))
+        moved = argo.placements(workflow, node, workflow_path, tuple(path))
+        at = argo.account_field(workflow, node)  # the template's, the defaults', the workflow's
+        if at == "workflow":
+            account_field = [*workflow_path, "serviceAccountName"]
+        elif at == "defaults":
+            account_field = [*workflow_path, "templateDefaults", "serviceAccountName"]
     else:  # component: the controller adds the component's labels/annotations to the object's
         own = _mapping(obj.get("metadata"))
         metadata = {
@@ -244,14 +252,8 @@ def _pod(
     if pod_path.account.by == "KubeRay":  # a Ray head: its account is KubeRay's when it autoscales
         spec, injected = ray.head_pod(obj, path[:-2], spec)  # path: headGroupSpec.template
     account = _account(obj, pod_path, spec)
-    if pod_path.form == "spark":  # the field a SparkPodSpec names its account by
-        account["field"] = [*path, "serviceAccount"]
-    if pod_path.form == "argo":  # the template's, the template defaults', else the workflow's
-        at = argo.account_field(_mapping(field_at(obj, tuple(path[:-2]))), node)
-        if at == "workflow":
-            account["field"] = [*path[:-2], "serviceAccountName"]
-        elif at == "defaults":
-            account["field"] = [*path[:-2], "templateDefaults", "serviceAccountName"]
+    if account_field is not None:
+        account["field"] = account_field
     pod = {
         "spec": spec,
         "metadata": metadata,
