@@ -18,6 +18,7 @@ from stockade.policies.engines.base import Engine, EngineInput, evaluate_inputs
 from stockade.policies.engines.library import Library, load_library
 from stockade.policies.engines.select import build_engine
 from stockade.policies.facts import Inventory, facts_for
+from stockade.policies.kinds.api import CUSTOM_ALIAS, custom_resource
 from stockade.policies.kinds.workloads import WorkloadKinds, rule_kind
 from stockade.policies.model import (
     Action,
@@ -116,6 +117,8 @@ class Evaluator:
             if setting is not None and setting.severity is not None:
                 rule = dataclasses.replace(rule, severity=setting.severity)
             self.rules[rule.id] = rule
+        #: the kinds the rules name (a custom resource of another kind is evaluated as CUSTOM_ALIAS)
+        self._named_kinds = frozenset(k for rule in self.rules.values() for k in rule.kinds)
 
     @classmethod
     def default(
@@ -207,6 +210,8 @@ class Evaluator:
         # input, its facts, each analyzer), which never look them up again.
         info = self.workloads.info(resource.obj)
         kind = rule_kind(info) or resource.kind
+        if info is None and kind not in self._named_kinds and custom_resource(resource.obj):
+            kind = CUSTOM_ALIAS  # a custom resource no rule names: the rules that read any object's text
         inventory = getattr(source, "inventory", None)
         if isinstance(inventory, Inventory):
             # what the API server authorizes depends on its version (rbac.kubernetes_version); the

@@ -37,6 +37,7 @@ from stockade.admission.inventory import DEFAULT_KINDS, WatchedKind
 from stockade.policies.config.settings import STARTER_CONFIG, Config, ConfigError, parse_config
 from stockade.policies.engines.library import Library
 from stockade.policies.facts.inventory import CALICO_NETWORK_POLICY
+from stockade.policies.kinds.api import CUSTOM_ALIAS
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WorkloadKinds
 from stockade.webhooks.kinds import resource_of
 
@@ -228,7 +229,8 @@ def covered_kinds(library: Library, config: Config | None = None) -> list[str]:
         for rule in library.rules.values()
         if config is None or config.rules.get(rule.id) is None or config.rules[rule.id].enabled
     ]
-    kinds = {k for rule in rules for k in rule.kinds if "/" not in k}
+    # `@custom` (custom resources no rule names) is not a kind an API server can be asked to send
+    kinds = {k for rule in rules for k in rule.kinds if "/" not in k and k != CUSTOM_ALIAS}
     if any({"NetworkPolicy", "GlobalNetworkPolicy"} <= set(rule.kinds) for rule in rules):
         kinds.add(CALICO_NETWORK_POLICY)
     return sorted(kinds)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from stockade.policies.frameworks.common import GatekeeperError, policy_documents
+from stockade.policies.kinds.api import CUSTOM_ALIAS
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS, WORKLOAD_KINDS
 from stockade.policies.model import (
     BOOKKEEPING_METADATA,
@@ -41,6 +42,7 @@ _BUNDLED_PREFIX = str(BUNDLED_DIR) + os.sep
 
 #: Rule-kind aliases: ``@workloads`` is every built-in workload kind, and stays in the rule's kinds
 #: too, since custom workload kinds (RayCluster, a kind a configuration declares) are evaluated under it.
+#: ``@custom`` (kinds.api.CUSTOM_ALIAS) stands for itself: the custom resources no rule names.
 KIND_ALIASES: dict[str, tuple[str, ...]] = {WORKLOAD_ALIAS: WORKLOAD_KINDS}
 
 
@@ -414,7 +416,7 @@ def _rule_of(module: Module, metadata: _MetadataCache | None = None) -> Rule | N
     for kind in custom["kinds"]:
         expanded = KIND_ALIASES.get(kind, (kind,))
         for k in expanded:
-            if k != "*" and not _KIND_RE.match(k):
+            if k not in ("*", CUSTOM_ALIAS) and not _KIND_RE.match(k):
                 raise PolicyError(f"{where}: METADATA custom.kinds: {k!r} is not a kind")
         kinds.extend(expanded)
         if kind in KIND_ALIASES:

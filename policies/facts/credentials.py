@@ -47,6 +47,7 @@ import re2  # type: ignore[import-untyped]
 from stockade.policies.decoding.decode import DecodeError, deeper_than, documents
 from stockade.policies.decoding.yamlpos import NodeLocator
 from stockade.policies.facts.inventory import Inventory
+from stockade.policies.kinds.api import custom_resource
 from stockade.policies.kinds.workloads import pod_template
 from stockade.policies.model import without_bookkeeping
 
@@ -695,9 +696,10 @@ def _found(node: Any, data_keys: bool, *, prefilter: bool = False) -> dict[tuple
 def facts(
     obj: Mapping[str, Any], inventory: Inventory, pod: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """`input.facts.credentials` for workloads and ConfigMaps; {} for other objects."""
+    """`input.facts.credentials` for workloads, ConfigMaps and custom resources (a TrainJob's env, an
+    Argo CD Application's Helm values); {} for other objects."""
     configmap = obj.get("kind") == "ConfigMap"
-    if not configmap and (pod if pod is not None else pod_template(obj)) is None:
+    if not configmap and (pod if pod is not None else pod_template(obj)) is None and not custom_resource(obj):
         return {}
     # not its status, nor metadata.managedFields: it names fields (a set's members by value,
     # k:{"name":"DB_PASSWORD"}) whose values are the object's own, walked where they are; its escaped

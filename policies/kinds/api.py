@@ -84,6 +84,23 @@ def pod_path(text: str, form: PodForm = "template", account: Account = OWN_ACCOU
     )
 
 
+#: The rule-kind alias of the objects of custom resources that no rule names by kind and no kinds
+#: table entry holds (a TrainJob, an Argo CD Application, a Flux HelmRelease): rules that read any
+#: object's text (plaintext credentials) cover them under it. An API server sends them to no webhook,
+#: which cannot be registered for kinds it does not know: a scan judges them.
+CUSTOM_ALIAS = "@custom"
+
+
+def custom_resource(obj: Mapping[str, Any]) -> bool:
+    """Whether an object is a custom resource's: its API group is a domain name and not one of
+    Kubernetes' own (``*.k8s.io``; the ``*.x-k8s.io`` groups of SIG projects are CRDs)."""
+    api_version = obj.get("apiVersion")
+    if not isinstance(api_version, str) or "/" not in api_version:
+        return False
+    group = api_version.rsplit("/", 1)[0]
+    return "." in group and (not group.endswith(".k8s.io") or group.endswith(".x-k8s.io"))
+
+
 def field_at(value: Any, path: Sequence[str | int]) -> Any:
     """The value at ``path`` in a decoded object (keys of mappings, indexes of lists), None where the
     path leads nowhere."""

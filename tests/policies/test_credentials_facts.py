@@ -651,3 +651,68 @@ def test_a_credential_variable_filled_in_before_apply_is_reported() -> None:
     assert set(found) == {0, 1}
     assert found[0]["types"] == [credentials.SUBSTITUTED] and found[0]["name"] == "HF_TOKEN"
     assert not _facts(_configmap({"password": "${DB_PASSWORD}"}))
+
+
+# ---- custom resources (rule kind @custom) --------------------------------------------------------------
+
+
+def _scan_findings(*objects: dict[str, Any]) -> list[Any]:
+    from stockade.policies.config.settings import parse_config
+    from stockade.policies.evaluate import Evaluator
+    from stockade.policies.model import Resource
+    from stockade.scanner.scan import ScanOptions, scan
+
+    evaluator = Evaluator.default(parse_config("{}"))
+    result = scan([Resource(o) for o in objects], evaluator, ScanOptions(evaluator.config), version="t")
+    assert result.errors == []
+    return [f for f in result.findings if f.rule.id == "STK-CRED-001"]
+
+
+def test_a_credential_in_a_custom_resource_is_found() -> None:
+    """A TrainJob's trainer env holding a Hugging Face token, and an Argo CD Application whose Helm
+    values hold an OpenAI key, passed a scan: no rule read their kinds. A custom resource no rule names
+    is evaluated under `@custom` by the rules that read any object's text; a built-in kind's
+    reference (an Ingress annotation naming its auth Secret), a CRD's schema and a SealedSecret's
+    encrypted data are not credentials."""
+    train_job = {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainJob",
+        "metadata": {"name": "llm", "namespace": "ml"},
+        "spec": {"trainer": {"image": "pytorch:2", "env": [{"name": "HF_TOKEN", "value": HUGGING_FACE}]}},
+    }
+    key = "sk-" + "proj-" + "Ab9_" * 12
+    application = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {"name": "chat", "namespace": "argocd"},
+        "spec": {"source": {"helm": {"values": f"openai:\n  apiKey: {key}\n"}}},
+    }
+    ingress = {
+        "apiVersion": "networking.k8s.io/v1",
+        "kind": "Ingress",
+        "metadata": {
+            "name": "web",
+            "namespace": "ml",
+            "annotations": {"nginx.ingress.kubernetes.io/auth-secret": "basic-auth"},
+        },
+        "spec": {"rules": []},
+    }
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "trainjobs.trainer.kubeflow.org"},
+        "spec": {"group": "trainer.kubeflow.org", "names": {"kind": "TrainJob"}, "versions": []},
+    }
+    sealed = {
+        "apiVersion": "bitnami.com/v1alpha1",
+        "kind": "SealedSecret",
+        "metadata": {"name": "db", "namespace": "ml"},
+        "spec": {"encryptedData": {"password": base64.b64encode(bytes(range(200))).decode()}},
+    }
+    found = _scan_findings(train_job, application, ingress, crd, sealed)
+    assert sorted((f.resource.kind, f.path) for f in found) == [
+        ("Application", ("spec", "source", "helm", "values")),
+        ("TrainJob", ("spec", "trainer", "env", 0, "value")),
+    ]
+    assert "Hugging Face token" in next(f.message for f in found if f.resource.kind == "TrainJob")
+    assert all(HUGGING_FACE not in f.message and key not in f.message for f in found)

@@ -5,8 +5,11 @@
 #   Deployments or ConfigMaps is granted far more widely than get on Secrets), is kept in Git, in
 #   Helm release history and in etcd unencrypted, and is copied by kubectl into the
 #   last-applied-configuration annotation. Checked in workloads (every container's env, args and
-#   command, every pod spec field, the pods' and the object's annotations) and in ConfigMaps (data and
-#   annotations); the last-applied-configuration annotation is decoded and checked like the object.
+#   command, every pod spec field, the pods' and the object's annotations), in ConfigMaps (data and
+#   annotations), and in the custom resources no other rule reads (`@custom`: a TrainJob's trainer
+#   env, an Argo CD Application's or a Flux HelmRelease's Helm values; scanned, since a webhook
+#   cannot be registered for kinds it does not know); the last-applied-configuration annotation is
+#   decoded and checked like the object.
 #   Two kinds of evidence: a value in a credential's published format (Azure storage keys, SAS
 #   signatures, Entra ID client secrets, AWS access key ids, GitHub, Hugging Face, OpenAI, Anthropic,
 #   Slack and Google API keys, private keys, JSON Web Tokens, URLs with a password), or a value under a
@@ -26,7 +29,7 @@
 # custom:
 #   id: STK-CRED-001
 #   severity: high
-#   kinds: ["@workloads", ConfigMap]
+#   kinds: ["@workloads", ConfigMap, "@custom"]
 #   frameworks: [NSA-CISA, secrets-best-practice]
 #   remediation: >-
 #     Rotate the credential first (it is exposed already), then move it into a Secret (or Azure Key
