@@ -170,19 +170,19 @@ def scan_notes(evaluator: Evaluator, todo: Sequence[Resource], source: Inventory
         egress_note(evaluator, todo, source, pod_lists),
         registry_note(evaluator.config, evaluator.rules, workloads, used),
         cross_layer_note(todo, source),
-        unmodelled_note(todo, pod_lists),
+        unmodelled_note(evaluator.workloads, todo),
     ]
     return [n for n in notes if n is not None]
 
 
-def unmodelled_note(todo: Sequence[Resource], pod_lists: Sequence[list[dict[str, Any]]]) -> Note | None:
+def unmodelled_note(workloads: WorkloadKinds, todo: Sequence[Resource]) -> Note | None:
     """Objects of kinds the kinds table does not hold (and no configuration declares) that write
     containers some controller runs (a SeldonDeployment's componentSpecs, a TrainJob's trainer): the
     pod rules never saw them, which a scan without findings must not leave unsaid."""
     kinds: dict[tuple[str, str], tuple[int, dict[str, None]]] = {}
-    for resource, pods in zip(todo, pod_lists, strict=True):
-        if pods or arm_type(resource.obj) is not None:
-            continue  # judged as pods, or an Azure resource (its containers are Azure's rules')
+    for resource in todo:
+        if workloads.info(resource.obj) is not None or arm_type(resource.obj) is not None:
+            continue  # a workload kind (judged as its pods), or an Azure resource (Azure's rules')
         paths = unmodelled_containers(resource.obj)
         if paths:
             key = (str(resource.obj.get("kind")), group_of(resource.obj.get("apiVersion")) or "core")
