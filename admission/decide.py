@@ -10,7 +10,14 @@ inventory cache instead of the scanned set; suppression annotations count only w
 - `audit` findings become `auditAnnotations` (recorded in the API server's audit log).
 
 DELETE and CONNECT carry no object to judge and are allowed, as are subresources other than
-`pods/ephemeralcontainers` (which adds containers to a running Pod, so Pod Security applies).
+`pods/ephemeralcontainers` (which adds containers to a running Pod, so Pod Security applies), and
+an UPDATE that changes nothing stockade judges (:func:`unchanged`: its object differs from the old
+one only in `status` and the metadata the API server maintains). A controller that writes a custom
+resource's status through the resource itself (Argo Workflows' controller at every step of a
+workflow; CRDs without a status subresource) is not slowed by a full evaluation at each write, and
+an object admitted before (or created while the webhook was not installed) keeps progressing: its
+judgement is the audit's, as Kyverno's `allowExistingViolations` leaves it. Any change to what the
+rules read (spec, labels, annotations, data) is judged as a CREATE is.
 """
 
 from __future__ import annotations
@@ -57,7 +64,34 @@ def resource_of(request: AdmissionRequest, cluster: str | None = None) -> Resour
 
 def judged(request: AdmissionRequest) -> bool:
     """Whether the request carries an object stockade judges."""
-    return request.operation not in ("DELETE", "CONNECT") and request.sub_resource in EVALUATED_SUBRESOURCES
+    return (
+        request.operation not in ("DELETE", "CONNECT")
+        and request.sub_resource in EVALUATED_SUBRESOURCES
+        and not unchanged(request)
+    )
+
+
+#: metadata the API server maintains (and `status`): an UPDATE changing only these changes nothing judged
+_MAINTAINED = frozenset(
+    {"resourceVersion", "generation", "managedFields", "uid", "creationTimestamp", "selfLink"}
+)
+
+
+def unchanged(request: AdmissionRequest) -> bool:
+    """Whether an UPDATE leaves everything the rules read as it was: the object and the old object
+    are equal once `status` and the metadata the API server maintains are set aside."""
+    new, old = request.object, request.old_object
+    if request.operation != "UPDATE" or not isinstance(new, Mapping) or not isinstance(old, Mapping):
+        return False
+    return _judged_part(new) == _judged_part(old)
+
+
+def _judged_part(obj: Mapping[str, object]) -> dict[str, object]:
+    out = {k: v for k, v in obj.items() if k != "status"}
+    md = obj.get("metadata")
+    if isinstance(md, Mapping):
+        out["metadata"] = {k: v for k, v in md.items() if k not in _MAINTAINED}
+    return out
 
 
 class Judgement:

@@ -259,7 +259,8 @@ MANAGED_FIELDS = [
 
 class Bodies:
     """AdmissionReview bodies cycling through the objects, with a fresh name and uid each: CREATEs,
-    or UPDATEs (``update``: the object with managedFields, and the same object as oldObject)."""
+    or UPDATEs (``update``: the object with managedFields, and as oldObject the same object at its
+    previous revision: an annotation differs, so the UPDATE is judged)."""
 
     def __init__(self, objects: list[dict[str, Any]], *, update: bool = False) -> None:
         self.objects = objects
@@ -293,7 +294,10 @@ class Bodies:
         if self.update:
             md = {**request["object"]["metadata"], "managedFields": MANAGED_FIELDS}
             request["object"] = {**request["object"], "metadata": md}
-            request["oldObject"] = request["object"]
+            # the old object of a rollout's next revision: an UPDATE that changes nothing judged (only
+            # status or the API server's metadata) is allowed without evaluation (admission/decide.py)
+            old_annotations = {**md.get("annotations", {}), "deployment.kubernetes.io/revision": "1"}
+            request["oldObject"] = {**request["object"], "metadata": {**md, "annotations": old_annotations}}
             request["operation"] = "UPDATE"
             request["options"] = {**request["options"], "kind": "UpdateOptions"}
         body = {"apiVersion": "admission.k8s.io/v1", "kind": "AdmissionReview", "request": request}

@@ -498,3 +498,42 @@ def test_accepted_connections_use_tcp_nodelay() -> None:
         assert sock.proto == socket.IPPROTO_TCP  # asyncio only sets TCP_NODELAY for IPPROTO_TCP sockets
     finally:
         sock.close()
+
+
+def test_an_update_that_changes_nothing_judged_is_allowed(server: tuple[Server, httpx.Client]) -> None:
+    """Argo Workflows' controller writes a Workflow's status through the Workflow itself at every step
+    (its CRD has no status subresource): each write was a full evaluation, and a workflow that violates
+    a deny rule (created before the webhook was installed) could never progress. An UPDATE whose
+    object differs from the old one only in status and the metadata the API server maintains is
+    allowed without evaluation; one that changes anything else (an annotation, the spec) is judged."""
+    _, client = server
+    old = {
+        **PRIVILEGED_POD,
+        "metadata": {"name": "bad", "resourceVersion": "1", "generation": 1, "managedFields": []},
+        "status": {"phase": "Pending"},
+    }
+    new = {
+        **PRIVILEGED_POD,
+        "metadata": {
+            "name": "bad",
+            "resourceVersion": "2",
+            "generation": 2,
+            "managedFields": [{"manager": "x"}],
+        },
+        "status": {"phase": "Running"},
+    }
+    body = review(new, "UPDATE", oldObject=old)
+    assert client.post("/validate", json=body).json()["response"] == {
+        "uid": body["request"]["uid"],
+        "allowed": True,
+    }
+    annotated = {**new, "metadata": {**new["metadata"], "annotations": {"note": "x"}}}
+    assert (
+        client.post("/validate", json=review(annotated, "UPDATE", oldObject=old)).json()["response"][
+            "allowed"
+        ]
+        is False
+    )
+    # a CREATE and an UPDATE without its old object are judged whatever they hold
+    assert client.post("/validate", json=review(new)).json()["response"]["allowed"] is False
+    assert client.post("/validate", json=review(new, "UPDATE")).json()["response"]["allowed"] is False
