@@ -28,6 +28,10 @@ templates run none) becomes one pod, which the workflow controller builds
   merge, where it is literal YAML or JSON; one with ``{{...}}`` parameters is decided at run time
   and not applied.
 
+A ``resource`` template that creates an object (``action`` create, apply or replace) holds that
+object's pods when it is a workload (a Job, a Volcano Job, a TFJob, another Workflow):
+:func:`created_object` reads its manifest with its `{{...}}` parameters kept as written.
+
 Argo's own containers (``init``, ``wait``: the executor image and security context of the
 controller's configuration, not of the workflow) are not in the pod judged, nor is the
 controller's ``mainContainer`` configuration (workflow-controller-configmap), which it merges under
@@ -36,11 +40,13 @@ Argo's containers use the pod's ServiceAccount token to report results unless
 ``executor.serviceAccountName`` names another, so every workflow pod is an API client (its token
 is needed). Not modelled: a Workflow's
 ``workflowTemplateRef`` (its templates are the referenced template's, judged there), the
-scheduling constraints a step inherits from its steps or DAG template (the boundary template).
+scheduling constraints a step inherits from its steps or DAG template (the boundary template), a
+manifest given by an artifact (``manifestFrom``) or holding a YAML alias.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -89,6 +95,59 @@ def template_type(template: Mapping[str, Any]) -> str | None:
 def runs_pod(template: Any) -> bool:
     """Whether a template runs a pod of the user's containers."""
     return isinstance(template, Mapping) and template_type(template) in POD_TYPES
+
+
+#: the actions of a resource template whose manifest is the object it makes (a patch changes another,
+#: a delete or a get makes none)
+CREATING = ("create", "apply", "replace")
+#: a workflow parameter or expression, `{{inputs.parameters.image}}`, `{{=sprig.trim(x)}}`
+_PARAMETER = re.compile(r"\{\{.*?\}\}")
+_TOKEN = re.compile(r"__argo_parameter_(\d+)__")
+#: manifests past this size are not read (the API server's own limit on an object is 1.5 MiB)
+MAX_MANIFEST = 1_500_000
+
+
+def created_object(template: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The object a resource template creates (``resource.manifest`` with ``action`` create, apply or
+    replace), as the controller submits it once its parameters are filled in: each `{{...}}` kept as
+    written, the value then unknown. None for other templates, a manifest that is not one YAML or
+    JSON object, or one larger than :data:`MAX_MANIFEST`."""
+    resource = template.get("resource")
+    if not isinstance(resource, Mapping) or resource.get("action") not in CREATING:
+        return None
+    text = resource.get("manifest")
+    if not isinstance(text, str) or len(text) > MAX_MANIFEST:
+        return None
+    parameters = _PARAMETER.findall(text)
+    # a parameter stands where YAML would read `{` as a flow mapping: a token stands in while parsing
+    counter = iter(range(len(parameters)))
+    obj = _load(_PARAMETER.sub(lambda _: f"__argo_parameter_{next(counter)}__", text))
+    restored = _restored(obj, parameters) if obj is not None else None
+    return restored if isinstance(restored, dict) else None
+
+
+def _load(text: str) -> dict[str, Any] | None:
+    """One YAML or JSON object written in a field of the workflow (a manifest, a podSpecPatch), or None:
+    not one object, nested past what the parser recurses into, or holding a YAML alias (`*name`: it
+    may stand for a structure a walk would visit again and again, which the scan's decoder budgets;
+    no manifest needs one)."""
+    try:
+        if any(isinstance(event, yaml.AliasEvent) for event in yaml.parse(text, Loader=yaml.SafeLoader)):
+            return None
+        obj = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def _restored(value: Any, parameters: list[str]) -> Any:
+    if isinstance(value, str):
+        return _TOKEN.sub(lambda m: parameters[int(m.group(1))], value)
+    if isinstance(value, dict):
+        return {_restored(k, parameters): _restored(v, parameters) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_restored(v, parameters) for v in value]
+    return value
 
 
 def with_defaults(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -223,13 +282,9 @@ def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[s
 
 def _patch(text: Any) -> Mapping[str, Any] | None:
     """A podSpecPatch as a mapping, where it is literal (no `{{...}}` parameter decided at run time)."""
-    if not isinstance(text, str) or not text.strip() or "{{" in text:
+    if not isinstance(text, str) or not text.strip() or "{{" in text or len(text) > MAX_MANIFEST:
         return None
-    try:
-        patch = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    return patch if isinstance(patch, Mapping) else None
+    return _load(text)
 
 
 def pod_metadata(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:

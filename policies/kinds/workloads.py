@@ -112,9 +112,13 @@ class WorkloadKinds:
         when the object is not a workload."""
         return rule_kind(self.info(obj))
 
-    def pods(self, obj: Mapping[str, Any], info: KindInfo | bool | None = True) -> list[dict[str, Any]]:
+    def pods(
+        self, obj: Mapping[str, Any], info: KindInfo | bool | None = True, *, embedded: bool = False
+    ) -> list[dict[str, Any]]:
         """One ``input.pod`` per pod spec of a workload object, in document order; [] for other kinds.
-        ``info`` is the object's :meth:`info` when the caller has it already."""
+        ``info`` is the object's :meth:`info` when the caller has it already. An Argo workflow's
+        resource template that creates a workload holds that workload's pods (not read again within
+        an object so created: ``embedded``)."""
         if info is True:
             info = self.info(obj)
         if not isinstance(info, KindInfo):
@@ -124,8 +128,13 @@ class WorkloadKinds:
         out = []
         for pod_path in info.pods:
             found = list(_walk(obj, pod_path.path, (), ()))
-            if pod_path.form == "argo":  # steps, DAG, suspend, resource, ... templates run no pod
-                found = [f for f in found if argo.runs_pod(f[0])]
+            if pod_path.form == "argo":  # steps, DAG, suspend, ... templates run no pod
+                for node, path, label in found:
+                    if argo.runs_pod(node):
+                        out.append(_pod(obj, node, pod_path, path, label, high_risk, info.namespaced))
+                    elif not embedded and (made := argo.created_object(node)) is not None:
+                        out += [_created(pod, made, path, label) for pod in self.pods(made, embedded=True)]
+                continue
             if (
                 not found
                 and pod_path.form == "spark"
@@ -157,6 +166,29 @@ class WorkloadKinds:
             if owner is not None and owner.high_risk:
                 return True
         return False
+
+
+def _created(
+    pod: dict[str, Any], made: Mapping[str, Any], path: tuple[Any, ...], label: str
+) -> dict[str, Any]:
+    """A pod of the object an Argo resource template creates (``made``), as a pod of the workflow: its
+    paths under the template's ``resource.manifest`` (a text, whose line findings point at), named
+    after the template and the object, its `{{...}}` parameters filled in when the workflow runs."""
+    prefix = [*path, "resource", "manifest"]
+    out = dict(pod)
+    for key in ("path", "specPath", "metadataPath"):
+        out[key] = [*prefix, *pod[key]]
+    for key in ("injected", "moved"):
+        if key in pod:
+            out[key] = [{**entry, "at": [*prefix, *entry["at"]]} for entry in pod[key]]
+    account = dict(pod["account"])
+    if "field" in account:
+        account["field"] = [*prefix, *account["field"]]
+    out["account"] = account
+    what = f"{made.get('kind')} {pod['template']}" if pod["template"] else str(made.get("kind"))
+    out["template"] = f"{label}: {what}"
+    out["parameters"] = "Argo Workflows"
+    return out
 
 
 def _no_workers(obj: Mapping[str, Any], path: tuple[str | int, ...]) -> bool:

@@ -40,7 +40,7 @@ def _where(findings: list[Finding], rule: str, name: str) -> list[tuple[Any, ...
 
 
 def test_each_template_that_runs_containers_is_a_pod() -> None:
-    dind, defaults, cron, template = _objects()
+    dind, defaults, cron, template, _ = _objects()
     assert [p["template"] for p in DEFAULT_WORKLOADS.pods(dind)] == ["templates[dind-sidecar-example]"]
     assert [p["template"] for p in DEFAULT_WORKLOADS.pods(defaults)] == [
         "templates[main]",
@@ -54,7 +54,7 @@ def test_each_template_that_runs_containers_is_a_pod() -> None:
 
 
 def test_the_pod_is_built_as_the_workflow_controller_builds_it() -> None:
-    dind, defaults, _, _ = _objects()
+    dind, defaults, *_ = _objects()
     (pod,) = DEFAULT_WORKLOADS.pods(dind)
     spec = pod["spec"]
     assert [c["name"] for c in spec["containers"]] == ["main", "dind"]
@@ -108,7 +108,9 @@ def test_findings_point_at_the_fields_that_write_them() -> None:
 
 
 def test_an_image_parameter_is_decided_when_the_workflow_runs() -> None:
-    (note,) = [f for f in _findings() if f.rule.id == "STK-IMG-005"]
+    (note,) = [
+        f for f in _findings() if f.rule.id == "STK-IMG-005" and f.resource.name == "defaults-and-sets"
+    ]
     assert note.message == (
         'container "main" image "{{inputs.parameters.image}}": an Argo Workflows parameter, set when '
         "the workflow runs: the image rules did not check it"
@@ -129,3 +131,71 @@ def test_template_defaults_merge_as_a_strategic_merge() -> None:
     assert merged["container"]["env"] == [{"name": "A", "value": "1"}, {"name": "B", "value": "3"}]
     assert "script" not in merged and merged["timeout"] == "1h"
     assert argo.template_type(merged) == "container"
+
+
+def test_a_workload_a_resource_template_creates_is_judged_at_its_manifest() -> None:
+    """volcano's MPI example submits a Volcano Job from a resource template's manifest (a text): its
+    pods run as much as the workflow's own. Judged as pods of the workflow, at the manifest's line,
+    its paths under `resource.manifest`; its `{{...}}` parameters are filled in when the workflow
+    runs. A `patch` manifest changes another object: not judged as one."""
+    *_, volcano = _objects()
+    pods = DEFAULT_WORKLOADS.pods(volcano)
+    assert [p["template"] for p in pods] == ["templates[submit-volcano-job]: Job tasks[mpimaster]"]
+    findings = [f for f in _findings() if f.resource.name == "volcano-mpi-hello"]
+    privileged = [f.path for f in findings if f.rule.id == "STK-POD-003"]
+    assert privileged == [
+        (
+            "spec",
+            "templates",
+            0,
+            "resource",
+            "manifest",
+            "spec",
+            "tasks",
+            0,
+            "template",
+            "spec",
+            "containers",
+            0,
+            "securityContext",
+            "privileged",
+        )
+    ]
+    (note,) = [f for f in findings if f.rule.id == "STK-IMG-005"]
+    assert note.message.startswith(
+        'container "mpimaster" image "{{workflow.parameters.image}}": an Argo Workflows'
+    )
+    assert not [f for f in findings if f.rule.id == "STK-POD-002"]  # the patch's hostNetwork
+
+
+def test_a_manifest_that_is_not_one_object_makes_no_pod() -> None:
+    for manifest in ("", "- a\n- b\n", "key: [unclosed\n", "{{x}}: {{y}}\n"):
+        template = {"resource": {"action": "create", "manifest": manifest}}
+        made = argo.created_object(template)
+        assert made is None or not DEFAULT_WORKLOADS.pods(made)
+
+
+def test_a_hostile_manifest_is_not_read() -> None:
+    """A billion-laughs manifest (aliases of aliases, which a walk would expand), one nested past the
+    parser's recursion, and one past the API server's size: none is read, and none stops the scan."""
+    laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
+        for i in range(20)
+    )
+    deep = "spec: " + "[" * 5000 + "]" * 5000 + "\n"
+    large = "kind: Pod\nspec:\n  x: '" + "y" * 1_600_000 + "'\n"
+    for manifest in (laughs, deep, large):
+        assert argo.created_object({"resource": {"action": "create", "manifest": manifest}}) is None
+    assert (
+        argo.pod_spec({"podSpecPatch": laughs}, {"container": {"image": "x"}})["containers"][0]["name"]
+        == "main"
+    )
+
+
+def test_a_star_in_a_manifest_is_not_an_alias() -> None:
+    manifest = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n"
+        "  - name: c\n    image: x:1\n    command: [sh, -c, ls *.txt]\n"
+    )
+    made = argo.created_object({"resource": {"action": "create", "manifest": manifest}})
+    assert made is not None and made["spec"]["containers"][0]["command"][2] == "ls *.txt"
