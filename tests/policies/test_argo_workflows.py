@@ -177,13 +177,13 @@ def test_a_manifest_that_is_not_one_object_makes_no_pod() -> None:
 
 def test_a_hostile_manifest_is_not_read() -> None:
     """A billion-laughs manifest (aliases of aliases, which a walk would expand), one nested past the
-    parser's recursion, and one past the API server's size: none is read, and none stops the scan."""
+    parser's recursion, and one past MAX_MANIFEST: none is read, and none stops the scan."""
     laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + "".join(
         f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n"
         for i in range(20)
     )
     deep = "spec: " + "[" * 5000 + "]" * 5000 + "\n"
-    large = "kind: Pod\nspec:\n  x: '" + "y" * 1_600_000 + "'\n"
+    large = "kind: Pod\nspec:\n  x: '" + "y" * (argo.MAX_MANIFEST + 1) + "'\n"
     for manifest in (laughs, deep, large):
         assert argo.created_object({"resource": {"action": "create", "manifest": manifest}}) is None
     assert (
