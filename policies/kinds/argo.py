@@ -52,6 +52,8 @@ from typing import Any
 
 import yaml
 
+#: ``input.pod.parameters`` of the pods the workflow controller builds: it fills `{{...}}` in first
+PARAMETERS = {"mark": "{{", "text": "an Argo Workflows parameter, set when the workflow runs"}
 #: the container a template's container or script runs as when it names none (common.MainContainerName)
 MAIN = "main"
 #: the template fields that run the user's containers in a pod

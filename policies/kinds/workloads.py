@@ -13,8 +13,9 @@ A rule sees ``input.pod`` whatever kind was submitted::
                                    # it is a Pod such an object owns: it must run in a sandbox
         "namespaced": true,        # false for a cluster-scoped template (ClusterTrainingRuntime):
                                    # its pods' namespace is not known
-        "parameters": "Argo Workflows",  # (only where a controller substitutes `{{...}}` parameters
-                                   # into the pod before it creates it: their values are not known)
+        "parameters": {"mark": "{{", "text": "an Argo Workflows parameter, ..."},  # (only where a
+                                   # controller fills parameters into the pod before it creates it:
+                                   # what they start with, and what they are; their values unknown)
         "account": {"source": "pod"},  # who decides the pods' ServiceAccount (the kinds table's
                                    # Account): "pod" (the pod spec, as Kubernetes does); "inherited"
                                    # ({"by": "InferenceService"}: the pod spec has no such field); or
@@ -187,7 +188,7 @@ def _created(
     out["account"] = account
     what = f"{made.get('kind')} {pod['template']}" if pod["template"] else str(made.get("kind"))
     out["template"] = f"{label}: {what}"
-    out["parameters"] = "Argo Workflows"
+    out["parameters"] = argo.PARAMETERS
     return out
 
 
@@ -302,7 +303,7 @@ def _pod(
     if moved:
         pod["moved"] = moved
     if pod_path.form == "argo":  # the controller substitutes `{{...}}` parameters into the pod
-        pod["parameters"] = "Argo Workflows"
+        pod["parameters"] = argo.PARAMETERS
     return pod
 
 

@@ -64,7 +64,7 @@ def test_the_pod_is_built_as_the_workflow_controller_builds_it() -> None:
     assert spec["serviceAccountName"] == "workflow-runner" and spec["hostNetwork"] is True
     assert spec["securityContext"] == {"runAsNonRoot": True}
     assert pod["account"] == {"source": "pod", "apiClient": True, "field": ["spec", "serviceAccountName"]}
-    assert pod["parameters"] == "Argo Workflows"
+    assert pod["parameters"] == argo.PARAMETERS
     main, container_set, scripted = DEFAULT_WORKLOADS.pods(defaults)
     # templateDefaults fill the template in (the container's securityContext, the account)
     assert main["spec"]["containers"][0]["securityContext"]["readOnlyRootFilesystem"] is True

@@ -11,7 +11,8 @@
 #   was not checked, so that the rendered manifest (the one that is applied) gets scanned: one note per
 #   pod spec, naming every container and image volume whose image field is not a reference. A pod an
 #   Argo Workflows template runs is built by the workflow controller, which substitutes `{{...}}`
-#   parameters first: such an image is decided when the workflow runs, and the note says that instead.
+#   parameters first (Katib's trial controller `${trialParameters.x}`): such an image is decided when
+#   the workflow or trial runs, and the note says that instead.
 #   Severity info and action audit: reported, never failing a scan or rejecting a request.
 # custom:
 #   id: STK-IMG-005
@@ -33,10 +34,11 @@ import rego.v1
 found := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources; not parameter(src.image)])
 
 # An image the controller that builds the pod fills in from a parameter before it creates it
-# (input.pod.parameters names it: Argo Workflows' `{{inputs.parameters.image}}`).
+# (input.pod.parameters: `mark`, what a parameter starts with, and `text`, what it is: Argo
+# Workflows' `{{inputs.parameters.image}}`, Katib's `${trialParameters.image}`).
 parameter(image) if {
-	is_string(input.pod.parameters)
-	contains(image, "{{")
+	is_string(input.pod.parameters.mark)
+	contains(image, input.pod.parameters.mark)
 }
 
 decided := sort([[src.path, src.what, src.name, src.image] | some src in images.invalid_sources; parameter(src.image)])
@@ -46,8 +48,8 @@ deny contains v if {
 	[path, what, name, image] := decided[0]
 	v := {
 		"msg": sprintf(
-			"%s %q image %q: an %s parameter, set when the workflow runs: the image rules did not check it",
-			[what, name, image, input.pod.parameters],
+			"%s %q image %q: %s: the image rules did not check it",
+			[what, name, image, input.pod.parameters.text],
 		),
 		"path": path,
 		"details": {"image": image},
@@ -59,8 +61,8 @@ deny contains v if {
 	fields := [sprintf("%s %q image %q", [what, name, image]) | some [_, what, name, image] in decided]
 	v := {
 		"msg": sprintf(
-			"%s: %s parameters, set when the workflow runs: the image rules did not check them",
-			[concat("; ", fields), input.pod.parameters],
+			"%s: each %s: the image rules did not check them",
+			[concat("; ", fields), input.pod.parameters.text],
 		),
 		"path": decided[0][0],
 		"details": {"image": decided[0][3], "fields": [{"path": path, "image": image} | some [path, _, _, image] in decided]},

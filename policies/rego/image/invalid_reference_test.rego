@@ -93,7 +93,7 @@ test_a_workflow_parameter_is_decided_when_it_runs if {
 		]},
 		"metadata": {},
 		"path": [],
-		"parameters": "Argo Workflows",
+		"parameters": {"mark": "{{", "text": "an Argo Workflows parameter, set when the workflow runs"},
 	}}
 	notes := {v.msg | some v in invalid_reference.deny with input as inp}
 	notes == {
