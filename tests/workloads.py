@@ -105,6 +105,10 @@ def _fill(node: dict[str, Any], path: tuple[str, ...], form: str, items: int) ->
             node.setdefault("image", clean_pod_spec()["containers"][0]["image"])
         elif form == "argo":  # an Argo Workflows container template: its pod's one container
             node.setdefault("container", {"image": clean_pod_spec()["containers"][0]["image"]})
+        elif form == "object":  # an object a controller creates (a Katib trial's Job)
+            node.update(
+                {"apiVersion": "batch/v1", "kind": "Job", "spec": {"template": {"spec": clean_pod_spec()}}}
+            )
         else:
             node.update(clean_pod_spec())
         return

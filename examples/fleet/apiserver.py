@@ -151,6 +151,7 @@ WORKLOAD_CRDS = [
     ("argoproj.io/v1alpha1", "AnalysisTemplate", "analysistemplates", True),
     ("argoproj.io/v1alpha1", "ClusterAnalysisTemplate", "clusteranalysistemplates", False),
     ("argoproj.io/v1alpha1", "AnalysisRun", "analysisruns", True),
+    ("kubeflow.org/v1beta1", "Experiment", "experiments", True),
     ("argoproj.io/v1alpha1", "Workflow", "workflows", True),
     ("argoproj.io/v1alpha1", "WorkflowTemplate", "workflowtemplates", True),
     ("argoproj.io/v1alpha1", "ClusterWorkflowTemplate", "clusterworkflowtemplates", False),

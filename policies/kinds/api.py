@@ -27,8 +27,10 @@ from typing import Any, Literal, NamedTuple, cast
 #: - "ray-submitter": a RayJob's submitterPodTemplate, or, where it has none and submits from a Job
 #:   (K8sJobMode, the default), the submitter pod KubeRay builds (``stockade.policies.kinds.ray``);
 #: - "argo": an Argo Workflows template (``spec.templates[*]``) that runs containers, from which with
-#:   the workflow spec around it the controller builds one pod (``stockade.policies.kinds.argo``).
-PodForm = Literal["template", "spec", "component", "spark", "ray-submitter", "argo"]
+#:   the workflow spec around it the controller builds one pod (``stockade.policies.kinds.argo``);
+#: - "object": a whole object of another kind that a controller creates, whose pods are this
+#:   object's (a Katib Experiment's ``trialTemplate.trialSpec``: the Job each trial runs).
+PodForm = Literal["template", "spec", "component", "spark", "ray-submitter", "argo", "object"]
 
 #: One segment of a pod path: a field name, or ``*`` for every item of a list / value of a map.
 WILDCARD = "*"
@@ -384,6 +386,17 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         )
         for kind in ("AnalysisTemplate", "ClusterAnalysisTemplate", "AnalysisRun")
     ),
+    # kubeflow/katib pkg/apis/controller/experiments/v1beta1: the trial controller creates the
+    # trialSpec (a Job, a PyTorchJob, ... with `${trialParameters.x}` filled in) for each trial
+    KindInfo(
+        "kubeflow.org",
+        "v1beta1",
+        "experiments",
+        "Experiment",
+        True,
+        True,
+        (pod_path("spec.trialTemplate.trialSpec", "object"),),
+    ),
     # argoproj/argo-workflows pkg/apis/workflow/v1alpha1: each template that runs containers is a
     # pod (workflow/controller/workflowpod.go); the executor uses the pod's account: API clients
     *(
@@ -451,6 +464,7 @@ _TEMPLATE_KINDS = frozenset(
         "ClusterAnalysisTemplate",
         "WorkflowTemplate",
         "ClusterWorkflowTemplate",
+        "Experiment",
     }
 )
 WORKLOAD_CUSTOM_KINDS = tuple(

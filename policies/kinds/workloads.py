@@ -134,7 +134,15 @@ class WorkloadKinds:
                     if argo.runs_pod(node):
                         out.append(_pod(obj, node, pod_path, path, label, high_risk, info.namespaced))
                     elif not embedded and (made := argo.created_object(node)) is not None:
-                        out += [_created(pod, made, path, label) for pod in self.pods(made, embedded=True)]
+                        made_pods = self.pods(made, embedded=True)
+                        prefix = (*path, "resource", "manifest")
+                        out += [_created(pod, made, prefix, label, argo.PARAMETERS) for pod in made_pods]
+                continue
+            if pod_path.form == "object":  # an object of another kind a controller creates
+                for node, path, _ in found:
+                    if not embedded and isinstance(node.get("kind"), str):
+                        made_pods = self.pods(node, embedded=True)
+                        out += [_created(pod, node, path, "", KATIB_PARAMETERS) for pod in made_pods]
                 continue
             if (
                 not found
@@ -169,13 +177,22 @@ class WorkloadKinds:
         return False
 
 
+#: ``input.pod.parameters`` of a Katib trial's pods: the trial controller fills them in
+KATIB_PARAMETERS = {"mark": "${trialParameters.", "text": "a Katib trial parameter, set for each trial"}
+
+
 def _created(
-    pod: dict[str, Any], made: Mapping[str, Any], path: tuple[Any, ...], label: str
+    pod: dict[str, Any],
+    made: Mapping[str, Any],
+    at: tuple[Any, ...],
+    label: str,
+    parameters: Mapping[str, str],
 ) -> dict[str, Any]:
-    """A pod of the object an Argo resource template creates (``made``), as a pod of the workflow: its
-    paths under the template's ``resource.manifest`` (a text, whose line findings point at), named
-    after the template and the object, its `{{...}}` parameters filled in when the workflow runs."""
-    prefix = [*path, "resource", "manifest"]
+    """A pod of an object another one holds for a controller to create (``made``, at ``at``: an Argo
+    resource template's ``resource.manifest``, a text whose line findings point at; a Katib
+    Experiment's ``trialTemplate.trialSpec``), as a pod of the holder: its paths under ``at``, named
+    after the holder's template and the object, its ``parameters`` filled in when it runs."""
+    prefix = list(at)
     out = dict(pod)
     for key in ("path", "specPath", "metadataPath"):
         out[key] = [*prefix, *pod[key]]
@@ -187,8 +204,8 @@ def _created(
         account["field"] = [*prefix, *account["field"]]
     out["account"] = account
     what = f"{made.get('kind')} {pod['template']}" if pod["template"] else str(made.get("kind"))
-    out["template"] = f"{label}: {what}"
-    out["parameters"] = argo.PARAMETERS
+    out["template"] = f"{label}: {what}" if label else what
+    out["parameters"] = dict(parameters)
     return out
 
 
