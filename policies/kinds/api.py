@@ -407,7 +407,15 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
             kind,
             kind != "ClusterWorkflowTemplate",
             True,
-            (pod_path(f"{prefix}.templates[*]", "argo", Account(api_client=True)),),
+            tuple(
+                pod_path(f"{prefix}.{templates}", "argo", Account(api_client=True))
+                # a template, and one written inline in a step or a DAG task (Template.Inline)
+                for templates in (
+                    "templates[*]",
+                    "templates[*].steps[*][*].inline",
+                    "templates[*].dag.tasks[*].inline",
+                )
+            ),
         )
         for kind, prefix in (
             ("Workflow", "spec"),
@@ -512,6 +520,7 @@ _ALL = (
         "MutatingWebhookConfiguration",
         False,
     ),
+    KindInfo("apiregistration.k8s.io", "v1", "apiservices", "APIService", False),
     KindInfo("cilium.io", "v2", "ciliumnetworkpolicies", "CiliumNetworkPolicy", True, True),
     KindInfo(
         "cilium.io", "v2", "ciliumclusterwidenetworkpolicies", "CiliumClusterwideNetworkPolicy", False, True

@@ -25,8 +25,8 @@ templates run none) becomes one pod, which the workflow controller builds
   strategic merge: lists of named items merged by name), type-specific defaults (a default
   ``container``) only into templates of that type (operator.go mergedTemplateDefaultsInto);
 - a ``podSpecPatch`` (the workflow's, then the template's) is merged over the pod as a strategic
-  merge, where it is literal YAML or JSON; one with ``{{...}}`` parameters is decided at run time
-  and not applied.
+  merge; a value given by a ``{{...}}`` parameter is kept as written (the field is set, its value
+  decided when the workflow runs).
 
 A ``resource`` template that creates an object (``action`` create, apply or replace) holds that
 object's pods when it is a workload (a Job, a Volcano Job, a TFJob, another Workflow):
@@ -60,7 +60,9 @@ MAIN = "main"
 POD_TYPES = ("container", "script", "containerSet")
 #: every template type (Template.GetType): type-specific defaults apply only to templates of that type
 TYPES = (*POD_TYPES, "resource", "dag", "steps", "suspend", "data", "http", "plugin")
-#: pod fields of the template, else the workflow (template field, workflow field, pod field)
+#: pod fields of the template, else the workflow (template field, workflow field, pod field); a
+#: pointer field of the template (securityContext, affinity, podResources) replaces the workflow's
+#: even when empty, as Go's `!= nil` does; a map, list or string only when it holds something
 _EITHER = (
     ("serviceAccountName", "serviceAccountName", "serviceAccountName"),
     ("securityContext", "securityContext", "securityContext"),
@@ -72,6 +74,7 @@ _EITHER = (
     ("podResources", "podResources", "resources"),
     ("resourceClaims", "resourceClaims", "resourceClaims"),
 )
+_POINTERS = frozenset({"securityContext", "affinity", "podResources"})
 #: pod fields of the workflow only
 _WORKFLOW = ("hostNetwork", "dnsPolicy", "dnsConfig", "imagePullSecrets")
 
@@ -84,8 +87,11 @@ def _list(value: Any) -> list[Any]:
     return list(value) if isinstance(value, list) else []
 
 
-def _set(value: Any) -> bool:
-    """Whether a field is set as Go reads it (a nil pointer, an empty string, map or list is not)."""
+def _set(value: Any, field: str = "") -> bool:
+    """Whether a field is set as Go reads it: a pointer field (:data:`_POINTERS`) when present, even
+    empty; a string, map or list when it holds something."""
+    if field in _POINTERS:
+        return isinstance(value, Mapping)
     return value is not None and value != "" and value != {} and value != []
 
 
@@ -123,6 +129,11 @@ def created_object(template: Mapping[str, Any]) -> dict[str, Any] | None:
     text = resource.get("manifest")
     if not isinstance(text, str) or len(text) > MAX_MANIFEST:
         return None
+    return _parameterised(text)
+
+
+def _parameterised(text: str) -> dict[str, Any] | None:
+    """One YAML or JSON object whose values may be `{{...}}` parameters, each kept as written."""
     parameters = _PARAMETER.findall(text)
     # a parameter stands where YAML would read `{` as a flow mapping: a token stands in while parsing
     counter = iter(range(len(parameters)))
@@ -264,8 +275,8 @@ def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[s
     if volumes:
         spec["volumes"] = volumes
     for own, workflows, field in _EITHER:
-        value = template.get(own) if _set(template.get(own)) else workflow.get(workflows)
-        if _set(value):
+        value = template.get(own) if _set(template.get(own), own) else workflow.get(workflows)
+        if _set(value, own):
             spec[field] = value
     automount = template.get("automountServiceAccountToken")
     if automount is None:
@@ -286,10 +297,11 @@ def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[s
 
 
 def _patch(text: Any) -> Mapping[str, Any] | None:
-    """A podSpecPatch as a mapping, where it is literal (no `{{...}}` parameter decided at run time)."""
-    if not isinstance(text, str) or not text.strip() or "{{" in text or len(text) > MAX_MANIFEST:
+    """A podSpecPatch as a mapping: the fields it sets are known from its text, a value given by a
+    `{{...}}` parameter kept as written (decided when the workflow runs)."""
+    if not isinstance(text, str) or not text.strip() or len(text) > MAX_MANIFEST:
         return None
-    return _load(text)
+    return _parameterised(text)
 
 
 def pod_metadata(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
@@ -353,11 +365,11 @@ def placements(
                 place(("volumes", j), (*base, field, names.index(name)))
                 break
     for field, workflows, pod_field in _EITHER:
-        if _set(own.get(field)):
+        if _set(own.get(field), field):
             place((pod_field,), (*tmpl, field))
-        elif _set(defaults.get(field)):
+        elif _set(defaults.get(field), field):
             place((pod_field,), (*at, "templateDefaults", field))
-        elif _set(workflow.get(workflows)):
+        elif _set(workflow.get(workflows), field):
             place((pod_field,), (*at, workflows))
     if own.get("automountServiceAccountToken") is not None:
         place(("automountServiceAccountToken",), (*tmpl, "automountServiceAccountToken"))

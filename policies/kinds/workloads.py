@@ -280,7 +280,7 @@ def _pod(
         spec_path, metadata_path = list(path), list(path)
         account_field = [*path, "serviceAccount"]  # the field a SparkPodSpec names its account by
     elif pod_path.form == "argo":  # built from the template and the workflow spec around it
-        workflow_path = tuple(path[:-2])
+        workflow_path = tuple(path[: path.index("templates")])  # a template may be a step's inline one
         workflow = _mapping(field_at(obj, workflow_path))
         spec, metadata = argo.pod_spec(workflow, node), argo.pod_metadata(workflow, node)
         spec_path, metadata_path = list(path), [*path, "metadata"]

@@ -40,7 +40,7 @@ def _where(findings: list[Finding], rule: str, name: str) -> list[tuple[Any, ...
 
 
 def test_each_template_that_runs_containers_is_a_pod() -> None:
-    dind, defaults, cron, template, _ = _objects()
+    dind, defaults, cron, template, *_ = _objects()
     assert [p["template"] for p in DEFAULT_WORKLOADS.pods(dind)] == ["templates[dind-sidecar-example]"]
     assert [p["template"] for p in DEFAULT_WORKLOADS.pods(defaults)] == [
         "templates[main]",
@@ -75,8 +75,8 @@ def test_the_pod_is_built_as_the_workflow_controller_builds_it() -> None:
     assert [c["name"] for c in container_set["spec"]["containers"]] == ["a", "b"]
     assert all(c["volumeMounts"][-1]["name"] == "workspace" for c in container_set["spec"]["containers"])
     assert container_set["spec"]["hostPID"] is True
-    # a patch with a parameter is decided at run time: not applied; a script is the main container
-    assert "hostIPC" not in scripted["spec"]
+    # a patch's parameter is decided at run time: the field is set, its value kept as written
+    assert scripted["spec"]["hostIPC"] == "{{inputs.parameters.ipc}}"
     assert scripted["spec"]["containers"][0]["name"] == "main"
     assert "source" not in scripted["spec"]["containers"][0]
 
@@ -138,7 +138,7 @@ def test_a_workload_a_resource_template_creates_is_judged_at_its_manifest() -> N
     pods run as much as the workflow's own. Judged as pods of the workflow, at the manifest's line,
     its paths under `resource.manifest`; its `{{...}}` parameters are filled in when the workflow
     runs. A `patch` manifest changes another object: not judged as one."""
-    *_, volcano = _objects()
+    volcano = _objects()[4]
     pods = DEFAULT_WORKLOADS.pods(volcano)
     assert [p["template"] for p in pods] == ["templates[submit-volcano-job]: Job tasks[mpimaster]"]
     findings = [f for f in _findings() if f.resource.name == "volcano-mpi-hello"]
@@ -199,3 +199,25 @@ def test_a_star_in_a_manifest_is_not_an_alias() -> None:
     )
     made = argo.created_object({"resource": {"action": "create", "manifest": manifest}})
     assert made is not None and made["spec"]["containers"][0]["command"][2] == "ls *.txt"
+
+
+def test_inline_templates_empty_overrides_and_parameterised_patches() -> None:
+    """What a review of argo-workflows' examples found (docs/precision.md): a template written inline
+    in a step or a DAG task runs a pod too (steps-inline-workflow.yaml, never judged); a template's
+    `securityContext: {}` replaces the workflow's (a non-nil pointer in Go), it does not inherit it;
+    a podSpecPatch whose value is a parameter still sets its field (pod-spec-yaml-patch.yaml's memory
+    limit: "no memory limit" was wrong)."""
+    overrides = _objects()[5]
+    pods = {p["template"]: p for p in DEFAULT_WORKLOADS.pods(overrides)}
+    assert set(pods) == {"templates[main].steps[0][a].inline", "templates[unhardened]"}
+    assert pods["templates[unhardened]"]["spec"]["securityContext"] == {}
+    assert all(
+        p["spec"]["containers"][0]["resources"] == {"limits": {"memory": "{{workflow.parameters.mem-limit}}"}}
+        for p in pods.values()
+    )
+    findings = [f for f in _findings() if f.resource.name == "inline-and-overrides"]
+    assert [f.path for f in findings if f.rule.id == "STK-POD-003"] == [
+        ("spec", "templates", 0, "steps", 0, 0, "inline", "container", "securityContext", "privileged")
+    ]
+    assert {f.template for f in findings if f.rule.id == "STK-POD-103"} == {"templates[unhardened]"}
+    assert not [f for f in findings if f.rule.id == "STK-RES-001" and "memory limit" in f.message]
