@@ -24,6 +24,17 @@ on_rules := {f.rule |
 	some f in fields
 	object.get(data.stockade.config, ["resources", f.setting], true) == true
 	not f.rule in disabled
+	not pod_level(f.path[1], f.path[2])
+}
+
+# A quantity the pod sets for all its containers (spec.resources: pod-level resources, beta and on
+# by default from Kubernetes 1.34; Argo Workflows' podResources): a pod-level memory limit bounds
+# the containers that set none, a pod-level request schedules them, so the rule that asks each
+# container for it has nothing to ask.
+pod_level(kind, name) if {
+	q := input.pod.spec.resources[kind][name]
+	q != null
+	q != ""
 }
 
 on(rule) if rule in on_rules

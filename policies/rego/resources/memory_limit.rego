@@ -9,7 +9,9 @@
 #   container that sets no CPU or memory quantity at all gets one finding from this rule listing
 #   everything missing (the memory limit, and the CPU and memory requests of STK-RES-002/-003 when they
 #   are on), not three; with this rule off (config rules or require_memory_limit: false) STK-RES-002,
-#   else STK-RES-003, reports it instead.
+#   else STK-RES-003, reports it instead. A pod-level memory limit (spec.resources, Kubernetes 1.34's
+#   pod-level resources) bounds the containers that set none: none is then asked for one (and so for
+#   the CPU and memory requests with STK-RES-002/-003).
 # custom:
 #   id: STK-RES-001
 #   severity: medium

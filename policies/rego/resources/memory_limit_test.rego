@@ -72,3 +72,14 @@ test_disabled_rule_reports_nothing if {
 	off := object.union(cfg(true), {"disabled_rules": ["STK-RES-001"]})
 	{v | some v in memory_limit.deny with input as pod({"containers": [{"name": "bare"}, {"name": "cpu", "resources": {"limits": {"cpu": "1"}}}]}) with data.stockade.config as off} == set()
 }
+
+# Pod-level resources (spec.resources, Kubernetes 1.34): a pod-level memory limit bounds every
+# container that sets none; a bare container is then reported for what the pod does not set only.
+test_a_pod_level_limit_covers_the_containers if {
+	spec := {"resources": {"limits": {"memory": "2Gi"}}, "containers": [{"name": "a", "resources": {"requests": {"cpu": "1", "memory": "1Gi"}}}]}
+	paths(spec, true) == set()
+	bare := {"resources": {"limits": {"memory": "2Gi"}}, "containers": [{"name": "b"}]}
+	paths(bare, true) == set()
+	msgs := {v.msg | some v in data.stockade.resources.cpu_request.deny with input as pod(bare) with data.stockade.config as cfg(true)}
+	msgs == {"container \"b\" sets no CPU or memory resources: no CPU request, memory request"}
+}
