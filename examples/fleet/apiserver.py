@@ -92,6 +92,7 @@ RESOURCES: dict[str, tuple[str, str, bool, bool]] = {
         False,
         False,
     ),
+    "/apis/apiregistration.k8s.io/v1/apiservices": ("APIService", "apiregistration.k8s.io/v1", False, False),
     # custom resources: served only by clusters whose fixture has objects of the kind ("installed")
     "/apis/cilium.io/v2/ciliumnetworkpolicies": ("CiliumNetworkPolicy", "cilium.io/v2", True, True),
     "/apis/cilium.io/v2/ciliumclusterwidenetworkpolicies": (
