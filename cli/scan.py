@@ -237,7 +237,6 @@ def scan(
     from stockade.scanner.reports.base import count
     from stockade.scanner.scan import ScanOptions, default_workers, run_scan
     from stockade.scanner.sources.files import FileSource
-    from stockade.scanner.sources.render import HelmSource, KustomizeSource
 
     report = get_report(format.value)
     matcher = _baseline_matcher(baseline, write_baseline)
@@ -246,8 +245,12 @@ def scan(
     if remote is not None:
         workers = 1  # the server evaluates; worker processes would run the embedded engine
     files = FileSource(paths or [], include or (), exclude or (), kubectl=kubectl, namespace=namespace)
-    others: list[Iterable[Item]] = [KustomizeSource(d, kubectl) for d in kustomize or ()]
-    others += [HelmSource(c, tuple(values or ()), namespace=namespace) for c in helm or ()]
+    others: list[Iterable[Item]] = []
+    if kustomize or helm:  # the renderers, imported only when asked for (sources/roots.py)
+        from stockade.scanner.sources.render import HelmSource, KustomizeSource
+
+        others += [KustomizeSource(d, kubectl) for d in kustomize or ()]
+        others += [HelmSource(c, tuple(values or ()), namespace=namespace) for c in helm or ()]
     from stockade.cli.main import tool_version
 
     options = ScanOptions(

@@ -39,20 +39,15 @@ import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from stockade.policies.model import InputError
 from stockade.scanner.sources.base import Item, Skipped, Unreadable, read_text
-from stockade.scanner.sources.render import (
-    CHART_FILE,
-    KUSTOMIZATION_FILES,
-    Composition,
-    HelmSource,
-    KustomizeSource,
-    composition,
-    kustomization_file,
-)
+from stockade.scanner.sources.roots import CHART_FILE, KUSTOMIZATION_FILES, kustomization_file
 from stockade.scanner.sources.text import parse_text
+
+if TYPE_CHECKING:
+    from stockade.scanner.sources.render import Composition
 
 DEFAULT_INCLUDE = ("*.yaml", "*.yml", "*.json")
 DEFAULT_EXCLUDE = (".git", ".hg", ".svn", "node_modules", ".venv", "__pycache__")
@@ -158,7 +153,7 @@ class FileSource:
         compositions: dict[Path, Composition | None] = {}
         for t in found:
             if isinstance(t, _Kustomization) and t.directory.resolve() not in compositions:
-                compositions[t.directory.resolve()] = composition(t.directory)
+                compositions[t.directory.resolve()] = _composition(t.directory)
         bases: set[Path] = set()
         composed: set[Path] = set()
         charts: set[Path] = set()
@@ -260,9 +255,19 @@ def _regular(path: Path) -> Path | Skipped | InputError:
     return path
 
 
+def _composition(directory: Path) -> Composition | None:
+    """render.composition: the renderers' module is imported only where a kustomization is found
+    (a one-file scan renders nothing: sources/roots.py)."""
+    from stockade.scanner.sources.render import composition
+
+    return composition(directory)
+
+
 def render_chart(target: Rendered) -> Iterator[Item]:
     """A Helm chart or a kustomization found in a scanned tree, rendered with the real `helm
     template` or `kubectl kustomize`."""
+    from stockade.scanner.sources.render import HelmSource, KustomizeSource
+
     if target.tool == "kustomize":
         yield from KustomizeSource(str(target.directory), target.kubectl, found=True)
     else:
@@ -288,19 +293,19 @@ def bases_to_render(
     covered: set[Path] = set()
     todo = [t.directory.resolve() for t in built if t.tool == "kustomize"]
     while todo:
-        c = composition(todo.pop())
+        c = _composition(todo.pop())
         for base in c.directories if c is not None else ():
             if base not in covered:
                 covered.add(base)
                 todo.append(base)
     out = []
     for t in failed:
-        c = composition(t.directory)
+        c = _composition(t.directory)
         for base in sorted(c.directories) if c is not None else ():
             if base in covered or base in done:
                 continue
             done.add(base)
-            own = composition(base)
+            own = _composition(base)
             if own is not None and not own.component:
                 out.append((t, Rendered(_shown(base), "kustomize", t.kubectl)))
     return out

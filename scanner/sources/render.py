@@ -42,12 +42,12 @@ from typing import Any
 from stockade.policies.decoding.decode import DecodeError, documents
 from stockade.policies.model import InputError, Origin, Resource
 from stockade.scanner.sources.base import Item, Unreadable, read_text
+from stockade.scanner.sources.roots import CHART_FILE, kustomization_file
 from stockade.scanner.sources.template_lines import Document, TemplateLocator, document_for, read_template
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
 #: what makes a directory a Helm chart
-CHART_FILE = "Chart.yaml"
 #: kubectl's log framing of an error: `E1128 06:05:13.063954 10226 run.go:72] "command failed" err=...`
 _KLOG_RE = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ", re.M)
 
@@ -107,15 +107,6 @@ def _tail(text: str, limit: int) -> str:
 
 
 #: The names kustomize looks for in a directory, in its order.
-KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-
-
-def kustomization_file(directory: Path) -> Path | None:
-    """The kustomization file of `directory`, if it holds one."""
-    for name in KUSTOMIZATION_FILES:
-        if (directory / name).is_file():
-            return directory / name
-    return None
 
 
 def kustomize_command(kubectl: str | None = None) -> list[str] | None:
