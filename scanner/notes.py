@@ -197,7 +197,8 @@ def unmodelled_note(workloads: WorkloadKinds, todo: Sequence[Resource]) -> Note 
     ]
     return Note(
         None,
-        f"{count(objects, 'object')} of kinds stockade does not model write containers that a controller "
+        f"{count(objects, 'object')} of kinds stockade does not model {'write' if objects > 1 else 'writes'} "
+        "containers that a controller "
         f"runs, and the pod rules did not judge them: {'; '.join(listed[:LISTED])}"
         + (f"; and {len(listed) - LISTED} more kinds" if len(listed) > LISTED else "")
         + ". A kind whose objects hold pod specs or pod templates can be declared in stockade.yaml "

@@ -369,3 +369,4 @@ def test_containers_of_kinds_not_modelled_are_said_not_judged(tmp_path: Path) ->
     assert [f["rule"]["id"] for f in doc["findings"] if f["resource"]["kind"] == "SeldonDeployment"]
     (note,) = [n for n in doc["notes"] if "does not model" in n["message"]]
     assert note["count"] == 1 and "SeldonDeployment" not in note["message"]
+    assert note["message"].startswith("1 object of kinds stockade does not model writes containers")
