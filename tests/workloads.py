@@ -71,7 +71,12 @@ def build_workload(info: KindInfo, items: int = 3) -> dict[str, Any]:
     obj: dict[str, Any] = {
         "apiVersion": group_version,
         "kind": object_kind(info),
-        "metadata": {"name": "w", **({"namespace": "ml"} if info.namespaced else {})},
+        # a kind keyed `Kind.group` shares its name with another group's (Katib's Experiment and
+        # Argo Rollouts'): its object gets a name of its own, so that one audit tells them apart
+        "metadata": {
+            "name": "w" if "." not in info.kind else "w-" + info.group.split(".")[0],
+            **({"namespace": "ml"} if info.namespaced else {}),
+        },
     }
     for pod_path in info.pods:
         _fill(obj, pod_path.path, pod_path.form, items)

@@ -392,7 +392,7 @@ WORKLOAD_CUSTOM_KINDS: tuple[KindInfo, ...] = (
         "kubeflow.org",
         "v1beta1",
         "experiments",
-        "Experiment",
+        "Experiment.kubeflow.org",  # Argo Rollouts' Experiment shares the kind's name
         True,
         True,
         (pod_path("spec.trialTemplate.trialSpec", "object"),),
@@ -472,7 +472,7 @@ _TEMPLATE_KINDS = frozenset(
         "ClusterAnalysisTemplate",
         "WorkflowTemplate",
         "ClusterWorkflowTemplate",
-        "Experiment",
+        "Experiment.kubeflow.org",
     }
 )
 WORKLOAD_CUSTOM_KINDS = tuple(

@@ -530,3 +530,17 @@ def test_a_leader_worker_set_group_of_one_has_no_worker_pods() -> None:
         "roles[decode].leaderWorkerTemplate.leaderTemplate",
         "roles[decode].leaderWorkerTemplate.workerTemplate",
     ]
+
+
+def test_no_kind_of_the_table_hides_another_of_the_same_name() -> None:
+    """Katib's Experiment (kubeflow.org) and Argo Rollouts' (argoproj.io) share a kind's name: keyed
+    by the bare name, the one added later hid the other, whose objects then went unjudged. A kind
+    whose name another group uses is keyed `Kind.group` (as Knative's Service and Calico's
+    NetworkPolicy)."""
+    from stockade.policies.kinds import api
+
+    assert len(api.KINDS) == len(api._ALL)
+    assert {(i.group, api.object_kind(i)) for i in DEFAULT_WORKLOADS.custom} >= {
+        ("argoproj.io", "Experiment"),
+        ("kubeflow.org", "Experiment"),
+    }
