@@ -12,7 +12,8 @@ actions set aside, and the finding's path is followed down it as far as the temp
 - a list item is the template's item the rendered one comes from, when that can be told: the one
   item whose literal values (`name: manager`, `verbs: ["get"]`) the rendered item holds, the one
   item of a list nothing else writes into (a `range` over it included), or the item at the same
-  position in a list without actions; else the list's key;
+  position in a list without actions; the one action that writes into the list when no item the
+  template writes can be it (a rule an `include` adds beside literal ones); else the list's key;
 - a template of several documents (`---`) is matched to the rendered object by its literal kind,
   then name, then order; when that cannot be told, nothing is resolved (line 1, as before).
 
@@ -272,7 +273,10 @@ def line_in(document: Document, path: JSONPath, obj: Any) -> int:
             held = isinstance(value, list) and 0 <= segment < len(value)
             value = value[segment] if held else None
             child = _item(document, node, segment, value)
-            if child is None and any(c.item for c in node.children):
+            items = [c for c in node.children if c.item]
+            if child is None and items:
+                if held and len(node.injections) == 1 and not any(_fits(i, value) for i in items):
+                    return node.injections[0]  # no item the template writes is it: the one action's
                 return line  # the template writes items, and this is not one it can tell
         if child is None:
             return node.injections[0] if held and len(node.injections) == 1 else line

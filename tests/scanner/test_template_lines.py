@@ -264,3 +264,45 @@ def test_a_hostile_template_is_read_within_bounds() -> None:
     assert line_in(listed, ("spec", "containers", 2999, "image"), pod) == 3 + 2 * 2999 + 2
     # documents compared whole: the long lists count for nothing, the kind decides
     assert document_for([listed, _only("kind: Service\n")], pod, 0, 1) is listed
+
+
+SPARK_ROLE = """\
+kind: Role
+rules:
+{{- if .Values.controller.leaderElection.enable }}
+- apiGroups:
+  - coordination.k8s.io
+  resources:
+  - leases
+  verbs:
+  - create
+{{- end }}
+{{- if has .Release.Namespace .Values.spark.jobNamespaces }}
+{{ include "spark-operator.controller.policyRules" . }}
+{{- else }}
+- apiGroups:
+  - ""
+  resources:
+  - events
+  verbs:
+  - create
+{{- end }}
+"""
+
+
+def test_a_rule_an_include_adds_beside_literal_ones_is_the_include() -> None:
+    """The spark-operator's controller Role (a second reader found it at the list's key): its pods
+    rule comes from the include, since no literal rule of the template holds pods."""
+    role = {
+        "kind": "Role",
+        "rules": [
+            {"apiGroups": ["coordination.k8s.io"], "resources": ["leases"], "verbs": ["create"]},
+            {"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete"]},
+        ],
+    }
+    document = _only(SPARK_ROLE)
+    assert line_in(document, ("rules", 1), role) == 12
+    assert line_in(document, ("rules", 0), role) == 4
+    # a rendered rule the literal events rule could be: not the include's
+    events = {"kind": "Role", "rules": [{"apiGroups": [""], "resources": ["events"], "verbs": ["create"]}]}
+    assert line_in(document, ("rules", 0), events) == 14
