@@ -244,9 +244,38 @@ def _user(containers: Any, main: Mapping[str, Any] | None) -> list[dict[str, Any
     return out
 
 
+Path = tuple[str | int, ...]
+Patches = tuple[Mapping[str, Any] | None, Mapping[str, Any] | None]
+
+
+def pod(
+    workflow: Mapping[str, Any], template: Mapping[str, Any], at: Path, tmpl: Path
+) -> tuple[dict[str, Any], dict[str, Any], list[dict[str, Any]]]:
+    """The pod the workflow spec ``workflow`` (at ``at`` in its object) runs for ``template`` (at
+    ``tmpl``): its PodSpec, its labels and annotations, and where each field of the PodSpec is
+    written (:func:`_placements`). The template's defaults are merged and the podSpecPatches read
+    once for the three."""
+    merged = with_defaults(workflow, template)
+    patches = _patches(workflow, merged)
+    spec = _pod_spec(workflow, merged, patches)
+    moved = _placements(workflow, template, merged, spec, patches, at, tmpl)
+    return spec, _pod_metadata(workflow, merged), moved
+
+
 def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
     """The PodSpec of the pod the workflow spec ``workflow`` runs for ``template``."""
-    template = with_defaults(workflow, template)
+    merged = with_defaults(workflow, template)
+    return _pod_spec(workflow, merged, _patches(workflow, merged))
+
+
+def _patches(workflow: Mapping[str, Any], merged: Mapping[str, Any]) -> Patches:
+    """The workflow's podSpecPatch and the template's (its defaults' where it has none), in the order
+    they apply."""
+    return _patch(workflow.get("podSpecPatch")), _patch(merged.get("podSpecPatch"))
+
+
+def _pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any], patches: Patches) -> dict[str, Any]:
+    """:func:`pod_spec` of a template whose defaults are merged in, its ``patches`` read."""
     mains = _main_containers(template)
     main = next((c for c in mains if c.get("name") == MAIN), None)
     spec: dict[str, Any] = {"restartPolicy": "Never"}
@@ -289,8 +318,7 @@ def pod_spec(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[s
     aliases = _list(workflow.get("hostAliases")) + _list(template.get("hostAliases"))
     if aliases:
         spec["hostAliases"] = aliases
-    for patch in (workflow.get("podSpecPatch"), template.get("podSpecPatch")):
-        patched = _patch(patch)
+    for patched in patches:
         if patched is not None:
             spec = merge(spec, patched)
     return spec
@@ -304,34 +332,29 @@ def _patch(text: Any) -> Mapping[str, Any] | None:
     return _parameterised(text)
 
 
-def pod_metadata(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
-    """The labels and annotations the pod carries: the workflow's podMetadata, then the template's."""
-    template = with_defaults(workflow, template)
+def _pod_metadata(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> dict[str, Any]:
+    """The labels and annotations the pod carries: the workflow's podMetadata, then the (merged)
+    template's."""
     pod = _mapping(workflow.get("podMetadata"))
     own = _mapping(template.get("metadata"))
     return {key: {**_mapping(pod.get(key)), **_mapping(own.get(key))} for key in ("labels", "annotations")}
 
 
-def account_field(workflow: Mapping[str, Any], template: Mapping[str, Any]) -> str | None:
-    """Which object holds the pod's serviceAccountName: "template", "workflow", or None (default)."""
-    if _set(template.get("serviceAccountName")):
-        return "template"
-    if _set(_mapping(workflow.get("templateDefaults")).get("serviceAccountName")):
-        return "defaults"
-    return "workflow" if _set(workflow.get("serviceAccountName")) else None
-
-
-Path = tuple[str | int, ...]
-
-
-def placements(
-    workflow: Mapping[str, Any], template: Mapping[str, Any], at: Path, tmpl: Path
+def _placements(
+    workflow: Mapping[str, Any],
+    own: Mapping[str, Any],
+    template: Mapping[str, Any],
+    spec: Mapping[str, Any],
+    patches: Patches,
+    at: Path,
+    tmpl: Path,
 ) -> list[dict[str, Any]]:
     """Where the pod spec's fields are written in the object, for findings to point at them: each
     entry moves the pod path ``from`` (below the pod spec) to the object path ``at``. ``at`` is the
-    workflow spec's path, ``tmpl`` the template's."""
-    own = template
-    template = with_defaults(workflow, own)
+    workflow spec's path, ``tmpl`` the template's; ``own`` the template as written, ``template``
+    with its defaults merged, ``spec`` and ``patches`` what :func:`pod` built from them. The
+    serviceAccountName's entry is where the account is named (the template, its defaults, the
+    workflow)."""
     defaults = _mapping(workflow.get("templateDefaults"))
     moved: list[dict[str, Any]] = []
 
@@ -351,7 +374,6 @@ def placements(
         place(("containers", index + j), (*tmpl, "sidecars", j))
     for j, _ in enumerate(_list(template.get("initContainers"))):
         place(("initContainers", j), (*tmpl, "initContainers", j))
-    spec = pod_spec(workflow, own)
     for j, volume in enumerate(_list(spec.get("volumes"))):
         name = _mapping(volume).get("name")
         for field, owner, base in (
@@ -379,8 +401,9 @@ def placements(
         place(("automountServiceAccountToken",), (*at, "automountServiceAccountToken"))
     for field in (*_WORKFLOW, "hostAliases"):
         place((field,), (*at, field))
-    # what a literal podSpecPatch sets is written there (the template's applied last)
-    for patch, path in ((workflow.get("podSpecPatch"), at), (own.get("podSpecPatch"), tmpl)):
-        for field in _patch(patch) or ():
+    # what a podSpecPatch sets is written there (the template's own, applied last)
+    workflow_patch, template_patch = patches
+    for patch, path in ((workflow_patch, at), (template_patch if "podSpecPatch" in own else None, tmpl)):
+        for field in patch or ():
             place((field,), (*path, "podSpecPatch"))
     return moved

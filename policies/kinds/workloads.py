@@ -282,15 +282,13 @@ def _pod(
     elif pod_path.form == "argo":  # built from the template and the workflow spec around it
         workflow_path = tuple(path[: path.index("templates")])  # a template may be a step's inline one
         workflow = _mapping(field_at(obj, workflow_path))
-        spec, metadata = argo.pod_spec(workflow, node), argo.pod_metadata(workflow, node)
+        # the pod, and where its fields are written (the template, its defaults, the workflow)
+        spec, metadata, moved = argo.pod(workflow, node, workflow_path, tuple(path))
         spec_path, metadata_path = list(path), [*path, "metadata"]
-        # where the pod's fields are written (the template, its defaults, the workflow)
-        moved = argo.placements(workflow, node, workflow_path, tuple(path))
-        at = argo.account_field(workflow, node)  # the template's, the defaults', the workflow's
-        if at == "workflow":
-            account_field = [*workflow_path, "serviceAccountName"]
-        elif at == "defaults":
-            account_field = [*workflow_path, "templateDefaults", "serviceAccountName"]
+        # the account named in the template's defaults or the workflow: not the template's own field
+        named = next((m["at"] for m in moved if m["from"] == ["serviceAccountName"]), None)
+        if named is not None and named != [*path, "serviceAccountName"]:
+            account_field = named
     else:  # component: the controller adds the component's labels/annotations to the object's
         own = _mapping(obj.get("metadata"))
         metadata = {

@@ -47,7 +47,6 @@ from stockade.scanner.sources.template_lines import Document, TemplateLocator, d
 from stockade.scanner.sources.text import parse_text
 
 _SOURCE_RE = re.compile(r"^# Source: (.+)$", re.M)
-#: what makes a directory a Helm chart
 #: kubectl's log framing of an error: `E1128 06:05:13.063954 10226 run.go:72] "command failed" err=...`
 _KLOG_RE = re.compile(r"^[EWI]\d{4} [\d:.]+\s+\d+ [\w.]+:\d+\] ", re.M)
 
@@ -104,9 +103,6 @@ def error_detail(stderr: str) -> str:
 def _tail(text: str, limit: int) -> str:
     """``text``, or its last ``limit`` characters after an ellipsis."""
     return text if len(text) <= limit else "… " + text[-limit:]
-
-
-#: The names kustomize looks for in a directory, in its order.
 
 
 def kustomize_command(kubectl: str | None = None) -> list[str] | None:
@@ -565,9 +561,11 @@ def _in_templates(items: list[tuple[Item, bool]]) -> Iterator[Item]:
             ordinal = seen.get((origin.file, kind), 0)
             seen[(origin.file, kind)] = ordinal + 1
             file = origin.file
-            if sourced and file is not None and origin.prefix == () and file not in templates:
-                templates[file] = read_template(Path(file))
-            documents = templates.get(file) if sourced and file is not None else None
+            documents = None
+            if sourced and file is not None:
+                if file not in templates:
+                    templates[file] = read_template(Path(file))
+                documents = templates[file]
             written = (
                 document_for(documents, item.obj, ordinal, rendered[(file, kind)]) if documents else None
             )

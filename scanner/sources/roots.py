@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+#: what makes a directory a Helm chart
 CHART_FILE = "Chart.yaml"
+#: the names kustomize looks for in a directory, in its order
 KUSTOMIZATION_FILES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 
 
