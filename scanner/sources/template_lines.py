@@ -31,8 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from stockade.policies.decoding.decode import documents
 from stockade.policies.model import JSONPath, LineLocator
 from stockade.scanner.sources.base import Unreadable, read_text
 
@@ -69,12 +68,13 @@ class Node:
     last: int = 0  # the last line the template writes in its block (a key's value, an item)
 
     def literal(self) -> tuple[bool, Any]:
-        """The inline value as YAML reads it, when no action is in it."""
+        """The inline value as the scan's decoder reads it (the rendered object's values were read
+        so), when no action is in it."""
         if self.parsed is None:
             self.parsed = (False, None)
             if self.value and "{{" not in self.value and not _BLOCK_SCALAR.match(self.value):
-                with contextlib.suppress(yaml.YAMLError):
-                    self.parsed = (True, yaml.safe_load(self.value))
+                with contextlib.suppress(ValueError):  # DecodeError is one
+                    self.parsed = (True, next((v for v, _ in documents(self.value)), None))
         return self.parsed
 
 
@@ -182,8 +182,8 @@ def _content(stack: list[Node], text: str, column: int, number: int) -> Node | N
     key = match.group(1)
     if key[0] in "\"'":
         try:
-            key = yaml.safe_load(key)
-        except yaml.YAMLError:
+            key = next((v for v, _ in documents(key)), None)
+        except ValueError:  # DecodeError is one
             key = None
     node = Node(number, column, key=key if isinstance(key, str) and "{{" not in key else None)
     node.value = (match.group(2) or "").strip()
