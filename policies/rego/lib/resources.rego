@@ -30,12 +30,8 @@ on_rules := {f.rule |
 # A quantity the pod sets for all its containers (spec.resources: pod-level resources, beta and on
 # by default from Kubernetes 1.34; Argo Workflows' podResources): a pod-level memory limit bounds
 # the containers that set none, a pod-level request schedules them, so the rule that asks each
-# container for it has nothing to ask.
-pod_level(kind, name) if {
-	q := input.pod.spec.resources[kind][name]
-	q != null
-	q != ""
-}
+# container for it has nothing to ask. The pod spec's `resources` has a container's shape.
+pod_level(kind, name) if pods.resource_value(input.pod.spec, kind, name)
 
 on(rule) if rule in on_rules
 
