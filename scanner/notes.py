@@ -179,21 +179,22 @@ def unmodelled_note(workloads: WorkloadKinds, todo: Sequence[Resource]) -> Note 
     """Objects of kinds the kinds table does not hold (and no configuration declares) that write
     containers some controller runs (a SeldonDeployment's componentSpecs, a TrainJob's trainer): the
     pod rules never saw them, which a scan without findings must not leave unsaid."""
-    kinds: dict[tuple[str, str], tuple[int, dict[str, None]]] = {}
+    objects_of: Counter[tuple[str, str]] = Counter()  # (kind, group): objects
+    paths_of: dict[tuple[str, str], dict[str, None]] = {}  # (kind, group): where, in first-seen order
     for resource in todo:
         if workloads.info(resource.obj) is not None or arm_type(resource.obj) is not None:
             continue  # a workload kind (judged as its pods), or an Azure resource (Azure's rules')
         paths = unmodelled_containers(resource.obj)
         if paths:
             key = (str(resource.obj.get("kind")), group_of(resource.obj.get("apiVersion")) or "core")
-            n, seen = kinds.get(key, (0, {}))
-            kinds[key] = (n + 1, {**seen, **dict.fromkeys(paths)})
-    if not kinds:
+            objects_of[key] += 1
+            paths_of.setdefault(key, {}).update(dict.fromkeys(paths))
+    if not objects_of:
         return None
-    objects = sum(n for n, _ in kinds.values())
+    objects = sum(objects_of.values())
     listed = [
-        f"{kind} ({group}) at {_listed(list(paths))}" + (f" ({n} objects)" if n > 1 else "")
-        for (kind, group), (n, paths) in sorted(kinds.items())
+        f"{kind} ({group}) at {_listed(list(paths_of[kind, group]))}" + (f" ({n} objects)" if n > 1 else "")
+        for (kind, group), n in sorted(objects_of.items())
     ]
     return Note(
         None,
