@@ -272,8 +272,8 @@ def line_in(document: Document, path: JSONPath, obj: Any) -> int:
         else:
             held = isinstance(value, list) and 0 <= segment < len(value)
             value = value[segment] if held else None
-            child = _item(document, node, segment, value)
             items = [c for c in node.children if c.item]
+            child = _item(document, node, items, segment, value)
             if child is None and items:
                 if held and len(node.injections) == 1 and not any(_fits(i, value) for i in items):
                     return node.injections[0]  # no item the template writes is it: the one action's
@@ -284,9 +284,9 @@ def line_in(document: Document, path: JSONPath, obj: Any) -> int:
     return line
 
 
-def _item(document: Document, node: Node, index: int, rendered: Any) -> Node | None:
-    """The template's item of ``node``'s list that the rendered item at ``index`` comes from."""
-    items = [c for c in node.children if c.item]
+def _item(document: Document, node: Node, items: list[Node], index: int, rendered: Any) -> Node | None:
+    """The template's item of ``node``'s list (its ``items``) that the rendered item at ``index``
+    comes from."""
     if not items:
         return None
     fits = [i for i in items if _fits(i, rendered)]
