@@ -20,12 +20,20 @@ disabled := object.get(data.stockade.config, "disabled_rules", [])
 
 # The rules of `fields` that are on: a rule's value is computed once per evaluation, a function's
 # body again on every call (three rules call `on` for every container).
-on_rules := {f.rule |
+on_rules := {f.rule | some f in configured} if {
+	not input.pod.spec.resources # no pod-level resources (most pods): nothing more to ask
+}
+
+on_rules := {f.rule | some f in configured; not pod_level(f.path[1], f.path[2])} if {
+	input.pod.spec.resources
+}
+
+# the rules of `fields` the configuration turns on
+configured := [f |
 	some f in fields
 	object.get(data.stockade.config, ["resources", f.setting], true) == true
 	not f.rule in disabled
-	not pod_level(f.path[1], f.path[2])
-}
+]
 
 # A quantity the pod sets for all its containers (spec.resources: pod-level resources, beta and on
 # by default from Kubernetes 1.34; Argo Workflows' podResources): a pod-level memory limit bounds
