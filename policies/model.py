@@ -241,6 +241,10 @@ class Rule:
     package: str  # e.g. "data.stockade.pod.privileged"
     file: str
     action: Action = Action.DENY
+    #: METADATA ``custom.triggers``: strings, one of which the JSON text of every input the rule can
+    #: report holds (the keys it reads: ``'"hostPort"'``). An input whose text holds none is judged
+    #: without the rule (``engines/library.lean_aggregates``). Empty: the rule is always evaluated.
+    triggers: tuple[str, ...] = ()
 
     def applies_to(self, kind: str) -> bool:
         return "*" in self.kinds or kind in self.kinds

@@ -29,8 +29,10 @@ from stockade.policies.engines.library import (
     Library,
     PolicyError,
     agg_entry,
+    agg_name,
     aggregator,
     group_by_kind,
+    lean_aggregates,
     library_input,
     rule_entry,
     violations_of,
@@ -69,6 +71,10 @@ class EmbeddedEngine:
         # the VM and interpreter differentials never raise); the rules of policy directories run on
         # the interpreter, so that their errors are errors, never a pass.
         self._vm_by_kind = group_by_kind([r for r in rules if library.is_bundled(r.id)])
+        # each kind's aggregate without the rules whose triggers an input's text does not hold
+        # (library.Lean); kept apart from _vm_by_kind, whose keys are kinds an object may name
+        self._lean = lean_aggregates(self._vm_by_kind)
+        self._lean_rules = {lean.kind: lean.rules for lean in self._lean.values()}
         self._custom_by_kind = group_by_kind([r for r in rules if not library.is_bundled(r.id)])
         vap_rules = {r.id: r for r in library.rules.values() if r.id in self.enabled and library.is_vap(r.id)}
         self._vap: VapEngine | None = None
@@ -106,7 +112,10 @@ class EmbeddedEngine:
             self._load_vm()
             return
         self._modules = [(m.path, m.text) for m in library.policy_modules]
-        self._modules += [(f"<stockade-agg:{k}>", aggregator(k, r)) for k, r in self._vm_by_kind.items()]
+        self._modules += [
+            (f"<stockade-agg:{agg_name(k)}>", aggregator(k, r))
+            for k, r in [*self._vm_by_kind.items(), *self._lean_rules.items()]
+        ]
         self._modules += [
             (f"<stockade-custom-agg:{k}>", aggregator(k, r, CUSTOM_AGG_PACKAGE))
             for k, r in self._custom_by_kind.items()
@@ -126,7 +135,7 @@ class EmbeddedEngine:
         if self._custom_by_kind:
             self._interpreter()  # the policy directories' rules: a syntax error is a PolicyError here
         if vm and self._vm_by_kind:
-            entries = [agg_entry(kind) for kind in self._vm_by_kind]
+            entries = [agg_entry(kind) for kind in [*self._vm_by_kind, *self._lean_rules]]
             entries += sorted({rule_entry(r.package) for rules in self._vm_by_kind.values() for r in rules})
             cache_key = program_cache.key(self._modules, entries)
             self._program = program_cache.load(cache_key)
@@ -208,7 +217,8 @@ class EmbeddedEngine:
         if library and (self._vm_by_kind or self._custom_by_kind):
             # what no bundled rule reads is left out, unless a policy directory's rule reads the kind
             lean = input if self._custom_reads(kind) else library_input(input)
-            found = self.evaluate_json(kind, orjson.dumps(lean).decode())
+            raw = orjson.dumps(lean)
+            found = self.evaluate_json(kind, raw.decode(), raw=raw)
         if self._gatekeeper is not None and constraints:
             try:
                 found = found + self._gatekeeper.evaluate(input)
@@ -217,6 +227,18 @@ class EmbeddedEngine:
         if self._vap is not None and constraints:
             found = found + self._vap.evaluate(input)
         return found
+
+    def _aggregate(self, kind: str, text: str | bytes) -> str:
+        """The aggregate that judges an input of ``kind`` given as JSON ``text``: the kind's own (or
+        the wildcard's), or its lean one where the text holds none of the left-out rules' triggers."""
+        agg = kind if kind in self._vm_by_kind else "*"
+        lean = self._lean.get(agg)
+        return lean.kind if lean is not None and lean.fits(text) else agg
+
+    def _agg_rules(self, agg: str) -> list[Rule] | None:
+        """The rules of an aggregate (:meth:`_aggregate`)."""
+        rules = self._vm_by_kind.get(agg)
+        return self._lean_rules.get(agg) if rules is None else rules
 
     def _custom_reads(self, kind: str) -> bool:
         """Whether a policy directory's rule reads ``kind`` (its own or the wildcard's)."""
@@ -238,14 +260,16 @@ class EmbeddedEngine:
         judged from its JSON text alone (:meth:`evaluate_json`)."""
         return self._gatekeeper is None and self._vap is None
 
-    def evaluate_json(self, kind: str, text: str) -> list[Violation]:
+    def evaluate_json(self, kind: str, text: str, *, raw: bytes | None = None) -> list[Violation]:
         """The library's violations for an input given as JSON text (what :meth:`evaluate` serialises
-        the input to): the engine process receives its inputs as text and hands them on unparsed."""
+        the input to): the engine process receives its inputs as text and hands them on unparsed.
+        ``raw``: the same text as UTF-8, where the caller has it (searched for triggers a little
+        faster)."""
         if threading.get_ident() != self._owner:
-            return self._for_this_thread().evaluate_json(kind, text)
+            return self._for_this_thread().evaluate_json(kind, text, raw=raw)
         found: list[Violation] = []
-        agg = kind if kind in self._vm_by_kind else "*"
-        rules = self._vm_by_kind.get(agg)
+        agg = self._aggregate(kind, text if raw is None else raw)
+        rules = self._agg_rules(agg)
         if rules:
             compiled = self.evaluate_compiled(agg, text)
             found = compiled if compiled is not None else self.evaluate_interpreted(agg, rules, text)
@@ -297,7 +321,7 @@ class EmbeddedEngine:
         assert self._vm is not None
         parts = []
         interpreter: Any = None
-        for rule_id, package in sorted({(r.id, r.package) for r in self._vm_by_kind.get(agg, ())}):
+        for rule_id, package in sorted({(r.id, r.package) for r in self._agg_rules(agg) or ()}):
             try:
                 raw: str = self._vm.execute_entry_point(rule_entry(package))
             except Exception:
@@ -324,9 +348,9 @@ class EmbeddedEngine:
             return self._for_this_thread().compiled_json(kind, text, bounded=bounded)
         if not self.library_only or self._custom_reads(kind):
             return None
-        agg = kind if kind in self._vm_by_kind else "*"
-        if not self._vm_by_kind.get(agg):
-            return "{}"  # no bundled rule reads the kind
+        agg = self._aggregate(kind, text)
+        if not self._agg_rules(agg):
+            return "{}"  # no bundled rule reads the kind (or the input)
         return self._compiled_text(agg, text, bounded=bounded)
 
     def evaluate_interpreted(

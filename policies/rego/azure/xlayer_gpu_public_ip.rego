@@ -11,6 +11,7 @@
 #   id: STK-AZ-038
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"azure"']
 #   frameworks: [gpu-best-practice, aks-baseline]
 #   remediation: >-
 #     Schedule GPU pods onto a GPU pool without public node IPs (nodeSelector agentpool: <pool>), and

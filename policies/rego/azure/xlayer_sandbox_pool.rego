@@ -13,6 +13,7 @@
 #   id: STK-AZ-037
 #   severity: medium
 #   kinds: ["@workloads"]
+#   triggers: ['"azure"']
 #   frameworks: [sandbox-best-practice, aks-baseline]
 #   remediation: >-
 #     az aks nodepool add --workload-runtime KataVmIsolation --os-sku AzureLinux (a VM size with nested

@@ -11,6 +11,7 @@
 #   id: STK-AZ-036
 #   severity: medium
 #   kinds: ["@workloads"]
+#   triggers: ['"azure"']
 #   frameworks: [workload-identity, aks-baseline]
 #   remediation: az aks update --enable-oidc-issuer --enable-workload-identity (then federate the identity with the new issuer URL).
 package stockade.azure.xlayer_workload_identity

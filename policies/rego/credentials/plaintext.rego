@@ -30,6 +30,7 @@
 #   id: STK-CRED-001
 #   severity: high
 #   kinds: ["@workloads", ConfigMap, "@custom"]
+#   triggers: ['"credentials"']
 #   frameworks: [NSA-CISA, secrets-best-practice]
 #   remediation: >-
 #     Rotate the credential first (it is exposed already), then move it into a Secret (or Azure Key

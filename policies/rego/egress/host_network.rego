@@ -9,6 +9,7 @@
 #   id: STK-NET-007
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"hostNetwork"']
 #   frameworks: [egress]
 #   remediation: >-
 #     Remove spec.hostNetwork; if the pod truly needs the node's network, waive this rule with an

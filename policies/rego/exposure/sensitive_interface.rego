@@ -22,6 +22,7 @@
 #   id: STK-EXP-001
 #   severity: critical
 #   kinds: [Service, Ingress, "@workloads"]
+#   triggers: ['"LoadBalancer"', '"NodePort"', '"Ingress"', '"rayHead"']
 #   frameworks: [NSA-CISA, exposure-best-practice]
 #   remediation: >-
 #     Keep the Service ClusterIP and reach it with kubectl port-forward, or put it behind an

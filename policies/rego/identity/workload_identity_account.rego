@@ -12,6 +12,7 @@
 #   id: STK-ID-001
 #   severity: medium
 #   kinds: ["@workloads"]
+#   triggers: ['azure.workload.identity']
 #   frameworks: [workload-identity]
 #   remediation: >-
 #     Annotate the pod's ServiceAccount with azure.workload.identity/client-id: <application client

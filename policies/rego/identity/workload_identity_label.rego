@@ -10,6 +10,7 @@
 #   id: STK-ID-002
 #   severity: medium
 #   kinds: ["@workloads"]
+#   triggers: ['azure.workload.identity']
 #   frameworks: [workload-identity]
 #   remediation: >-
 #     Add the label azure.workload.identity/use: "true" to the pod template (not to the workload's own

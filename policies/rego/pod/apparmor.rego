@@ -12,6 +12,7 @@
 #   id: STK-POD-007
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"appArmorProfile"', 'apparmor']
 #   frameworks: [pss-baseline, NSA-CISA]
 #   remediation: >-
 #     Set securityContext.appArmorProfile.type to RuntimeDefault or Localhost (or leave it unset), and

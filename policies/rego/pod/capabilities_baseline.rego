@@ -12,6 +12,7 @@
 #   id: STK-POD-004
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"add"']
 #   frameworks: [pss-baseline, CIS-5.2.8, CIS-5.2.9, NSA-CISA]
 #   remediation: >-
 #     Remove capabilities outside the default set from securityContext.capabilities.add (NET_RAW,

@@ -8,6 +8,7 @@
 #   id: STK-POD-002
 #   severity: critical
 #   kinds: ["@workloads"]
+#   triggers: ['"hostNetwork"', '"hostPID"', '"hostIPC"']
 #   frameworks: [pss-baseline, CIS-5.2.3, CIS-5.2.4, CIS-5.2.5, NSA-CISA]
 #   remediation: Remove spec.hostNetwork, spec.hostPID and spec.hostIPC or set them to false.
 package stockade.pod.host_namespaces

@@ -9,6 +9,7 @@
 #   id: STK-POD-005
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"hostPath"']
 #   frameworks: [pss-baseline, CIS-5.2.12, NSA-CISA]
 #   remediation: >-
 #     Replace hostPath volumes with emptyDir, configMap, secret, projected, a persistentVolumeClaim or

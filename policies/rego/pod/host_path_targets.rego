@@ -23,6 +23,7 @@
 #   id: STK-POD-201
 #   severity: critical
 #   kinds: ["@workloads"]
+#   triggers: ['"hostPath"']
 #   frameworks: [CIS-5.2.12, NSA-CISA, pod-best-practice]
 #   remediation: >-
 #     Remove the hostPath volume. GPU access goes through the device plugin (resources.limits of

@@ -8,6 +8,7 @@
 #   id: STK-POD-006
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"hostPort"', '"hostNetwork"']
 #   frameworks: [pss-baseline, CIS-5.2.13, NSA-CISA]
 #   remediation: Remove ports[*].hostPort (expose the workload through a Service instead).
 package stockade.pod.host_ports

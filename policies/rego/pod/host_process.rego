@@ -9,6 +9,7 @@
 #   id: STK-POD-001
 #   severity: critical
 #   kinds: ["@workloads"]
+#   triggers: ['"hostProcess"']
 #   frameworks: [pss-baseline, CIS-5.2.11, NSA-CISA]
 #   remediation: >-
 #     Remove securityContext.windowsOptions.hostProcess (or set it to false) on the pod and on every

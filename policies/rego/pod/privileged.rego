@@ -8,6 +8,7 @@
 #   id: STK-POD-003
 #   severity: critical
 #   kinds: ["@workloads"]
+#   triggers: ['"privileged"']
 #   frameworks: [pss-baseline, CIS-5.2.2, NSA-CISA]
 #   remediation: Remove securityContext.privileged or set it to false.
 package stockade.pod.privileged

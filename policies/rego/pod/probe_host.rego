@@ -11,6 +11,7 @@
 #   id: STK-POD-012
 #   severity: medium
 #   kinds: ["@workloads"]
+#   triggers: ['"host"']
 #   frameworks: [pss-baseline]
 #   remediation: >-
 #     Remove the host field so the kubelet probes the pod's own IP; use httpHeaders with a Host header

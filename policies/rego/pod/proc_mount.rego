@@ -11,6 +11,7 @@
 #   id: STK-POD-009
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"procMount"']
 #   frameworks: [pss-baseline, pss-restricted, NSA-CISA]
 #   remediation: Remove securityContext.procMount or set it to Default.
 package stockade.pod.proc_mount

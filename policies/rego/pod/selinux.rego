@@ -10,6 +10,7 @@
 #   id: STK-POD-008
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"seLinuxOptions"']
 #   frameworks: [pss-baseline, NSA-CISA]
 #   remediation: >-
 #     Remove seLinuxOptions.user and .role, and use one of the container SELinux types (or leave the

@@ -13,6 +13,7 @@
 #   id: STK-POD-011
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"sysctls"']
 #   frameworks: [pss-baseline, NSA-CISA]
 #   remediation: >-
 #     Remove sysctls outside the safe set; tune node-level kernel parameters on the node pool instead.

@@ -17,6 +17,7 @@
 #   id: STK-RBAC-030
 #   severity: high
 #   kinds: ["@workloads"]
+#   triggers: ['"rbac"']
 #   frameworks: [CIS-5.1.6, rbac-good-practices]
 #   remediation: >-
 #     Give the workload a dedicated ServiceAccount with only what it calls, or set
