@@ -337,18 +337,20 @@ class EmbeddedEngine:
             parts.append(f"{orjson.dumps(rule_id).decode()}:{raw}")
         return "{" + ",".join(parts) + "}"
 
-    def compiled_json(self, kind: str, text: str, *, bounded: bool = False) -> str | None:
+    def compiled_json(
+        self, kind: str, text: str, *, bounded: bool = False, raw: bytes | None = None
+    ) -> str | None:
         """What :meth:`evaluate_json` finds for ``kind``, as the compiled VM's own JSON text (rule
         id -> violations, which ``violations_of`` reads), when the VM alone judges it: no rule of a
         policy directory reads the kind and the VM answers. None otherwise (then ask
         :meth:`evaluate_json`). The engine process sends this text to the webhook unparsed.
         ``bounded``: one VM run, stopped at its instruction limit, and never the interpreter (the
-        webhook's event loop thread)."""
+        webhook's event loop thread). ``raw``: the text as UTF-8 (:meth:`evaluate_json`)."""
         if threading.get_ident() != self._owner:
-            return self._for_this_thread().compiled_json(kind, text, bounded=bounded)
+            return self._for_this_thread().compiled_json(kind, text, bounded=bounded, raw=raw)
         if not self.library_only or self._custom_reads(kind):
             return None
-        agg = self._aggregate(kind, text)
+        agg = self._aggregate(kind, text if raw is None else raw)
         if not self._agg_rules(agg):
             return "{}"  # no bundled rule reads the kind (or the input)
         return self._compiled_text(agg, text, bounded=bounded)

@@ -546,10 +546,13 @@ def lean_aggregates(by_kind: Mapping[str, list[Rule]]) -> dict[str, Lean]:
     import re2  # type: ignore[import-untyped]
 
     out = {}
+    patterns: dict[tuple[str, ...], Any] = {}  # the workload kinds share one set of triggers
     for kind, rules in by_kind.items():
-        triggers = sorted({t for r in rules for t in r.triggers})
+        triggers = tuple(sorted({t for r in rules for t in r.triggers}))
         if triggers:
-            pattern = re2.compile("|".join([*(re.escape(t) for t in triggers), r"\\u"]))
+            pattern = patterns.get(triggers)
+            if pattern is None:
+                pattern = patterns[triggers] = re2.compile("|".join([*map(re.escape, triggers), r"\\u"]))
             out[kind] = Lean(kind + LEAN, [r for r in rules if not r.triggers], pattern)
     return out
 

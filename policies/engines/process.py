@@ -162,7 +162,7 @@ def _evaluate_batch(engine: EmbeddedEngine, payload: bytes) -> list[Violation]:
     header, *texts = payload.split(_SEP)
     kinds: list[tuple[str, str | None]] = orjson.loads(header)
     if len(kinds) == 1 and kinds[0][0] != WORKLOAD_ALIAS and engine.library_only:
-        return _labelled(engine.evaluate_json(kinds[0][0], texts[0].decode()), kinds[0][1])
+        return _labelled(engine.evaluate_json(kinds[0][0], texts[0].decode(), raw=texts[0]), kinds[0][1])
     return evaluate_inputs(
         engine, [(kind, orjson.loads(text)) for (kind, _), text in zip(kinds, texts, strict=True)]
     )
@@ -178,7 +178,7 @@ def _compiled_raw(
     kinds: list[tuple[str, str | None]] = orjson.loads(header)
     if len(kinds) != 1 or kinds[0][0] == WORKLOAD_ALIAS:
         return None
-    raw = engine.compiled_json(kinds[0][0], text.decode(), bounded=bounded)
+    raw = engine.compiled_json(kinds[0][0], text.decode(), bounded=bounded, raw=text)
     return None if raw is None else (kinds[0][1], raw)
 
 
