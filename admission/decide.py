@@ -32,7 +32,16 @@ from stockade.policies.engines.base import EngineInput, evaluate_inputs
 from stockade.policies.engines.process import ProcessEngine
 from stockade.policies.evaluate import Evaluator, FactsSource, namespace_for
 from stockade.policies.folding import fold
-from stockade.policies.model import Action, Finding, Operation, Origin, Resource, Violation, format_path
+from stockade.policies.model import (
+    Action,
+    Finding,
+    Operation,
+    Origin,
+    Resource,
+    Violation,
+    format_path,
+    is_mapping,
+)
 
 #: Kubernetes truncates each warning beyond this length; keep the rule id and start of the message.
 MAX_WARNING_CHARS = 256
@@ -54,7 +63,7 @@ def resource_of(request: AdmissionRequest, cluster: str | None = None) -> Resour
     if obj is None:
         return None
     md = obj.get("metadata")
-    md = dict(md) if isinstance(md, Mapping) else {}
+    md = dict(md) if is_mapping(md) else {}
     if request.namespace and not md.get("namespace"):
         md["namespace"] = request.namespace
     if request.name and not md.get("name"):

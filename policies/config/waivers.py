@@ -27,7 +27,7 @@ from stockade.policies.config.settings import (
     SuppressionsConfig,
     glob_match,
 )
-from stockade.policies.model import ExceptionRef, Finding, Resource, ResourceRef
+from stockade.policies.model import ExceptionRef, Finding, Resource, ResourceRef, is_mapping
 
 Status = Literal["active", "expired", "unused"]
 
@@ -120,8 +120,8 @@ def parse_suppression(key: str, value: object) -> Suppression:
 def suppressions_of(obj: Mapping[str, object]) -> dict[str, Suppression]:
     """The object's suppressions by rule id (from its own metadata.annotations)."""
     md = obj.get("metadata")
-    annotations = md.get("annotations") if isinstance(md, Mapping) else None
-    if not isinstance(annotations, Mapping):
+    annotations = md.get("annotations") if is_mapping(md) else None
+    if not is_mapping(annotations):
         return {}
     out: dict[str, Suppression] = {}
     for key, value in annotations.items():

@@ -28,7 +28,7 @@ from typing import Any
 
 from stockade.policies.kinds.api import KINDS, object_kind
 from stockade.policies.kinds.workloads import DEFAULT_WORKLOADS, WorkloadKinds, group_of
-from stockade.policies.model import JSONPath, json_type_name
+from stockade.policies.model import JSONPath, is_mapping, json_type_name
 
 SCHEMA = Path(__file__).resolve().parent / "schema" / "kubernetes-types.json"
 #: a path and what is wrong there, e.g. ((spec, containers, 0, securityContext), "expected an object")
@@ -89,10 +89,6 @@ def _form(kind: str) -> tuple[int, str, dict[str, tuple[str, tuple[type, ...]]] 
     return (_ANY, kind, None) if fields is None else (_MODEL, kind, fields)
 
 
-def _is_map(value: Any) -> bool:
-    return type(value) is dict or isinstance(value, Mapping)  # the ABC check only for the rare other
-
-
 def _check(value: Any, kind: str, path: list[str | int], strict_str: bool, out: list[Problem]) -> None:
     """Append the problems of `value` against `kind` to `out`, in document order. `path` is kept in
     step with the walk and copied only where a problem is found."""
@@ -101,7 +97,7 @@ def _check(value: Any, kind: str, path: list[str | int], strict_str: bool, out: 
     form, inner, fields = _form(kind)
     if form == _MODEL:
         assert fields is not None
-        if not _is_map(value):
+        if not is_mapping(value):
             out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
             return
         strict_str = strict_str or kind == "V1ObjectMeta"  # kubectl itself refuses a number as a label
@@ -125,7 +121,7 @@ def _check(value: Any, kind: str, path: list[str | int], strict_str: bool, out: 
             path.pop()
         return
     if form == _DICT:
-        if not _is_map(value):
+        if not is_mapping(value):
             out.append((tuple(path), f"expected an object, got {json_type_name(value)}"))
             return
         if inner == "str" and all(type(v) is str for v in value.values()):

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from stockade.policies.config.settings import Config
 from stockade.policies.engines.library import WORKLOAD_OBJECT, Library
 from stockade.policies.kinds.workloads import WORKLOAD_ALIAS
-from stockade.policies.model import Violation
+from stockade.policies.model import Violation, is_mapping
 
 
 class RuleEvaluationError(RuntimeError):
@@ -97,7 +97,7 @@ def _placed(found: list[Violation], inp: Mapping[str, Any]) -> list[Violation]:
     an Argo template's ``containers[0]`` is its ``container``, its pod's ``hostNetwork`` the
     workflow's). The longest path that matches moves."""
     pod = inp.get("pod")
-    if not isinstance(pod, Mapping) or not (pod.get("injected") or pod.get("moved")):
+    if not is_mapping(pod) or not (pod.get("injected") or pod.get("moved")):
         return found
     spec_path = tuple(pod.get("specPath") or ())
     moved = {(*spec_path, "containers", i["container"]): tuple(i["at"]) for i in pod.get("injected") or ()}

@@ -9,6 +9,7 @@ bundle ships them, the remote engine asks them over OPA's Data API.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import marshal
 import os
@@ -29,6 +30,7 @@ from stockade.policies.model import (
     Rule,
     Severity,
     Violation,
+    is_mapping,
     without_bookkeeping,
 )
 
@@ -485,7 +487,7 @@ def library_input(inp: Mapping[str, Any]) -> Mapping[str, Any]:
             out.pop(key, None)
     obj = inp.get("object")
     unread: Sequence[str] = UNREAD_OBJECT
-    if isinstance(inp.get("pod"), Mapping) and isinstance(obj, Mapping):
+    if is_mapping(inp.get("pod")) and is_mapping(obj):
         unread = [k for k in obj if k not in WORKLOAD_OBJECT]
     for key, drop in (("object", unread), ("pod", ())):
         value = inp.get(key)
@@ -557,6 +559,7 @@ def lean_aggregates(by_kind: Mapping[str, list[Rule]]) -> dict[str, Lean]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def agg_entry(kind: str, package: str = AGG_PACKAGE) -> str:
     return f"data.{package}.{agg_name(kind)}.results"
 
@@ -576,7 +579,7 @@ def violations_of(rules: Mapping[str, Rule], results: Mapping[str, Any]) -> list
     for rule_id, items in results.items():
         rule = rules[rule_id]
         for item in items or ():
-            if isinstance(item, Mapping):
+            if is_mapping(item):
                 path = item.get("path") or ()
                 details = item.get("details") or {}
                 out.append(
@@ -584,7 +587,7 @@ def violations_of(rules: Mapping[str, Rule], results: Mapping[str, Any]) -> list
                         rule=rule,
                         msg=str(item.get("msg") or rule.title),
                         path=tuple(p for p in path if isinstance(p, str | int)),
-                        details=details if isinstance(details, Mapping) else {"value": details},
+                        details=details if is_mapping(details) else {"value": details},
                     )
                 )
             else:

@@ -49,7 +49,7 @@ from stockade.policies.decoding.yamlpos import NodeLocator
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.api import custom_resource
 from stockade.policies.kinds.workloads import pod_template
-from stockade.policies.model import without_bookkeeping
+from stockade.policies.model import is_mapping, without_bookkeeping
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 NAMED_VARIABLE = "value of a credential-named variable"
@@ -707,8 +707,8 @@ def facts(
     found = _found(without_bookkeeping(obj), configmap, prefilter=True)
     out = [hit.entry(list(path)) for path, hit in found.items()]
     md = obj.get("metadata")
-    annotations = md.get("annotations") if isinstance(md, Mapping) else None
-    applied = annotations.get(LAST_APPLIED) if isinstance(annotations, Mapping) else None
+    annotations = md.get("annotations") if is_mapping(md) else None
+    applied = annotations.get(LAST_APPLIED) if is_mapping(annotations) else None
     if isinstance(applied, str):
         where = ["metadata", "annotations", LAST_APPLIED]
         try:

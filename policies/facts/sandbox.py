@@ -44,6 +44,7 @@ from stockade.policies.config.settings import (
 )
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template, pod_templates
+from stockade.policies.model import is_mapping
 
 SandboxStatus = Literal["sandboxed", "unverified", "class-missing", "not-a-sandbox-handler", "unsandboxed"]
 
@@ -61,7 +62,7 @@ STATUSES: tuple[SandboxStatus, ...] = (
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if is_mapping(value) else {}
 
 
 def _class_facts(
@@ -79,7 +80,7 @@ def _class_facts(
         "handler": handler if isinstance(handler, str) else None,
         "nodeSelector": dict(_mapping(scheduling.get("nodeSelector"))),
         "tolerations": list(tolerations) if isinstance(tolerations, list) else [],
-        "overhead": dict(overhead) if isinstance(overhead, Mapping) else None,
+        "overhead": dict(overhead) if is_mapping(overhead) else None,
     }
 
 

@@ -39,6 +39,7 @@ from typing import Any
 
 from stockade.policies.kinds import argo, ray, spark
 from stockade.policies.kinds.api import KINDS, WILDCARD, KindInfo, PodPath, field_at, object_kind
+from stockade.policies.model import is_mapping
 
 #: The rule-kind alias of pod rules (METADATA ``kinds: ["@workloads"]``); custom workload kinds are
 #: evaluated under it, so a kind declared in a configuration gets every pod rule.
@@ -63,7 +64,7 @@ def group_of(api_version: Any) -> str | None:
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+    return value if is_mapping(value) else {}
 
 
 class WorkloadKinds:
@@ -227,12 +228,12 @@ def _walk(
     node: Any, rest: tuple[str, ...], path: tuple[str | int, ...], label: tuple[str, ...]
 ) -> Iterator[tuple[Mapping[str, Any], tuple[str | int, ...], str]]:
     if not rest:
-        if isinstance(node, Mapping):
+        if is_mapping(node):
             yield node, path, ".".join(label)
         return
     head, tail = rest[0], rest[1:]
     if head != WILDCARD:
-        child = node.get(head) if isinstance(node, Mapping) else None
+        child = node.get(head) if is_mapping(node) else None
         if child is None:
             return
         yield from _walk(child, tail, (*path, head), label if head in _WRAPPERS else (*label, head))
