@@ -480,6 +480,21 @@ def test_vm_difference_undefined_binding_kept_as_a_value_is_pinned() -> None:
     assert _answers(mod, inp) == ([1], [1, "<undefined>"])
 
 
+def test_vm_difference_undefined_binding_reaching_a_negation_is_pinned() -> None:
+    """Found giving `pods.gpu_pod` a direct lookup (2026-12-07): in a rule body, `q := m[r]` with
+    `m[r]` undefined does not stop that iteration on the VM; `q` is bound to a value, and a
+    following `not f(q)` holds. The rule is then true where the interpreter (and OPA) say undefined,
+    with no "<undefined>" in the answer for the engine to see. The library tests such a value before
+    it negates anything (`is_string(cidr) # explicit: ...` in the egress allowlists) or iterates
+    the mapping (`some r, q in resource_list(c, kind)`). Pinned, so an upgrade that fixes it shows."""
+    mod = (
+        'package t\nimport rego.v1\nnames := {"a", "b"}\n'
+        "r if {\n  some n in names\n  q := input.x[n]\n  not zero(q)\n}\nzero(q) if q == 0\n"
+    )
+    # the interpreter's undefined, as eval_rule_as_json writes it; the VM's plain true
+    assert _answers(mod, json.dumps({"x": {"c": 1}})) == ("<undefined>", True)
+
+
 def _iterating_else_branches(text: str | None = None) -> list[str]:
     """Branches of the library's `else` chains, other than the last, whose body iterates (`some` at
     the body's own level, not inside a comprehension or an `every`): the shape the VM answers
