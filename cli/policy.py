@@ -129,6 +129,9 @@ def explain(
         for line in _custom_kind_lines():
             typer.echo(f"               {line}")
     typer.echo(f"  frameworks:  {', '.join(rule.frameworks) or '-'}")
+    if rule.triggers:
+        # what the rule reads before it can report (METADATA custom.triggers; engines/library.Lean)
+        typer.echo(f"  judged on:   objects that write {' or '.join(rule.triggers)} (no other can break it)")
     typer.echo(f"  source:      {rule.file} ({rule.package})")
     typer.echo("")
     typer.echo(rule.description)

@@ -127,6 +127,7 @@ def test_policy_list_explain_and_test() -> None:
     assert rules["STK-POD-003"]["frameworks"][0] == "pss-baseline"
     explained = runner.invoke(app, ["policy", "explain", "STK-POD-003"])
     assert explained.exit_code == 0 and "Remediation:" in explained.stdout
+    assert 'judged on:   objects that write "privileged"' in explained.stdout  # METADATA custom.triggers
     assert runner.invoke(app, ["policy", "explain", "STK-NOPE-1"]).exit_code == 2
     tested = runner.invoke(app, ["policy", "test", "--run", "test_*", "--coverage"])
     assert tested.exit_code == 0, tested.stdout
