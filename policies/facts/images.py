@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from stockade.policies.facts.inventory import Inventory
 from stockade.policies.kinds.workloads import pod_template
+from stockade.policies.model import is_mapping
 
 #: longer image texts are decided by the Rego grammar (no valid reference comes near this)
 MAX_LENGTH = 1024
@@ -180,21 +181,20 @@ def reference_fact(ref: str) -> ParsedReference | Literal[False]:
 
 def image_texts(pod: Mapping[str, Any]) -> Iterator[Any]:
     """Every image field of a pod spec (containers of the three lists, image volumes), as written."""
-    # decoded objects hold dicts: the exact type is tested before the (slower) ABC check
     spec = pod.get("spec")
-    if not (type(spec) is dict or isinstance(spec, Mapping)):
+    if not is_mapping(spec):
         return
     for field in _FIELDS:
         containers = spec.get(field)
         if isinstance(containers, list):
             for c in containers:
-                if type(c) is dict or isinstance(c, Mapping):
+                if is_mapping(c):
                     yield c.get("image")
     volumes = spec.get("volumes")
     if isinstance(volumes, list):
         for v in volumes:
-            image = v.get("image") if type(v) is dict or isinstance(v, Mapping) else None
-            if image is not None and (type(image) is dict or isinstance(image, Mapping)):
+            image = v.get("image") if is_mapping(v) else None
+            if is_mapping(image):
                 yield image.get("reference")
 
 
